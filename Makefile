@@ -1,0 +1,41 @@
+# The two commands a newcomer needs: `make run` and `make test`. Everything they need is
+# installed here, into .venv, from pyproject.toml.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+.PHONY: install run test bench lint format browsers
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+	@rm -f $(VENV)/.installed-*
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## The whole service on embedded defaults (SQLite + bundled Redis) at http://127.0.0.1:8000
+run: install
+	$(BIN)/python -m config.serve
+
+## The whole suite. Uses DATABASE_URL / REDIS_URL when set, else SQLite + embedded Redis.
+test: install
+	$(BIN)/python -m pytest -q
+
+## Latency, throughput, contention and exactness figures over real HTTP.
+bench: install
+	@command -v wrk >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
+		(apt-get install -y -qq wrk >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null 2>&1)) || \
+		echo "wrk unavailable: throughput falls back to the Python load generator")
+	$(BIN)/python -m bench.run
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .

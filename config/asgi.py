@@ -1,0 +1,51 @@
+"""The outer ASGI router: /mcp and /health answered before Django's request cycle
+(DESIGN.md §3), everything else by Django."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from django.core.asgi import get_asgi_application
+
+django_app = get_asgi_application()
+
+from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
+from rooms import store  # noqa: E402
+
+mcp_app = build_server()
+HEALTH_BODY = b'{"status":"ok"}'
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await store.close_client()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def application(scope: Scope, receive: Receive, send: Send) -> Any:
+    kind = scope["type"]
+    if kind == "http":
+        path = scope["path"]
+        if path in ("/mcp", "/mcp/"):
+            return await mcp_app(scope, receive, send)
+        if path == "/health":
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json")],
+                }
+            )
+            await send({"type": "http.response.body", "body": HEALTH_BODY})
+            return None
+    elif kind == "lifespan":
+        return await _lifespan(receive, send)
+    return await django_app(scope, receive, send)  # type: ignore[arg-type]  # ASGI dict types

@@ -1,0 +1,13 @@
+"""The Celery app (webhook delivery, archiving and retention arrive with their issues)."""
+
+from __future__ import annotations
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("roomservice")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

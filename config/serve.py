@@ -1,0 +1,115 @@
+"""`make run`: the whole service on embedded defaults, in one command.
+
+Starts the embedded Redis unless REDIS_URL is set, migrates, creates a demo team key on
+the first start when API_KEYS is empty (printed once), then serves the ASGI app with
+uvicorn on HOST:PORT. Ctrl-C or SIGTERM stops everything it started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def _banner(host: str, port: int, secret: str | None) -> str:
+    shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    url = f"http://{shown_host}:{port}/mcp"
+    lines = [
+        "",
+        "Roomservice is running.",
+        f"  MCP endpoint : {url}",
+        f"  Health       : http://{shown_host}:{port}/health",
+    ]
+    if secret:
+        config = {
+            "mcpServers": {
+                "roomservice": {
+                    "type": "http",
+                    "url": url,
+                    "headers": {"Authorization": f"Bearer {secret}"},
+                }
+            }
+        }
+        lines += [
+            "",
+            "A demo team key was created (shown this once; it is stored only as a digest):",
+            f"  {secret}",
+            "",
+            "Claude Code:",
+            f"  claude mcp add --transport http roomservice {url} \\",
+            f'    --header "Authorization: Bearer {secret}"',
+            "",
+            "Any MCP client (e.g. .cursor/mcp.json):",
+            *("  " + line for line in json.dumps(config, indent=2).splitlines()),
+        ]
+    elif not os.environ.get("API_KEYS"):
+        lines += [
+            "",
+            "The demo key was printed on the first start. Mint another with:",
+            "  .venv/bin/python manage.py mint_key demo",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(BASE_DIR))
+    from config.embedded_redis import ensure_redis_url
+
+    # Not from config.settings: Django must read REDIS_URL only after we have set it.
+    var_dir = Path(os.environ.get("ROOMSERVICE_VAR_DIR", BASE_DIR / "var"))
+
+    host = os.environ.get("HOST", "127.0.0.1")
+    port = int(os.environ.get("PORT", "8000"))
+    workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
+    var_dir.mkdir(parents=True, exist_ok=True)
+    embedded = ensure_redis_url(var_dir / "redis")
+    try:
+        import django
+        from django.core.management import call_command
+
+        django.setup()
+        call_command("migrate", interactive=False, verbosity=0)
+        secret = None
+        if not os.environ.get("API_KEYS"):
+            from tenants.services import demo_key_ensure
+
+            minted = demo_key_ensure()
+            secret = minted.secret if minted else None
+        print(_banner(host, port, secret), flush=True)
+
+        import uvicorn
+
+        # uvicorn shuts down gracefully on SIGINT/SIGTERM and then re-raises the signal to
+        # the handler that was there before it: make that handler end us through `finally`,
+        # so the embedded Redis is stopped too.
+        signal.signal(signal.SIGTERM, _exit_quietly)
+        signal.signal(signal.SIGINT, _exit_quietly)
+        uvicorn.run(
+            "config.asgi:application",
+            host=host,
+            port=port,
+            workers=workers,
+            log_level=os.environ.get("UVICORN_LOG_LEVEL", "warning"),
+            access_log=False,
+            lifespan="on",
+        )
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def _exit_quietly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,140 @@
+"""Every knob of Roomservice, read from the environment with a safe default.
+
+With nothing set, the service runs on SQLite and the embedded Redis that
+`config.embedded_redis` starts (the `serve` command and the test suite start it and
+export REDIS_URL before Django reads this module).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("ROOMSERVICE_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = os.environ.get("SECRET_KEY") or "dev-only-insecure-secret-key-change-me-in-production"
+ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "channels",
+    "rooms",
+    "tenants",
+    "dashboard",
+    "mcp_gateway",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'roomservice.sqlite3'}",
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+
+# --- Redis: the hot room state -------------------------------------------------------
+# Empty means "the embedded server": whoever starts the process (serve, tests, bench)
+# starts it first and exports its URL here.
+REDIS_URL = os.environ.get("REDIS_URL", "")
+# Every key this deployment writes starts with this prefix; tests use their own.
+REDIS_KEY_PREFIX = os.environ.get("REDIS_KEY_PREFIX", "rs")
+REDIS_MAX_CONNECTIONS = env_int("REDIS_MAX_CONNECTIONS", 64)
+
+# --- The protocol's knobs -------------------------------------------------------------
+ROOM_IDLE_TTL_SECONDS = env_int("ROOM_IDLE_TTL_SECONDS", 30 * 24 * 3600)
+ROOM_EVENT_CAP = env_int("ROOM_EVENT_CAP", 100_000)
+PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
+
+# --- Access ---------------------------------------------------------------------------
+# Static team keys, "team:secret,team2:secret2" (seeds/000 §8.1).
+API_KEYS = os.environ.get("API_KEYS", "")
+# The largest request body /mcp reads before answering 413.
+MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
+# "thin" (our dispatcher on the SDK's types) or "sdk" (the SDK's request handling); see
+# `make bench` for why thin is the default.
+MCP_DISPATCH = os.environ.get("MCP_DISPATCH", "thin")
+
+# --- Celery ---------------------------------------------------------------------------
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+
+CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+REST_FRAMEWORK: dict[str, object] = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": [],
+    "UNAUTHENTICATED_USER": None,
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+SESSION_COOKIE_SECURE = env_bool(
+    "SESSION_COOKIE_SECURE", not DEBUG and bool(os.environ.get("PRODUCTION"))
+)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

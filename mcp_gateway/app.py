@@ -1,0 +1,429 @@
+"""/mcp: MCP's streamable HTTP transport, stateless, JSON responses, as a bare ASGI app.
+
+Why not a Django view or the SDK's session manager: DESIGN.md §3 (both cap this machine
+at a few hundred calls a second). Every message is parsed and built with the SDK's types
+(`mcp_types`). Two eras are served on one URL:
+
+- 2025 revisions: initialize, notifications/initialized, then calls; no session id is
+  issued, so every request stands alone.
+- 2026-07-28 single-exchange requests: no handshake; each request carries its protocol
+  version and client capabilities in `params._meta`, echoed in headers.
+
+Tool calls go to the registry either through our thin dispatcher (default) or through
+the SDK's own request handling (`MCP_DISPATCH=sdk`, `mcp.server.runner.serve_one`); both
+are measured by `make bench`.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as T
+from django.conf import settings
+from mcp_types import methods
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    MODERN_PROTOCOL_VERSIONS,
+)
+from pydantic import ValidationError
+
+from mcp_gateway import tools
+from tenants.auth import Caller, bearer_from_header, caller_from_bearer
+
+log = logging.getLogger(__name__)
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Roomservice")
+CAPABILITIES = T.ServerCapabilities(tools=T.ToolsCapability(list_changed=False))
+INSTRUCTIONS = (
+    "Roomservice rooms: shared state for agents working on one project. Start with heartbeat "
+    "and get_my_summary, pick work with get_unblocked_tasks, claim it with update_task, "
+    "publish contracts with write_context, and catch up with get_unread_events."
+)
+HTTP_STATUS = {
+    T.PARSE_ERROR: 400,
+    T.INVALID_REQUEST: 400,
+    T.INVALID_PARAMS: 400,
+    T.HEADER_MISMATCH: 400,
+    T.MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    T.UNSUPPORTED_PROTOCOL_VERSION: 400,
+    T.METHOD_NOT_FOUND: 404,
+}
+UNAUTHORIZED = (
+    "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
+)
+
+
+UNAVAILABLE = "The service is temporarily unavailable (its store did not answer); retry shortly."
+
+
+class RpcError(Exception):
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code, self.message, self.data = code, message, data
+
+
+def _rpc_error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    err = T.ErrorData(code=code, message=message, data=data).model_dump(
+        by_alias=True, mode="json", exclude_none=True
+    )
+    return {"jsonrpc": "2.0", "id": rid, "error": err}
+
+
+async def _send_json(
+    send: Send, status: int, body: Any, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    headers = list(extra or [])
+    payload = b""
+    if body is not None:
+        payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        headers.append((b"content-type", b"application/json"))
+    headers.append((b"content-length", str(len(payload)).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": payload})
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise anyio.EndOfStream
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+# --- Dispatch: ours -----------------------------------------------------------------------
+
+
+async def dispatch_thin(caller: Caller, method: str, version: str, req: Any) -> T.Result:
+    if method == "tools/call":
+        try:
+            return await tools.tool_call(caller, req.params.name, req.params.arguments)
+        except tools.UnknownTool as exc:
+            raise RpcError(T.INVALID_PARAMS, str(exc)) from None
+    if method == "tools/list":
+        return T.ListToolsResult(tools=tools.tool_list())
+    if method == "initialize":
+        requested = req.params.protocol_version
+        return T.InitializeResult(
+            protocol_version=requested
+            if requested in HANDSHAKE_PROTOCOL_VERSIONS
+            else LATEST_HANDSHAKE_VERSION,
+            capabilities=CAPABILITIES,
+            server_info=SERVER_INFO,
+            instructions=INSTRUCTIONS,
+        )
+    if method == "server/discover":
+        return T.DiscoverResult(
+            supported_versions=list(MODERN_PROTOCOL_VERSIONS),
+            capabilities=CAPABILITIES,
+            instructions=INSTRUCTIONS,
+        )
+    if method == "ping":
+        return T.EmptyResult()
+    raise RpcError(T.METHOD_NOT_FOUND, f"Method not found: {method}", method)
+
+
+# --- Dispatch: the SDK's request handling -------------------------------------------------
+
+_current_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar("mcp_caller")
+
+
+def _build_sdk_server() -> Any:
+    from mcp.server import Server, ServerRequestContext
+    from mcp.shared.exceptions import MCPError
+
+    async def on_list_tools(ctx: ServerRequestContext, params: Any) -> T.ListToolsResult:
+        return T.ListToolsResult(tools=tools.tool_list())
+
+    async def on_call_tool(
+        ctx: ServerRequestContext, params: T.CallToolRequestParams
+    ) -> T.CallToolResult:
+        try:
+            return await tools.tool_call(_current_caller.get(), params.name, params.arguments)
+        except tools.UnknownTool as exc:
+            raise MCPError(code=T.INVALID_PARAMS, message=str(exc)) from None
+
+    server = Server(
+        "roomservice",
+        version=SERVER_INFO.version,
+        instructions=INSTRUCTIONS,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+    )
+    server.middleware.clear()  # OpenTelemetry middleware does nothing without an exporter
+    return server
+
+
+@dataclass
+class _DispatchContext:
+    """What the SDK's runner needs of a transport, for one request with no back channel."""
+
+    request_id: Any
+    transport: Any = None
+    message_metadata: Any = None
+    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
+    can_send_request: bool = False
+
+    def __post_init__(self) -> None:
+        from mcp.shared.transport_context import TransportContext
+
+        self.transport = TransportContext(kind="roomservice", can_send_request=False)
+
+    async def send_raw_request(self, method: str, params: Any, opts: Any = None) -> Any:
+        from mcp.shared.exceptions import NoBackChannelError
+
+        raise NoBackChannelError(method)
+
+    async def notify(self, method: str, params: Any, opts: Any = None) -> None:
+        return None
+
+    async def progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        return None
+
+
+class SdkDispatcher:
+    def __init__(self) -> None:
+        self.server = _build_sdk_server()
+        self._lifespan: Any = None
+        self._state: Any = None
+
+    async def __call__(
+        self, caller: Caller, rid: Any, method: str, version: str, params: Any
+    ) -> dict[str, Any]:
+        from mcp.server.connection import Connection
+        from mcp.server.runner import modern_error_data, serve_one
+
+        if self._lifespan is None:
+            self._lifespan = self.server.lifespan(self.server)
+            self._state = await self._lifespan.__aenter__()
+        meta = (params or {}).get("_meta") or {}
+        conn = Connection.from_envelope(
+            version, meta.get(T.CLIENT_INFO_META_KEY), meta.get(T.CLIENT_CAPABILITIES_META_KEY)
+        )
+        token = _current_caller.set(caller)
+        try:
+            result = await serve_one(
+                self.server,
+                _DispatchContext(rid),
+                method,
+                params,
+                connection=conn,
+                lifespan_state=self._state,
+            )
+        except Exception as exc:  # the SDK's own exception-to-wire mapping
+            data = modern_error_data(exc)
+            raise RpcError(data.code, data.message, data.data) from None
+        finally:
+            _current_caller.reset(token)
+        return result
+
+
+# --- The ASGI application -------------------------------------------------------------------
+
+
+class McpGateway:
+    def __init__(self, *, dispatch: str = "thin") -> None:
+        self.dispatch = dispatch
+        self.sdk = SdkDispatcher() if dispatch == "sdk" else None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await self._serve(scope, receive, send)
+        except Exception:
+            # A store outage or a bug: say so as a JSON-RPC error, never a bare 500 page.
+            log.exception("/mcp request failed")
+            await _send_json(
+                send, 503, _rpc_error(None, T.INTERNAL_ERROR, UNAVAILABLE), [(b"retry-after", b"1")]
+            )
+
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            # Stateless: no session, so no GET stream to resume and nothing to DELETE.
+            await _send_json(
+                send,
+                405,
+                _rpc_error(None, T.INVALID_REQUEST, "Only POST is supported (stateless server)."),
+                [(b"allow", b"POST")],
+            )
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        caller = await caller_from_bearer(bearer_from_header(headers.get("authorization")))
+        if caller is None:
+            await _send_json(
+                send,
+                401,
+                _rpc_error(None, T.INVALID_REQUEST, UNAUTHORIZED),
+                [(b"www-authenticate", b'Bearer realm="roomservice"')],
+            )
+            return
+        accept = {a.split(";")[0].strip().lower() for a in headers.get("accept", "*/*").split(",")}
+        if not accept & {"application/json", "application/*", "*/*"}:
+            await _send_json(
+                send,
+                406,
+                _rpc_error(None, T.INVALID_REQUEST, "Accept must include application/json."),
+            )
+            return
+        if not headers.get("content-type", "").lower().startswith("application/json"):
+            await _send_json(
+                send,
+                415,
+                _rpc_error(None, T.INVALID_REQUEST, "Content-Type must be application/json."),
+            )
+            return
+        try:
+            body = await _read_body(receive, int(settings.MCP_MAX_BODY_BYTES))
+        except BodyTooLarge:
+            await _send_json(
+                send,
+                413,
+                _rpc_error(
+                    None,
+                    T.INVALID_REQUEST,
+                    f"Body larger than {settings.MCP_MAX_BODY_BYTES} bytes.",
+                ),
+            )
+            return
+        except anyio.EndOfStream:
+            return
+        status, response = await self.handle(caller, headers, body)
+        await _send_json(send, status, response)
+
+    async def handle(self, caller: Caller, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
+        """(HTTP status, JSON body or None) for one POSTed JSON-RPC message."""
+        try:
+            raw = json.loads(body)
+        except (ValueError, UnicodeDecodeError):
+            return 400, _rpc_error(None, T.PARSE_ERROR, "Parse error: the body is not JSON.")
+        if isinstance(raw, list):
+            return 400, _rpc_error(
+                None, T.INVALID_REQUEST, "Batches are not supported; send one message."
+            )
+        if (
+            not isinstance(raw, dict)
+            or raw.get("jsonrpc") != "2.0"
+            or not isinstance(raw.get("method"), str)
+        ):
+            if isinstance(raw, dict) and raw.get("jsonrpc") == "2.0" and "method" not in raw:
+                return 202, None  # a response or error from the client: nothing to answer
+            return 400, _rpc_error(
+                None, T.INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message."
+            )
+        if "id" not in raw:
+            return 202, None  # notifications (initialized, cancelled) need no answer
+        rid = raw["id"]
+        if isinstance(rid, bool) or not isinstance(rid, int | str):
+            return 400, _rpc_error(
+                None, T.INVALID_REQUEST, "Invalid request: id must be a string or an integer."
+            )
+        method: str = raw["method"]
+        params = raw.get("params")
+        if params is not None and not isinstance(params, dict):
+            return 400, _rpc_error(rid, T.INVALID_PARAMS, "params must be an object.")
+        header_version = headers.get("mcp-protocol-version")
+        modern = header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS
+        try:
+            if modern:
+                version = self._modern_envelope(header_version or "", headers, method, params)
+            else:
+                version = header_version or T.DEFAULT_NEGOTIATED_VERSION
+                if method == "initialize":
+                    pv = (params or {}).get("protocolVersion")
+                    version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+            if self.sdk is not None:
+                wire = await self.sdk(caller, rid, method, version, params)
+            else:
+                try:
+                    req = methods.parse_client_request(method, version, params)
+                except KeyError:
+                    raise RpcError(
+                        T.METHOD_NOT_FOUND, f"Method not found: {method}", method
+                    ) from None
+                except ValidationError as exc:
+                    raise RpcError(T.INVALID_PARAMS, _first_problem(exc)) from None
+                result = await dispatch_thin(caller, method, version, req)
+                wire = methods.serialize_server_result(
+                    method,
+                    version,
+                    result.model_dump(by_alias=True, mode="json", exclude_none=True),
+                )
+                if modern:
+                    wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = SERVER_INFO.model_dump(
+                        by_alias=True, mode="json", exclude_none=True
+                    )
+        except RpcError as exc:
+            status = HTTP_STATUS.get(exc.code, 200) if modern else 200
+            return status, _rpc_error(rid, exc.code, exc.message, exc.data)
+        return 200, {"jsonrpc": "2.0", "id": rid, "result": wire}
+
+    @staticmethod
+    def _modern_envelope(version: str, headers: dict[str, str], method: str, params: Any) -> str:
+        meta = (params or {}).get("_meta")
+        if (
+            not isinstance(meta, dict)
+            or T.PROTOCOL_VERSION_META_KEY not in meta
+            or T.CLIENT_CAPABILITIES_META_KEY not in meta
+        ):
+            raise RpcError(
+                T.INVALID_PARAMS,
+                "params._meta must carry the protocol version and client capabilities "
+                "(2026-07-28 single-exchange request).",
+            )
+        if meta[T.PROTOCOL_VERSION_META_KEY] != version or headers.get("mcp-method") != method:
+            raise RpcError(
+                T.HEADER_MISMATCH,
+                "MCP-Protocol-Version / Mcp-Method headers do not match the body.",
+            )
+        if method == "tools/call":
+            name = headers.get("mcp-name")
+            if name is not None and name.startswith("=?base64?"):
+                from mcp.shared.inbound import decode_header_value
+
+                name = decode_header_value(name)
+            if name is not None and name != (params or {}).get("name"):
+                raise RpcError(T.HEADER_MISMATCH, "Mcp-Name header does not match params.name.")
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            raise RpcError(
+                T.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {version}.",
+                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version},
+            )
+        return version
+
+
+def _first_problem(exc: ValidationError) -> str:
+    errs = exc.errors(include_url=False)
+    if not errs:
+        return "Invalid params."
+    e = errs[0]
+    return "Invalid params: " + ".".join(str(p) for p in e["loc"]) + ": " + e["msg"]
+
+
+def build_server() -> McpGateway:
+    """The /mcp application; MCP_DISPATCH=sdk drives the SDK's request handling instead."""
+    return McpGateway(dispatch=str(getattr(settings, "MCP_DISPATCH", "thin")))

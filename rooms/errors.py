@@ -1,0 +1,97 @@
+"""The protocol's error vocabulary: every failure an agent can correct is one of these.
+
+Messages are written for the model that reads them: what was wrong and what to do next.
+Both doors (MCP, REST) turn a `DomainError` into a tool error / a 4xx; nothing here knows
+about HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class DomainError(Exception):
+    """Base of every error a caller can act on. `extra` is structured detail for REST."""
+
+    status = 400
+    code = "invalid"
+
+    def __init__(self, message: str, *, extra: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.extra = extra or {}
+
+
+class RoomError(DomainError):
+    pass
+
+
+class ToolArgumentsError(RoomError):
+    code = "invalid_arguments"
+
+
+class UnknownToolError(RoomError):
+    code = "unknown_tool"
+    status = 404
+
+
+class TaskNotFoundError(RoomError):
+    code = "task_not_found"
+    status = 404
+
+
+class ContextNotFoundError(RoomError):
+    code = "context_not_found"
+    status = 404
+
+
+class EventNotFoundError(RoomError):
+    code = "event_not_found"
+    status = 404
+
+
+class ContextVersionConflictError(RoomError):
+    code = "version_conflict"
+    status = 409
+
+
+class RoomAccessError(DomainError):
+    """The caller may not touch this room. One text whether it exists or not (seeds/000 §8.2)."""
+
+    code = "room_not_found"
+    status = 404
+
+
+class ReadOnlyCallerError(DomainError):
+    code = "read_only"
+    status = 403
+
+
+ROOM_ACCESS_DENIED = (
+    "Room not found or access denied. Check the roomId; a room belongs to the team that "
+    "first used it, and an invite reaches only its own room."
+)
+
+# --- Messages (templates the tests assert on) ------------------------------------------
+TASK_NOT_FOUND = 'Unknown taskId "{task_id}". {hint}'
+TASK_HINT_CLOSEST = "Closest existing tasks: {closest}. Call read_plan to see every task."
+TASK_HINT_EMPTY = "This room has no tasks yet: add one with add_task, or check the roomId."
+CONTEXT_NOT_FOUND = 'Unknown context id "{entry_id}". {hint}'
+CONTEXT_HINT_CLOSEST = "Closest existing entries: {closest}. Call list_context to see them all."
+CONTEXT_HINT_EMPTY = "This room has no context entries yet; write one with write_context."
+EVENT_NOT_FOUND = 'Unknown event id "{event_id}". {hint}'
+EVENT_HINT_CLOSEST = (
+    "Event ids are stream ids like 1732871234567-0; the nearest events are: {closest}. "
+    "Call read_events to list them."
+)
+EVENT_HINT_EMPTY = "This room's event log is empty."
+CONTEXT_VERSION_CONFLICT = (
+    'Context entry "{entry_id}" is at version {current}, not {expected}: someone updated it '
+    "first. Call read_context, merge your change into the current payload, and retry with "
+    'expectedVersion "{current}".'
+)
+CONTEXT_PAYLOAD_INVALID = "Invalid {type} payload: {problems}."
+SINCE_INVALID = (
+    'since "{since}" is neither an ISO-8601 time (2026-01-31T12:00:00Z) nor an event id '
+    "(1732871234567-0)."
+)

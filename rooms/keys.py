@@ -1,0 +1,145 @@
+"""The only place Redis key names are built (DESIGN.md §2).
+
+Every key of a room carries the room id in a hash tag, `<prefix>:{<roomId>}:<part>`, so a
+whole room lives in one Redis Cluster slot and every multi-key script stays legal there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+
+def prefix() -> str:
+    return str(settings.REDIS_KEY_PREFIX)
+
+
+@dataclass(frozen=True, slots=True)
+class RoomKeys:
+    room_id: str
+
+    def _k(self, part: str) -> str:
+        return f"{prefix()}:{{{self.room_id}}}:{part}"
+
+    @property
+    def owner(self) -> str:
+        """String: the owning team id."""
+        return self._k("owner")
+
+    @property
+    def meta(self) -> str:
+        """Hash: created_at, updated_at of the plan."""
+        return self._k("meta")
+
+    @property
+    def tasks(self) -> str:
+        """Hash: task id -> task JSON."""
+        return self._k("tasks")
+
+    @property
+    def task_order(self) -> str:
+        """List: task ids in plan order."""
+        return self._k("task_order")
+
+    @property
+    def context(self) -> str:
+        """Hash: context id -> entry JSON without its payload."""
+        return self._k("ctx")
+
+    @property
+    def context_payloads(self) -> str:
+        """Hash: context id -> payload JSON, stored verbatim (never re-encoded by Lua)."""
+        return self._k("ctx_payload")
+
+    @property
+    def context_created(self) -> str:
+        """Sorted set: context id -> creation sequence, for newest-first listing."""
+        return self._k("ctx_created")
+
+    @property
+    def context_changed(self) -> str:
+        """Sorted set: context id -> stream position of its last write (newContextCount)."""
+        return self._k("ctx_changed")
+
+    @property
+    def context_versions(self) -> str:
+        """Hash: "<id>@<version>" -> the full entry JSON of each superseded version."""
+        return self._k("ctx_versions")
+
+    @property
+    def events(self) -> str:
+        """Stream: the event log; the stream id is the event id."""
+        return self._k("events")
+
+    @property
+    def cursors(self) -> str:
+        """Hash: agent id -> last event id delivered to it."""
+        return self._k("cursors")
+
+    @property
+    def reads(self) -> str:
+        """Hash: event id -> JSON list of read receipts."""
+        return self._k("reads")
+
+    @property
+    def presence(self) -> str:
+        """Sorted set: agent id -> last heartbeat, epoch ms."""
+        return self._k("presence")
+
+    @property
+    def vars(self) -> str:
+        """Hash: shared variables."""
+        return self._k("vars")
+
+    @property
+    def lock_index(self) -> str:
+        """Sorted set: lock resource -> expiry, epoch ms (for list_locks)."""
+        return self._k("lock_index")
+
+    @property
+    def lock_tokens(self) -> str:
+        """Hash: lock resource -> fencing token of its current grant."""
+        return self._k("lock_tokens")
+
+    @property
+    def fence(self) -> str:
+        """String counter: the room's last fencing token."""
+        return self._k("fence")
+
+    @property
+    def seq(self) -> str:
+        """String counter: ordering of context entries."""
+        return self._k("seq")
+
+    def lock(self, resource: str) -> str:
+        """String with a PX expiry: the holder of one lock."""
+        return self._k(f"lock:{resource}")
+
+    def durable(self) -> list[str]:
+        """Every key that lives as long as the room does (refreshed to the idle TTL on use)."""
+        return [
+            self.owner,
+            self.meta,
+            self.tasks,
+            self.task_order,
+            self.context,
+            self.context_payloads,
+            self.context_created,
+            self.context_changed,
+            self.context_versions,
+            self.events,
+            self.cursors,
+            self.reads,
+            self.presence,
+            self.vars,
+            self.lock_index,
+            self.lock_tokens,
+            self.fence,
+            self.seq,
+        ]
+
+
+def bearer_cache(digest: str) -> str:
+    """String (JSON): who a dynamic key's digest belongs to, cached for the hot path."""
+    return f"{prefix()}:bearer:{digest}"

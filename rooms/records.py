@@ -1,0 +1,53 @@
+"""Turning what the store holds into the protocol's result shapes (TOOLS.md)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from rooms import clock
+from rooms.store import StreamEntry
+
+EVENT_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
+
+
+def task_from_json(raw: str) -> dict[str, Any]:
+    task: dict[str, Any] = json.loads(raw)
+    # A task re-encoded by Lua may carry `{}` where an empty list was meant.
+    for name in ("depends_on", "notes"):
+        if task.get(name) == {}:
+            task[name] = []
+    return task
+
+
+def context_from_json(entry_json: str, payload_json: str) -> dict[str, Any]:
+    entry: dict[str, Any] = json.loads(entry_json)
+    if entry.get("consuming_agents") == {}:
+        entry["consuming_agents"] = []
+    entry["payload"] = json.loads(payload_json)
+    return entry
+
+
+def event_ms(event_id: str) -> int:
+    return int(event_id.split("-", 1)[0])
+
+
+def event_from_entry(entry: StreamEntry) -> dict[str, Any]:
+    """An event's timestamp is its stream id's time, so order and time never disagree."""
+    eid, fields = entry
+    event: dict[str, Any] = {
+        "id": eid,
+        "type": fields.get("type", ""),
+        "from": fields.get("from", ""),
+        "to": fields.get("to", "all"),
+        "payload": json.loads(fields.get("payload") or "null"),
+        "timestamp": clock.iso_from_ms(event_ms(eid)),
+    }
+    if fields.get("reply_to_id"):
+        event["reply_to_id"] = fields["reply_to_id"]
+    return event
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,295 @@
+"""Typed inputs of every tool and the payload schemas of the five context types.
+
+Argument names are roomd's (TOOLS.md): camelCase, with `depends_on` and `consuming_agents`
+in snake_case. Unknown arguments are refused (`extra="forbid"`) so a misspelt `agentID`
+fails loudly instead of doing the wrong thing quietly. Size limits are TOOLS.md's.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    StringConstraints,
+)
+
+MAX_TITLE = 500
+MAX_TEXT = 16_000
+MAX_SUMMARY = 4_000
+MAX_PAYLOAD_JSON = 64_000
+MAX_CONSUMERS = 50
+MAX_VAR_VALUE = 4_096
+MAX_DEPENDS_ON = 100
+ROOM_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,63}$"
+
+
+def _no_double_underscore(value: str) -> str:
+    if "__" in value:
+        raise ValueError("a roomId may not contain '__'")
+    return value
+
+
+def _payload_size(value: Any) -> Any:
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_PAYLOAD_JSON:
+        raise ValueError(f"payload is {size} characters of JSON; the limit is {MAX_PAYLOAD_JSON}")
+    return value
+
+
+RoomId = Annotated[
+    str,
+    StringConstraints(pattern=ROOM_ID_PATTERN),
+    AfterValidator(_no_double_underscore),
+    Field(
+        description="The room: 2-64 chars of a-z, 0-9, '_' and '-', starting with a letter "
+        "or digit."
+    ),
+]
+Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+AgentId = Annotated[Name, Field(description="Your agent name within the team, e.g. 'backend'.")]
+Identifier = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+Payload = Annotated[JsonValue, AfterValidator(_payload_size)]
+TaskStatus = Literal["pending", "in_progress", "done", "blocked"]
+ContextType = Literal["api_contract", "arch_decision", "task", "change_request", "note"]
+
+
+class ToolInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+
+
+class RoomInput(ToolInput):
+    roomId: RoomId
+
+
+# --- Plan -------------------------------------------------------------------------------
+
+
+class ReadPlanInput(RoomInput):
+    pass
+
+
+class AddTaskInput(RoomInput):
+    title: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TITLE)]
+    description: Annotated[str, StringConstraints(max_length=MAX_TEXT)] = ""
+    depends_on: Annotated[list[Identifier], Field(max_length=MAX_DEPENDS_ON)] = Field(
+        default_factory=list, description="Ids of tasks that must be done before this one."
+    )
+    priority: Annotated[int, Field(ge=0, le=1_000_000)] | None = Field(
+        default=None, description="Lower runs first in get_unblocked_tasks."
+    )
+    agentId: AgentId | None = None
+
+
+class UpdateTaskInput(RoomInput):
+    taskId: Identifier
+    status: TaskStatus
+    owner: Annotated[str, StringConstraints(max_length=128)] | None = Field(
+        default=None, description='The new owner; "" or null clears it; leave out to keep it.'
+    )
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="Recorded on the task and in the event; not the description."
+    )
+    description: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
+    agentId: AgentId | None = Field(default=None, description="Who is making the change.")
+
+
+class GetTaskInput(RoomInput):
+    taskId: Identifier
+
+
+class GetUnblockedTasksInput(RoomInput):
+    agentId: AgentId | None = None
+
+
+class AgentInput(RoomInput):
+    agentId: AgentId
+
+
+class GetMyTasksInput(AgentInput):
+    pass
+
+
+class GetMySummaryInput(AgentInput):
+    pass
+
+
+# --- Context ----------------------------------------------------------------------------
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+
+
+class PayloadModel(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+
+
+class Endpoint(PayloadModel):
+    method: Literal["GET", "POST", "PUT", "DELETE", "PATCH"]
+    path: NonEmpty
+    response: dict[str, Any]
+    auth_required: bool
+    description: str
+    request: dict[str, Any] | None = None
+
+
+class ApiContractPayload(PayloadModel):
+    service: NonEmpty
+    version: NonEmpty
+    endpoints: Annotated[list[Endpoint], Field(min_length=1)]
+    base_url: str | None = None
+
+
+class ArchDecisionPayload(PayloadModel):
+    title: NonEmpty
+    decision: NonEmpty
+    rationale: NonEmpty
+    alternatives: list[str]
+    consequences: list[str]
+
+
+class TaskContextPayload(PayloadModel):
+    task_id: NonEmpty
+    acceptance_criteria: list[str]
+    technical_notes: str
+
+
+class ChangeRequestPayload(PayloadModel):
+    requested_by: NonEmpty
+    target_agent: NonEmpty
+    description: NonEmpty
+    urgency: Literal["low", "medium", "high"]
+    blocking_task_id: str | None = None
+
+
+class NotePayload(PayloadModel):
+    text: NonEmpty
+    references: list[str] = Field(default_factory=list)
+
+
+CONTEXT_PAYLOADS: dict[str, type[PayloadModel]] = {
+    "api_contract": ApiContractPayload,
+    "arch_decision": ArchDecisionPayload,
+    "task": TaskContextPayload,
+    "change_request": ChangeRequestPayload,
+    "note": NotePayload,
+}
+
+Consumers = Annotated[list[Name], Field(max_length=MAX_CONSUMERS)]
+Summary = Annotated[str, StringConstraints(max_length=MAX_SUMMARY)]
+
+
+class WriteContextInput(RoomInput):
+    type: ContextType
+    summary: Summary
+    consuming_agents: Consumers = Field(
+        default_factory=list, description="Agents that build against this entry; each is notified."
+    )
+    payload: Annotated[dict[str, JsonValue], AfterValidator(_payload_size)] = Field(
+        description="Shaped by `type`: see the tool description for each type's fields."
+    )
+    author: AgentId
+
+
+class ReadContextInput(RoomInput):
+    id: Identifier
+
+
+class ListContextInput(RoomInput):
+    type: ContextType | None = None
+    author: Name | None = None
+
+
+class UpdateContextInput(RoomInput):
+    id: Identifier
+    author: AgentId
+    summary: Summary | None = None
+    consuming_agents: Consumers | None = None
+    payload: Annotated[dict[str, JsonValue], AfterValidator(_payload_size)] | None = None
+    expectedVersion: Annotated[str, StringConstraints(max_length=32)] | None = Field(
+        default=None, description="Refuse the update unless the entry is still at this version."
+    )
+
+
+# --- Events -----------------------------------------------------------------------------
+
+EventType = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+class PostEventInput(RoomInput):
+    type: EventType
+    from_: Name = Field(alias="from")
+    to: Name = "all"
+    payload: Payload = Field(default_factory=dict)
+
+
+class ReadEventsInput(RoomInput):
+    since: Annotated[str, StringConstraints(min_length=1, max_length=64)] | None = Field(
+        default=None, description="An ISO time or an event id; only events after it."
+    )
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+    order: Literal["desc", "asc"] = "desc"
+
+
+class GetUnreadEventsInput(AgentInput):
+    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    addressedOnly: bool = Field(
+        default=False, description='Only events whose `to` is "all" or this agent.'
+    )
+
+
+class MarkEventReadInput(AgentInput):
+    eventId: Identifier
+
+
+class GetEventReadsInput(RoomInput):
+    eventId: Identifier
+
+
+class ReplyToEventInput(RoomInput):
+    replyToId: Identifier
+    type: EventType
+    from_: Name = Field(alias="from")
+    to: Name = "all"
+    payload: Payload = Field(default_factory=dict)
+
+
+# --- Presence, locks, shared variables ----------------------------------------------------
+
+
+class HeartbeatInput(AgentInput):
+    pass
+
+
+class GetPresenceInput(RoomInput):
+    pass
+
+
+class AcquireLockInput(AgentInput):
+    resource: Name
+    ttlSeconds: Annotated[int, Field(ge=1, le=300)] = 30
+
+
+class ReleaseLockInput(AgentInput):
+    resource: Name
+
+
+class ListLocksInput(RoomInput):
+    pass
+
+
+class SetSharedVarInput(AgentInput):
+    key: Name
+    value: Annotated[str, StringConstraints(max_length=MAX_VAR_VALUE)]
+
+
+class GetSharedVarInput(RoomInput):
+    key: Name
+
+
+class ListSharedVarsInput(RoomInput):
+    pass

@@ -1,0 +1,352 @@
+"""Lua sources, one constant per atomic step (DESIGN.md §2: every mutation is one step).
+
+Each header says what arrives in KEYS and ARGV and what comes back. Scripts never build a
+key name (rooms/keys.py does, and every key arrives in KEYS), and they refresh the idle
+TTL of every key they write, so a room that is only ever written to still expires.
+
+Lua's cjson turns an empty array into `{}` on the way back out; the few array fields a
+script re-encodes are put right with `fix_arrays`, and payloads the agents wrote are never
+decoded here at all (they are stored verbatim and spliced in as strings).
+"""
+
+# Shared prelude: helpers every script may use.
+_PRELUDE = r"""
+local function fix_arrays(s, names)
+  for _, n in ipairs(names) do
+    s = string.gsub(s, '"' .. n .. '":{}', '"' .. n .. '":[]')
+  end
+  return s
+end
+local function touch(ttl, first, last)
+  for i = first, last do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+local function id_score(id)
+  local ms, seq = string.match(id, '^(%d+)-(%d+)$')
+  local s = tonumber(seq)
+  if s > 999 then s = 999 end
+  return tonumber(ms) * 1000 + s
+end
+"""
+
+# KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys
+# ARGV[1] team id, ARGV[2] idle ttl ms, ARGV[3] now (ISO), ARGV[4] "1" to claim an unowned room
+# -> {1, claimed(0/1)} the caller's team owns it; {0} nobody owns it (and no claim asked);
+#    {-1} another team owns it
+ACCESS_ROOM_SCRIPT = (
+    _PRELUDE
+    + r"""
+local owner = redis.call('GET', KEYS[1])
+local claimed = 0
+if not owner then
+  if ARGV[4] ~= '1' then return {0} end
+  redis.call('SET', KEYS[1], ARGV[1])
+  owner = ARGV[1]
+  claimed = 1
+end
+if owner ~= ARGV[1] then return {-1} end
+redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
+touch(ARGV[2], 1, #KEYS)
+return {1, claimed}
+"""
+)
+
+# KEYS[1] tasks, KEYS[2] task_order, KEYS[3] meta, KEYS[4] events
+# ARGV[1] task id, ARGV[2] task JSON, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap,
+# ARGV[6] event "from"
+# -> the task_added event id
+ADD_TASK_SCRIPT = (
+    _PRELUDE
+    + r"""
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('HSETNX', KEYS[3], 'created_at', ARGV[3])
+redis.call('HSET', KEYS[3], 'updated_at', ARGV[3])
+local eid = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*',
+  'type', 'task_added', 'from', ARGV[6], 'to', 'all', 'payload', ARGV[2])
+touch(ARGV[4], 1, 4)
+return eid
+"""
+)
+
+# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events
+# ARGV[1] task id, ARGV[2] changes JSON {status, set_owner, owner, note?, description?, by},
+# ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap
+# -> {0} unknown task; {1, task JSON, event id}
+UPDATE_TASK_SCRIPT = (
+    _PRELUDE
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local task = cjson.decode(raw)
+local ch = cjson.decode(ARGV[2])
+local previous = task.status
+task.status = ch.status
+if ch.set_owner then task.owner = ch.owner end
+if ch.description ~= nil then task.description = ch.description end
+if ch.note ~= nil then
+  task.note = ch.note
+  if type(task.notes) ~= 'table' then task.notes = {} end
+  table.insert(task.notes, {by = ch.by, at = ARGV[3], text = ch.note})
+end
+task.updated_at = ARGV[3]
+local out = fix_arrays(cjson.encode(task), {'depends_on', 'notes'})
+redis.call('HSET', KEYS[1], ARGV[1], out)
+redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
+redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
+local payload = '{"task":' .. out .. ',"previousStatus":' .. cjson.encode(previous)
+if ch.note ~= nil then payload = payload .. ',"note":' .. cjson.encode(ch.note) end
+payload = payload .. '}'
+local eid = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*',
+  'type', 'task_updated', 'from', ch.by, 'to', 'all', 'payload', payload)
+touch(ARGV[4], 1, 3)
+return {1, out, eid}
+"""
+)
+
+# KEYS[1] meta, KEYS[2] task_order, KEYS[3] tasks
+# ARGV: none
+# -> {created_at or false, updated_at or false, task JSON...} in plan order
+READ_PLAN_SCRIPT = r"""
+local created = redis.call('HGET', KEYS[1], 'created_at')
+local updated = redis.call('HGET', KEYS[1], 'updated_at')
+local out = {created, updated}
+local ids = redis.call('LRANGE', KEYS[2], 0, -1)
+if #ids > 0 then
+  local tasks = redis.call('HMGET', KEYS[3], unpack(ids))
+  for i = 1, #tasks do
+    if tasks[i] then table.insert(out, tasks[i]) end
+  end
+end
+return out
+"""
+
+# KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_created, KEYS[4] ctx_changed, KEYS[5] events,
+# KEYS[6] seq
+# ARGV[1] id, ARGV[2] entry JSON without payload, ARGV[3] payload JSON, ARGV[4] ttl ms,
+# ARGV[5] event cap, ARGV[6] event from, ARGV[7] event to, ARGV[8] event payload JSON
+# -> the context_available event id
+WRITE_CONTEXT_SCRIPT = (
+    _PRELUDE
+    + r"""
+local seq = redis.call('INCR', KEYS[6])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[3], seq, ARGV[1])
+local eid = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[5], '*',
+  'type', 'context_available', 'from', ARGV[6], 'to', ARGV[7], 'payload', ARGV[8])
+redis.call('ZADD', KEYS[4], id_score(eid), ARGV[1])
+touch(ARGV[4], 1, 6)
+return eid
+"""
+)
+
+# KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_changed, KEYS[4] ctx_versions, KEYS[5] events
+# ARGV[1] id, ARGV[2] changes JSON {author, summary?, consuming_agents?}, ARGV[3] new payload
+# JSON or "" to keep it, ARGV[4] expected version or "", ARGV[5] now (ISO), ARGV[6] ttl ms,
+# ARGV[7] event cap
+# -> {0} unknown entry; {-1, current version} stale expectedVersion;
+#    {1, entry JSON without payload, payload JSON, event id}
+UPDATE_CONTEXT_SCRIPT = (
+    _PRELUDE
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local entry = cjson.decode(raw)
+if ARGV[4] ~= '' and entry.version ~= ARGV[4] then return {-1, entry.version} end
+local old_payload = redis.call('HGET', KEYS[2], ARGV[1]) or 'null'
+redis.call('HSET', KEYS[4], ARGV[1] .. '@' .. entry.version,
+  string.sub(raw, 1, -2) .. ',"payload":' .. old_payload .. '}')
+local major, minor = string.match(entry.version, '^(%d+)%.(%d+)$')
+if not major then major, minor = '1', '0' end
+local previous = entry.version
+entry.version = major .. '.' .. tostring(tonumber(minor) + 1)
+local ch = cjson.decode(ARGV[2])
+entry.author = ch.author
+entry.timestamp = ARGV[5]
+if ch.summary ~= nil then entry.summary = ch.summary end
+if ch.consuming_agents ~= nil then entry.consuming_agents = ch.consuming_agents end
+local out = fix_arrays(cjson.encode(entry), {'consuming_agents'})
+redis.call('HSET', KEYS[1], ARGV[1], out)
+local payload = old_payload
+if ARGV[3] ~= '' then
+  payload = ARGV[3]
+  redis.call('HSET', KEYS[2], ARGV[1], payload)
+end
+local consumers = entry.consuming_agents
+local to = 'all'
+if type(consumers) == 'table' and #consumers == 1 then to = consumers[1] end
+local note = fix_arrays(cjson.encode({id = entry.id, type = entry.type, version = entry.version,
+  previousVersion = previous, summary = entry.summary, author = entry.author,
+  consuming_agents = consumers}), {'consuming_agents'})
+local eid = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[7], '*',
+  'type', 'context_updated', 'from', ch.author, 'to', to, 'payload', note)
+redis.call('ZADD', KEYS[3], id_score(eid), ARGV[1])
+touch(ARGV[6], 1, 5)
+return {1, out, payload, eid}
+"""
+)
+
+# KEYS[1] events
+# ARGV[1] type, ARGV[2] from, ARGV[3] to, ARGV[4] payload JSON, ARGV[5] parent event id or "",
+# ARGV[6] ttl ms, ARGV[7] event cap
+# -> {0} unknown parent; {1, event id}
+POST_EVENT_SCRIPT = (
+    _PRELUDE
+    + r"""
+local eid
+if ARGV[5] ~= '' then
+  local parent = redis.call('XRANGE', KEYS[1], ARGV[5], ARGV[5], 'COUNT', 1)
+  if #parent == 0 then return {0} end
+  eid = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'type', ARGV[1],
+    'from', ARGV[2], 'to', ARGV[3], 'payload', ARGV[4], 'reply_to_id', ARGV[5])
+else
+  eid = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'type', ARGV[1],
+    'from', ARGV[2], 'to', ARGV[3], 'payload', ARGV[4])
+end
+touch(ARGV[6], 1, 1)
+return {1, eid}
+"""
+)
+
+# KEYS[1] events, KEYS[2] cursors, KEYS[3] ctx_changed
+# ARGV[1] agent id, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent or "all",
+# ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips count)
+# -> {cursor after the call, previous cursor, events in the log, context entries changed
+#     after the previous cursor, entry, entry, ...} where entry = {id, {field, value, ...}}
+# Why one script: reading after the cursor and moving it must be one step, or two calls by
+# the same agent at once could both read the same batch (roomd's duplicate delivery).
+READ_UNREAD_SCRIPT = (
+    _PRELUDE
+    + r"""
+local previous = redis.call('HGET', KEYS[2], ARGV[1]) or '0-0'
+local limit = tonumber(ARGV[2])
+local scan_cap = tonumber(ARGV[5])
+local out = {}
+local last = nil
+local start = '(' .. previous
+if previous == '0-0' then start = '-' end
+local scanned = 0
+while #out < limit and scanned < scan_cap do
+  local batch = redis.call('XRANGE', KEYS[1], start, '+', 'COUNT', limit)
+  if #batch == 0 then break end
+  for _, e in ipairs(batch) do
+    last = e[1]
+    scanned = scanned + 1
+    local keep = true
+    if ARGV[3] == '1' then
+      keep = false
+      local f = e[2]
+      for i = 1, #f, 2 do
+        if f[i] == 'to' and (f[i + 1] == 'all' or f[i + 1] == ARGV[1]) then keep = true end
+      end
+    end
+    if keep then table.insert(out, e) end
+    if #out >= limit or scanned >= scan_cap then break end
+  end
+  start = '(' .. last
+end
+local changed = 0
+if previous == '0-0' then
+  changed = redis.call('ZCARD', KEYS[3])
+else
+  changed = redis.call('ZCOUNT', KEYS[3], '(' .. id_score(previous), '+inf')
+end
+local cursor = previous
+if last then
+  cursor = last
+  redis.call('HSET', KEYS[2], ARGV[1], last)
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+local result = {cursor, previous, redis.call('XLEN', KEYS[1]), changed}
+for _, e in ipairs(out) do table.insert(result, e) end
+return result
+"""
+)
+
+# KEYS[1] events, KEYS[2] reads
+# ARGV[1] event id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] ttl ms
+# -> 0 unknown event; 1 recorded (or already recorded)
+MARK_EVENT_READ_SCRIPT = (
+    _PRELUDE
+    + r"""
+local found = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1], 'COUNT', 1)
+if #found == 0 then return 0 end
+local raw = redis.call('HGET', KEYS[2], ARGV[1])
+local reads = {}
+if raw then reads = cjson.decode(raw) end
+for _, r in ipairs(reads) do
+  if r.agentId == ARGV[2] then return 1 end
+end
+table.insert(reads, {agentId = ARGV[2], readAt = ARGV[3]})
+redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(reads))
+touch(ARGV[4], 2, 2)
+return 1
+"""
+)
+
+# KEYS[1] presence
+# ARGV[1] agent id, ARGV[2] now ms, ARGV[3] ttl ms
+# -> {agent, ms, agent, ms, ...} every agent the room has seen
+HEARTBEAT_SCRIPT = (
+    _PRELUDE
+    + r"""
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+touch(ARGV[3], 1, 1)
+return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+"""
+)
+
+# KEYS[1] lock:<resource>, KEYS[2] fence, KEYS[3] lock_index, KEYS[4] lock_tokens
+# ARGV[1] agent id, ARGV[2] lock ttl ms, ARGV[3] now ms, ARGV[4] resource, ARGV[5] idle ttl ms
+# -> {acquired 0/1, holder, fencing token, remaining ms}
+# A new grant (SET NX PX) takes the next fencing token; the holder acquiring again renews
+# its grant and keeps its token, so a token names one uninterrupted holding.
+ACQUIRE_LOCK_SCRIPT = (
+    _PRELUDE
+    + r"""
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local token = redis.call('INCR', KEYS[2])
+  redis.call('HSET', KEYS[4], ARGV[4], token)
+  redis.call('ZADD', KEYS[3], tonumber(ARGV[3]) + tonumber(ARGV[2]), ARGV[4])
+  touch(ARGV[5], 2, 4)
+  return {1, ARGV[1], token, tonumber(ARGV[2])}
+end
+local holder = redis.call('GET', KEYS[1])
+local token = tonumber(redis.call('HGET', KEYS[4], ARGV[4]) or '0')
+if holder == ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[3], tonumber(ARGV[3]) + tonumber(ARGV[2]), ARGV[4])
+  touch(ARGV[5], 2, 4)
+  return {1, holder, token, tonumber(ARGV[2])}
+end
+return {0, holder, token, redis.call('PTTL', KEYS[1])}
+"""
+)
+
+# KEYS[1] lock:<resource>, KEYS[2] lock_index, KEYS[3] lock_tokens
+# ARGV[1] agent id, ARGV[2] resource
+# -> {1} released; {0, holder} held by someone else; {0} not held at all
+RELEASE_LOCK_SCRIPT = r"""
+local holder = redis.call('GET', KEYS[1])
+if not holder then return {0} end
+if holder ~= ARGV[1] then return {0, holder} end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[2])
+return {1}
+"""
+
+# KEYS[1] vars, KEYS[2] events
+# ARGV[1] key, ARGV[2] value, ARGV[3] agent id, ARGV[4] ttl ms, ARGV[5] event cap
+# -> the shared_var_set event id
+SET_SHARED_VAR_SCRIPT = (
+    _PRELUDE
+    + r"""
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local eid = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'type', 'shared_var_set',
+  'from', ARGV[3], 'to', 'all', 'payload', cjson.encode({key = ARGV[1], value = ARGV[2]}))
+touch(ARGV[4], 1, 2)
+return eid
+"""
+)

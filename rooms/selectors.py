@@ -1,0 +1,220 @@
+"""Reads of a room. Each takes a `RoomRef` (the access check already ran) and returns the
+protocol's plain result shape."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from django.conf import settings
+
+from rooms import clock, errors, store
+from rooms.records import (
+    EVENT_ID_RE,
+    context_from_json,
+    event_from_entry,
+    event_ms,
+    task_from_json,
+)
+from rooms.refs import RoomRef
+from rooms.suggest import closest, describe
+
+# --- Plan -------------------------------------------------------------------------------
+
+
+async def plan_get(room: RoomRef) -> dict[str, Any]:
+    stored = await store.plan_read(room.keys)
+    created = stored.created_at or clock.now_iso()
+    return {
+        "project": room.room_id,
+        "created_at": created,
+        "updated_at": stored.updated_at or created,
+        "tasks": [task_from_json(t) for t in stored.tasks],
+    }
+
+
+async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundError:
+    tasks = [task_from_json(t) for t in await store.task_all(room.keys)]
+    pairs = closest(task_id, [(t["id"], t.get("title", "")) for t in tasks])
+    hint = (
+        errors.TASK_HINT_CLOSEST.format(closest=describe(pairs))
+        if pairs
+        else errors.TASK_HINT_EMPTY
+    )
+    return errors.TaskNotFoundError(
+        errors.TASK_NOT_FOUND.format(task_id=task_id, hint=hint),
+        extra={"taskId": task_id, "closest": [p[0] for p in pairs]},
+    )
+
+
+async def task_get(room: RoomRef, *, task_id: str) -> dict[str, Any]:
+    raw = await store.task_get(room.keys, task_id)
+    if raw is None:
+        raise await task_not_found(room, task_id)
+    return task_from_json(raw)
+
+
+def _priority_key(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
+    index, task = item
+    p = task.get("priority")
+    return (float(p) if isinstance(p, int | float) else math.inf, index)
+
+
+async def task_list_unblocked(room: RoomRef, *, agent_id: str | None) -> list[dict[str, Any]]:
+    """Pending tasks whose every dependency exists and is done; a missing dependency is
+    unmet (seeds/000 §4.3), so an ill-formed plan stalls rather than proceeds."""
+    plan = await plan_get(room)
+    status = {t["id"]: t["status"] for t in plan["tasks"]}
+    ready = []
+    for index, task in enumerate(plan["tasks"]):
+        if task["status"] != "pending":
+            continue
+        if any(status.get(dep) != "done" for dep in task.get("depends_on") or []):
+            continue
+        if agent_id is not None and task.get("owner") not in (None, "", agent_id):
+            continue
+        ready.append((index, task))
+    return [t for _, t in sorted(ready, key=_priority_key)]
+
+
+async def task_list_for_agent(room: RoomRef, *, agent_id: str) -> list[dict[str, Any]]:
+    plan = await plan_get(room)
+    return [t for t in plan["tasks"] if t.get("owner") == agent_id]
+
+
+# --- Context ----------------------------------------------------------------------------
+
+
+async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFoundError:
+    entries = [context_from_json(e, p) for e, p in await store.context_all(room.keys)]
+    pairs = closest(
+        entry_id, [(e["id"], f"{e['type']}: {e.get('summary', '')[:60]}") for e in entries]
+    )
+    hint = (
+        errors.CONTEXT_HINT_CLOSEST.format(closest=describe(pairs))
+        if pairs
+        else errors.CONTEXT_HINT_EMPTY
+    )
+    return errors.ContextNotFoundError(
+        errors.CONTEXT_NOT_FOUND.format(entry_id=entry_id, hint=hint),
+        extra={"id": entry_id, "closest": [p[0] for p in pairs]},
+    )
+
+
+async def context_get(room: RoomRef, *, entry_id: str) -> dict[str, Any]:
+    found = await store.context_get(room.keys, entry_id)
+    if found is None:
+        raise await context_not_found(room, entry_id)
+    return context_from_json(*found)
+
+
+async def context_list(
+    room: RoomRef, *, type_: str | None, author: str | None
+) -> list[dict[str, Any]]:
+    """Newest first (roomd's order is undefined)."""
+    entries = [context_from_json(e, p) for e, p in await store.context_all(room.keys)]
+    return [
+        e
+        for e in entries
+        if (type_ is None or e["type"] == type_) and (author is None or e["author"] == author)
+    ]
+
+
+# --- Events -----------------------------------------------------------------------------
+
+
+async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundError:
+    if EVENT_ID_RE.match(event_id):
+        ms = event_ms(event_id)
+        before = await store.event_range(room.keys, start="-", end=f"{ms}-0", count=2, reverse=True)
+        after = await store.event_range(room.keys, start=f"{ms}-0", end="+", count=1, reverse=False)
+        near = list(reversed(before)) + after
+    else:
+        near = await store.event_range(room.keys, start="-", end="+", count=3, reverse=True)
+    pairs = [(eid, fields.get("type", "")) for eid, fields in near][:3]
+    hint = (
+        errors.EVENT_HINT_CLOSEST.format(closest=describe(pairs))
+        if pairs
+        else errors.EVENT_HINT_EMPTY
+    )
+    return errors.EventNotFoundError(
+        errors.EVENT_NOT_FOUND.format(event_id=event_id, hint=hint),
+        extra={"eventId": event_id, "closest": [p[0] for p in pairs]},
+    )
+
+
+def since_bound(since: str) -> str:
+    """The first stream id strictly after `since` (an event id or an ISO time)."""
+    if EVENT_ID_RE.match(since):
+        return f"({since}"
+    try:
+        ms = clock.ms_from_iso(since)
+    except ValueError:
+        raise errors.ToolArgumentsError(errors.SINCE_INVALID.format(since=since)) from None
+    return f"{max(ms, -1) + 1}-0"
+
+
+async def event_list(
+    room: RoomRef, *, since: str | None, limit: int, order: str
+) -> list[dict[str, Any]]:
+    """Newest `limit` first by default (roomd); with order="asc" and `since`, the first
+    `limit` after it, so a reader can page through the whole retained log."""
+    start = since_bound(since) if since else "-"
+    entries = await store.event_range(
+        room.keys, start=start, end="+", count=limit, reverse=(order == "desc")
+    )
+    return [event_from_entry(e) for e in entries]
+
+
+async def event_reads_get(room: RoomRef, *, event_id: str) -> dict[str, Any]:
+    if not EVENT_ID_RE.match(event_id) or await store.event_get(room.keys, event_id) is None:
+        raise await event_not_found(room, event_id)
+    raw = await store.event_reads(room.keys, event_id)
+    reads = json.loads(raw) if raw else []
+    if reads == {}:
+        reads = []
+    return {"eventId": event_id, "readBy": [r["agentId"] for r in reads], "reads": reads}
+
+
+# --- Presence ---------------------------------------------------------------------------
+
+
+def presence_rows(seen: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    online_ms = int(settings.PRESENCE_ONLINE_SECONDS) * 1000
+    now = clock.now_ms()
+    rows = [
+        {
+            "agentId": agent,
+            "status": "online" if now - ms <= online_ms else "offline",
+            "lastSeen": clock.iso_from_ms(ms),
+        }
+        for agent, ms in seen
+    ]
+    rows.sort(key=lambda r: (r["status"] != "online", r["agentId"]))
+    return rows
+
+
+async def presence_list(room: RoomRef) -> list[dict[str, Any]]:
+    return presence_rows(await store.presence_all(room.keys))
+
+
+# --- Locks, shared variables ------------------------------------------------------------
+
+
+async def lock_list(room: RoomRef) -> list[dict[str, Any]]:
+    now = clock.now_ms()
+    return [
+        {"resource": res, "owner": holder, "expiresAt": clock.iso_from_ms(now + remaining)}
+        for res, holder, remaining in await store.lock_all(room.keys, now_ms=now)
+    ]
+
+
+async def var_get(room: RoomRef, *, key: str) -> dict[str, Any]:
+    value = await store.var_get(room.keys, key)
+    return {"key": key, "value": value, "found": value is not None}
+
+
+async def var_list(room: RoomRef) -> dict[str, Any]:
+    found = await store.var_all(room.keys)
+    return {"vars": dict(sorted(found.items())), "count": len(found)}

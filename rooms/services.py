@@ -1,0 +1,343 @@
+"""Writes to a room: the domain rules, one atomic store step, and the announcement (the
+event) inside that same step, so no write is ever half-done."""
+
+from __future__ import annotations
+
+import secrets
+import string
+from typing import Any
+
+from pydantic import ValidationError
+
+from rooms import clock, errors, selectors, store
+from rooms.records import (
+    EVENT_ID_RE,
+    context_from_json,
+    dumps,
+    event_from_entry,
+    task_from_json,
+)
+from rooms.refs import RoomRef
+from rooms.schemas import CONTEXT_PAYLOADS
+
+_ID_ALPHABET = string.ascii_letters + string.digits
+UNNAMED_AGENT = "anonymous"
+
+
+def new_id(prefix: str) -> str:
+    """A short random id (`t_` + 12 chars for tasks, `c_` for context), unguessable enough
+    that two agents adding at once never collide."""
+    return prefix + "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
+
+
+def _who(room: RoomRef, claimed: str | None) -> str:
+    return room.bound_agent or claimed or UNNAMED_AGENT
+
+
+# --- Plan -------------------------------------------------------------------------------
+
+
+async def task_add(
+    room: RoomRef,
+    *,
+    title: str,
+    description: str,
+    depends_on: list[str],
+    priority: int | None,
+    agent_id: str | None,
+) -> dict[str, Any]:
+    """A new pending, unowned task. Unknown dependency ids are kept (a missing dependency
+    is unmet, seeds/000 §4.3) and listed in `warnings`."""
+    now = clock.now_iso()
+    task: dict[str, Any] = {
+        "id": new_id("t_"),
+        "title": title,
+        "description": description,
+        "status": "pending",
+        "owner": None,
+        "created_at": now,
+        "updated_at": now,
+        "depends_on": list(dict.fromkeys(depends_on)),
+    }
+    if priority is not None:
+        task["priority"] = priority
+    warnings: list[str] = []
+    if task["depends_on"]:
+        existing = {t["id"] for t in map(task_from_json, await store.task_all(room.keys))}
+        missing = [d for d in task["depends_on"] if d not in existing]
+        if missing:
+            warnings.append(
+                "depends_on names tasks that do not exist (yet): "
+                + ", ".join(missing)
+                + "; this task stays blocked until they exist and are done."
+            )
+    await store.task_add(
+        room.keys, task_id=task["id"], task_json=dumps(task), now_iso=now, by=_who(room, agent_id)
+    )
+    return {**task, "warnings": warnings} if warnings else task
+
+
+async def task_update(
+    room: RoomRef,
+    *,
+    task_id: str,
+    status: str,
+    owner_given: bool,
+    owner: str | None,
+    note: str | None,
+    description: str | None,
+    agent_id: str | None,
+) -> dict[str, Any]:
+    """One atomic step however many agents write at once: no lost update, no "busy"."""
+    changes: dict[str, Any] = {
+        "status": status,
+        "set_owner": owner_given,
+        "owner": owner or None,
+        "by": _who(room, agent_id or owner),
+    }
+    if note is not None:
+        changes["note"] = note
+    if description is not None:
+        changes["description"] = description
+    updated = await store.task_update(
+        room.keys, task_id=task_id, changes_json=dumps(changes), now_iso=clock.now_iso()
+    )
+    if updated is None:
+        raise await selectors.task_not_found(room, task_id)
+    return task_from_json(updated[0])
+
+
+# --- Context ----------------------------------------------------------------------------
+
+
+def _validate_payload(type_: str, payload: dict[str, Any]) -> None:
+    model = CONTEXT_PAYLOADS[type_]
+    try:
+        model.model_validate(payload)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"payload.{_loc(e['loc'])}: {e['msg']}" if e["loc"] else f"payload: {e['msg']}"
+            for e in exc.errors(include_url=False)
+        )
+        raise errors.ToolArgumentsError(
+            errors.CONTEXT_PAYLOAD_INVALID.format(type=type_, problems=problems),
+            extra={"fields": [_loc(e["loc"]) for e in exc.errors(include_url=False)]},
+        ) from None
+
+
+def _loc(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _recipient(consumers: list[str]) -> str:
+    return consumers[0] if len(consumers) == 1 else "all"
+
+
+async def context_write(
+    room: RoomRef,
+    *,
+    type_: str,
+    summary: str,
+    consuming_agents: list[str],
+    payload: dict[str, Any],
+    author: str,
+) -> dict[str, Any]:
+    """A typed entry at version 1.0; its consumers get a `context_available` event."""
+    _validate_payload(type_, payload)
+    author = _who(room, author)
+    consumers = list(dict.fromkeys(consuming_agents))
+    entry: dict[str, Any] = {
+        "id": new_id("c_"),
+        "type": type_,
+        "author": author,
+        "timestamp": clock.now_iso(),
+        "summary": summary,
+        "consuming_agents": consumers,
+        "version": "1.0",
+    }
+    note = {k: entry[k] for k in ("id", "type", "version", "summary", "author", "consuming_agents")}
+    await store.context_write(
+        room.keys,
+        entry_id=entry["id"],
+        entry_json=dumps(entry),
+        payload_json=dumps(payload),
+        author=author,
+        to=_recipient(consumers),
+        event_payload_json=dumps(note),
+    )
+    return {**entry, "payload": payload}
+
+
+async def context_update(
+    room: RoomRef,
+    *,
+    entry_id: str,
+    author: str,
+    summary: str | None,
+    consuming_agents: list[str] | None,
+    payload: dict[str, Any] | None,
+    expected_version: str | None,
+) -> dict[str, Any]:
+    """Bump the version (1.0 -> 1.1 -> ...), keep the previous one in history. Concurrent
+    updates each get their own version; with `expected_version` a stale writer is told."""
+    if payload is not None:
+        current = await store.context_get(room.keys, entry_id)
+        if current is None:
+            raise await selectors.context_not_found(room, entry_id)
+        # The type never changes, so validating against it before the atomic step is safe.
+        _validate_payload(context_from_json(*current)["type"], payload)
+    changes: dict[str, Any] = {"author": _who(room, author)}
+    if summary is not None:
+        changes["summary"] = summary
+    if consuming_agents is not None:
+        changes["consuming_agents"] = list(dict.fromkeys(consuming_agents))
+    result = await store.context_update(
+        room.keys,
+        entry_id=entry_id,
+        changes_json=dumps(changes),
+        payload_json=dumps(payload) if payload is not None else None,
+        expected_version=expected_version,
+        now_iso=clock.now_iso(),
+    )
+    if result is None:
+        raise await selectors.context_not_found(room, entry_id)
+    if isinstance(result, str):
+        raise errors.ContextVersionConflictError(
+            errors.CONTEXT_VERSION_CONFLICT.format(
+                entry_id=entry_id, current=result, expected=expected_version
+            ),
+            extra={"currentVersion": result},
+        )
+    return context_from_json(result.entry_json, result.payload_json)
+
+
+# --- Events -----------------------------------------------------------------------------
+
+
+async def event_post(
+    room: RoomRef,
+    *,
+    type_: str,
+    from_: str,
+    to: str,
+    payload: Any,
+    reply_to: str | None = None,
+) -> dict[str, Any]:
+    sender = _who(room, from_)
+    if reply_to is not None and not EVENT_ID_RE.match(reply_to):
+        raise await selectors.event_not_found(room, reply_to)
+    eid = await store.event_append(
+        room.keys, type_=type_, from_=sender, to=to, payload_json=dumps(payload), reply_to=reply_to
+    )
+    if eid is None:
+        assert reply_to is not None
+        raise await selectors.event_not_found(room, reply_to)
+    fields = {"type": type_, "from": sender, "to": to, "payload": dumps(payload)}
+    if reply_to:
+        fields["reply_to_id"] = reply_to
+    return event_from_entry((eid, fields))
+
+
+def _empty_reason(batch: store.UnreadBatch) -> str:
+    if batch.log_length == 0:
+        return "No unread events: this room's event log is empty."
+    return (
+        f"No unread events after your cursor {batch.cursor}; the log holds "
+        f"{batch.log_length} events and you have seen them all."
+    )
+
+
+async def event_take_unread(
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
+) -> dict[str, Any]:
+    """Events after the agent's cursor, oldest first; the cursor moves to the last one
+    returned in the same atomic step, so each event reaches each agent exactly once."""
+    batch = await store.event_read_unread(
+        room.keys, agent_id=_who(room, agent_id), limit=limit, addressed_only=addressed_only
+    )
+    result: dict[str, Any] = {
+        "events": [event_from_entry(e) for e in batch.events],
+        "cursor": batch.cursor,
+        "count": len(batch.events),
+    }
+    if not batch.events:
+        result["message"] = _empty_reason(batch)
+    return result
+
+
+async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> dict[str, Any]:
+    agent = _who(room, agent_id)
+    ok = EVENT_ID_RE.match(event_id) is not None and await store.event_mark_read(
+        room.keys, event_id=event_id, agent_id=agent, now_iso=clock.now_iso()
+    )
+    if not ok:
+        raise await selectors.event_not_found(room, event_id)
+    return {"eventId": event_id, "agentId": agent, "ok": True}
+
+
+async def agent_summary(room: RoomRef, *, agent_id: str) -> dict[str, Any]:
+    """The cold-start call: own tasks, unread events (consumed, like get_unread_events),
+    how many context entries changed since the agent last looked, and who is here."""
+    agent = _who(room, agent_id)
+    batch = await store.event_read_unread(room.keys, agent_id=agent, limit=50, addressed_only=False)
+    my_tasks = await selectors.task_list_for_agent(room, agent_id=agent)
+    presence = await selectors.presence_list(room)
+    return {
+        "agentId": agent,
+        "roomId": room.room_id,
+        "myTasks": my_tasks,
+        "unreadEvents": [event_from_entry(e) for e in batch.events],
+        "newContextCount": batch.context_changed,
+        "presence": presence,
+        "cursor": batch.cursor,
+    }
+
+
+# --- Presence, locks, shared variables ------------------------------------------------------
+
+
+async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> dict[str, Any]:
+    agent = _who(room, agent_id)
+    seen = await store.presence_beat(room.keys, agent_id=agent, now_ms=clock.now_ms())
+    return {"agentId": agent, "presence": selectors.presence_rows(seen)}
+
+
+async def lock_acquire(
+    room: RoomRef, *, resource: str, agent_id: str, ttl_seconds: int
+) -> dict[str, Any]:
+    agent = _who(room, agent_id)
+    now = clock.now_ms()
+    grant = await store.lock_acquire(
+        room.keys, resource=resource, agent_id=agent, ttl_ms=ttl_seconds * 1000, now_ms=now
+    )
+    return {
+        "acquired": grant.acquired,
+        "resource": resource,
+        "holder": grant.holder,
+        "ttlSeconds": ttl_seconds if grant.acquired else -(-grant.remaining_ms // 1000),
+        "expiresAt": clock.iso_from_ms(now + grant.remaining_ms),
+        "fencingToken": grant.token,
+    }
+
+
+async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> dict[str, Any]:
+    released, holder = await store.lock_release(
+        room.keys, resource=resource, agent_id=_who(room, agent_id)
+    )
+    result: dict[str, Any] = {"released": released, "resource": resource}
+    if not released:
+        result["holder"] = holder
+        result["message"] = (
+            f'"{resource}" is held by {holder}; only the holder can release it.'
+            if holder
+            else f'"{resource}" is not locked (it may have expired).'
+        )
+    return result
+
+
+async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> dict[str, Any]:
+    await store.var_set(room.keys, key=key, value=value, agent_id=_who(room, agent_id))
+    return {"key": key, "value": value}

@@ -1,0 +1,74 @@
+"""Test wiring: a real Redis (REDIS_URL, or the embedded server started here) under a key
+prefix of this run's own, removed at the end; never a flush of data we did not write."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from django.conf import settings
+
+from config.embedded_redis import EmbeddedRedis
+
+RUN_PREFIX = f"rstest-{secrets.token_hex(4)}"
+_embedded: EmbeddedRedis | None = None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _embedded
+    if not os.environ.get("REDIS_URL"):
+        _embedded = EmbeddedRedis(
+            folder=Path(tempfile.mkdtemp(prefix="rs-redis-")), persistent=False
+        )
+        os.environ["REDIS_URL"] = _embedded.start()
+    settings.REDIS_URL = os.environ["REDIS_URL"]
+    settings.REDIS_KEY_PREFIX = RUN_PREFIX
+    os.environ["REDIS_KEY_PREFIX"] = RUN_PREFIX
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    try:
+        r = redis.Redis.from_url(os.environ["REDIS_URL"])
+        for key in r.scan_iter(match=f"{RUN_PREFIX}:*", count=1000):
+            r.delete(key)
+        r.close()
+    except redis.RedisError:
+        pass
+    if _embedded is not None:
+        _embedded.stop()
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+async def redis_client_closed() -> AsyncIterator[None]:
+    """Close this test's event-loop Redis pool at teardown (a pool cannot outlive its loop)."""
+    from rooms import store
+
+    yield
+    await store.close_client()
+
+
+def new_room_id(label: str = "room") -> str:
+    return f"{label}-{secrets.token_hex(5)}"
+
+
+@pytest.fixture
+def room_id() -> str:
+    return new_room_id()
+
+
+@pytest.fixture
+def sync_redis() -> Iterator[redis.Redis]:
+    """A plain client for assertions on what the store wrote (tests only)."""
+    r = redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+    yield r
+    r.close()

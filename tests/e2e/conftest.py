@@ -1,0 +1,97 @@
+"""A real server for whole-service tests: `python -m config.serve` on a free port, the same
+Redis as the rest of the suite, its own SQLite database and var folder."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+TEAM_A_SECRET = "e2e-secret-team-a-0123456789"
+TEAM_B_SECRET = "e2e-secret-team-b-0123456789"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class RunningServer:
+    url: str
+    process: subprocess.Popen[bytes]
+    var_dir: Path
+    log: Path
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.url}/mcp"
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return int(self.process.returncode)
+
+
+def start_server(
+    env_extra: dict[str, str] | None = None, var_dir: Path | None = None
+) -> RunningServer:
+    port = free_port()
+    var = var_dir or Path(tempfile.mkdtemp(prefix="rs-e2e-"))
+    env = {
+        **os.environ,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "API_KEYS": f"team-a:{TEAM_A_SECRET},team-b:{TEAM_B_SECRET}",
+        "ROOMSERVICE_VAR_DIR": str(var),
+        "DATABASE_URL": f"sqlite:///{var / 'db.sqlite3'}",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+    }
+    env.update(env_extra or {})
+    log = var / "server.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "config.serve"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited early:\n{log.read_text()[-4000:]}")
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                return RunningServer(url=url, process=process, var_dir=var, log=log)
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)  # bounded wait for the port to open, not a sleep to make a test pass
+    process.kill()
+    raise RuntimeError(f"server did not answer /health:\n{log.read_text()[-4000:]}")
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[RunningServer]:
+    running = start_server()
+    yield running
+    running.stop()
