@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("ROOMSERVICE_VAR_DIR", BASE_DIR / "var"))
@@ -29,7 +30,12 @@ def env_int(name: str, default: int) -> int:
 
 
 DEBUG = env_bool("DEBUG", False)
-SECRET_KEY = os.environ.get("SECRET_KEY") or "dev-only-insecure-secret-key-change-me-in-production"
+PRODUCTION = env_bool("PRODUCTION", False)
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if PRODUCTION:
+        raise ImproperlyConfigured("SECRET_KEY must be set when PRODUCTION=1")
+    SECRET_KEY = "dev-only-insecure-secret-key-change-me-in-production"
 ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h]
 
 INSTALLED_APPS = [

@@ -9,7 +9,14 @@ from typing import Any
 from rooms import clock
 from rooms.store import StreamEntry
 
-EVENT_ID_RE = re.compile(r"^\d{1,20}-\d{1,20}$")
+EVENT_ID_RE = re.compile(r"^(\d{1,20})-(\d{1,20})$")
+_U64 = 2**64
+
+
+def is_event_id(value: str) -> bool:
+    """A well-formed Redis stream id (both parts fit in 64 bits), so Redis never sees junk."""
+    m = EVENT_ID_RE.match(value)
+    return m is not None and int(m.group(1)) < _U64 and int(m.group(2)) < _U64
 
 
 def task_from_json(raw: str) -> dict[str, Any]:

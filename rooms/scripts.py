@@ -20,11 +20,13 @@ end
 local function touch(ttl, first, last)
   for i = first, last do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
+-- A stream id as one sortable number (ms * 1000 + seq), formatted with every digit:
+-- Lua's default number-to-text keeps only 14 digits, which would drop the seq.
 local function id_score(id)
   local ms, seq = string.match(id, '^(%d+)-(%d+)$')
   local s = tonumber(seq)
   if s > 999 then s = 999 end
-  return tonumber(ms) * 1000 + s
+  return string.format('%.17g', tonumber(ms) * 1000 + s)
 end
 """
 
@@ -212,7 +214,9 @@ return {1, eid}
 # ARGV[1] agent id, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent or "all",
 # ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips count)
 # -> {cursor after the call, previous cursor, events in the log, context entries changed
-#     after the previous cursor, entry, entry, ...} where entry = {id, {field, value, ...}}
+#     after the previous cursor, 1 if the scan stopped at ARGV[5] before finding `limit`
+#     events (call again: more may follow), entry, entry, ...}
+#    where entry = {id, {field, value, ...}}
 # Why one script: reading after the cursor and moving it must be one step, or two calls by
 # the same agent at once could both read the same batch (roomd's duplicate delivery).
 READ_UNREAD_SCRIPT = (
@@ -257,7 +261,9 @@ if last then
   redis.call('HSET', KEYS[2], ARGV[1], last)
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
-local result = {cursor, previous, redis.call('XLEN', KEYS[1]), changed}
+local capped = 0
+if scanned >= scan_cap and #out < limit then capped = 1 end
+local result = {cursor, previous, redis.call('XLEN', KEYS[1]), changed, capped}
 for _, e in ipairs(out) do table.insert(result, e) end
 return result
 """

@@ -11,10 +11,9 @@ from django.conf import settings
 
 from rooms import clock, errors, store
 from rooms.records import (
-    EVENT_ID_RE,
     context_from_json,
     event_from_entry,
-    event_ms,
+    is_event_id,
     task_from_json,
 )
 from rooms.refs import RoomRef
@@ -125,10 +124,13 @@ async def context_list(
 
 
 async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundError:
-    if EVENT_ID_RE.match(event_id):
-        ms = event_ms(event_id)
-        before = await store.event_range(room.keys, start="-", end=f"{ms}-0", count=2, reverse=True)
-        after = await store.event_range(room.keys, start=f"{ms}-0", end="+", count=1, reverse=False)
+    if is_event_id(event_id):
+        before = await store.event_range(
+            room.keys, start="-", end=f"({event_id}", count=2, reverse=True
+        )
+        after = await store.event_range(
+            room.keys, start=f"({event_id}", end="+", count=1, reverse=False
+        )
         near = list(reversed(before)) + after
     else:
         near = await store.event_range(room.keys, start="-", end="+", count=3, reverse=True)
@@ -146,7 +148,7 @@ async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundE
 
 def since_bound(since: str) -> str:
     """The first stream id strictly after `since` (an event id or an ISO time)."""
-    if EVENT_ID_RE.match(since):
+    if is_event_id(since):
         return f"({since}"
     try:
         ms = clock.ms_from_iso(since)
@@ -168,7 +170,7 @@ async def event_list(
 
 
 async def event_reads_get(room: RoomRef, *, event_id: str) -> dict[str, Any]:
-    if not EVENT_ID_RE.match(event_id) or await store.event_get(room.keys, event_id) is None:
+    if not is_event_id(event_id) or await store.event_get(room.keys, event_id) is None:
         raise await event_not_found(room, event_id)
     raw = await store.event_reads(room.keys, event_id)
     reads = json.loads(raw) if raw else []

@@ -11,10 +11,10 @@ from pydantic import ValidationError
 
 from rooms import clock, errors, selectors, store
 from rooms.records import (
-    EVENT_ID_RE,
     context_from_json,
     dumps,
     event_from_entry,
+    is_event_id,
     task_from_json,
 )
 from rooms.refs import RoomRef
@@ -227,7 +227,7 @@ async def event_post(
     reply_to: str | None = None,
 ) -> dict[str, Any]:
     sender = _who(room, from_)
-    if reply_to is not None and not EVENT_ID_RE.match(reply_to):
+    if reply_to is not None and not is_event_id(reply_to):
         raise await selectors.event_not_found(room, reply_to)
     eid = await store.event_append(
         room.keys, type_=type_, from_=sender, to=to, payload_json=dumps(payload), reply_to=reply_to
@@ -270,7 +270,7 @@ async def event_take_unread(
 
 async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> dict[str, Any]:
     agent = _who(room, agent_id)
-    ok = EVENT_ID_RE.match(event_id) is not None and await store.event_mark_read(
+    ok = is_event_id(event_id) and await store.event_mark_read(
         room.keys, event_id=event_id, agent_id=agent, now_iso=clock.now_iso()
     )
     if not ok:

@@ -40,12 +40,16 @@ def client() -> aioredis.Redis:
     loop = asyncio.get_running_loop()
     found = _clients.get(loop)
     if found is None:
-        found = aioredis.Redis.from_url(
+        # A blocking pool: a burst of requests beyond max_connections waits for a free
+        # connection instead of failing (no "busy, retry" under load).
+        pool = aioredis.BlockingConnectionPool.from_url(
             redis_url(),
             decode_responses=True,
             max_connections=settings.REDIS_MAX_CONNECTIONS,
+            timeout=30,
             health_check_interval=30,
         )
+        found = aioredis.Redis(connection_pool=pool)
         _clients[loop] = found
     return found
 
@@ -316,21 +320,49 @@ class UnreadBatch:
     events: list[StreamEntry]
 
 
+UNREAD_SCAN_STEP = 1000
+
+
 async def event_read_unread(
     keys: RoomKeys, *, agent_id: str, limit: int, addressed_only: bool
 ) -> UnreadBatch:
-    res = await _run(
-        scripts.READ_UNREAD_SCRIPT,
-        [keys.events, keys.cursors, keys.context_changed],
-        [agent_id, limit, "1" if addressed_only else "0", _ttl(), max(limit * 20, 1000)],
-    )
-    return UnreadBatch(
-        cursor=str(res[0]),
-        previous_cursor=str(res[1]),
-        log_length=int(res[2]),
-        context_changed=int(res[3]),
-        events=[_entry(e) for e in res[4:]],
-    )
+    """Take up to `limit` events after the agent's cursor, moving it atomically.
+
+    With `addressed_only`, events for others are skipped; one script call scans at most
+    UNREAD_SCAN_STEP entries (so Redis is never blocked for long), and we call again while
+    it stopped at that bound, each step atomic and exactly-once on its own range.
+    """
+    events: list[StreamEntry] = []
+    first: UnreadBatch | None = None
+    while True:
+        res = await _run(
+            scripts.READ_UNREAD_SCRIPT,
+            [keys.events, keys.cursors, keys.context_changed],
+            [
+                agent_id,
+                limit - len(events),
+                "1" if addressed_only else "0",
+                _ttl(),
+                UNREAD_SCAN_STEP,
+            ],
+        )
+        step = UnreadBatch(
+            cursor=str(res[0]),
+            previous_cursor=str(res[1]),
+            log_length=int(res[2]),
+            context_changed=int(res[3]),
+            events=[_entry(e) for e in res[5:]],
+        )
+        first = first or step
+        events += step.events
+        if int(res[4]) == 0 or len(events) >= limit:
+            return UnreadBatch(
+                cursor=step.cursor,
+                previous_cursor=first.previous_cursor,
+                log_length=step.log_length,
+                context_changed=first.context_changed,
+                events=events,
+            )
 
 
 async def event_mark_read(keys: RoomKeys, *, event_id: str, agent_id: str, now_iso: str) -> bool:

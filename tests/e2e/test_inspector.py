@@ -1,0 +1,97 @@
+"""The MCP Inspector CLI (the protocol's reference debugging client) works unchanged."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import new_room_id
+from tests.e2e.conftest import ROOT, TEAM_A_SECRET, RunningServer
+
+pytestmark = pytest.mark.e2e
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+INSTALL_DIR = ROOT / "var" / "inspector"
+
+
+@pytest.fixture(scope="module")
+def inspector() -> Path:
+    binary = INSTALL_DIR / "node_modules" / ".bin" / "mcp-inspector"
+    if binary.exists():
+        return binary
+    if not shutil.which("npm"):
+        pytest.skip("npm is not installed, so the MCP Inspector CLI cannot be fetched")
+    INSTALL_DIR.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(
+        [
+            "npm",
+            "install",
+            "--prefix",
+            str(INSTALL_DIR),
+            "--no-audit",
+            "--no-fund",
+            "--prefer-offline",
+            INSPECTOR,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    if result.returncode != 0 or not binary.exists():
+        pytest.skip(f"could not install the MCP Inspector: {result.stderr[-500:]}")
+    return binary
+
+
+def run(inspector: Path, server: RunningServer, *args: str) -> dict[str, object]:
+    result = subprocess.run(
+        [
+            str(inspector),
+            "--cli",
+            server.mcp_url,
+            "--transport",
+            "http",
+            "--header",
+            f"Authorization: Bearer {TEAM_A_SECRET}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_inspector_cli_lists_and_calls_tools(inspector: Path, server: RunningServer) -> None:
+    listed = run(inspector, server, "--method", "tools/list")
+    assert len(listed["tools"]) == 25  # type: ignore[arg-type]
+    room = new_room_id("inspector")
+    added = run(
+        inspector,
+        server,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "add_task",
+        "--tool-arg",
+        f"roomId={room}",
+        "title=from the inspector",
+    )
+    assert added["isError"] is False
+    assert added["structuredContent"]["title"] == "from the inspector"  # type: ignore[index]
+    plan = run(
+        inspector,
+        server,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "read_plan",
+        "--tool-arg",
+        f"roomId={room}",
+    )
+    assert [t["title"] for t in plan["structuredContent"]["tasks"]] == ["from the inspector"]  # type: ignore[index]

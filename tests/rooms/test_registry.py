@@ -1,0 +1,440 @@
+"""The tool table (rooms/registry.py): the pinned list of tool names, their input schemas,
+argument validation with size limits, and the same answer for a room that is missing,
+another team's, or refused by the door."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import redis
+
+from rooms import errors, registry, schemas, selectors, services
+from rooms.keys import RoomKeys
+from rooms.refs import RoomRef
+from tenants.access import room_access
+from tenants.auth import Caller
+
+pytestmark = pytest.mark.anyio
+
+TOOL_NAMES = [
+    "read_plan",
+    "add_task",
+    "update_task",
+    "get_task",
+    "get_unblocked_tasks",
+    "get_my_tasks",
+    "get_my_summary",
+    "write_context",
+    "read_context",
+    "list_context",
+    "update_context",
+    "post_event",
+    "read_events",
+    "get_unread_events",
+    "mark_event_read",
+    "get_event_reads",
+    "reply_to_event",
+    "heartbeat",
+    "get_presence",
+    "acquire_lock",
+    "release_lock",
+    "list_locks",
+    "set_shared_var",
+    "get_shared_var",
+    "list_shared_vars",
+]
+
+NOTE = {"text": "hello"}
+
+# Valid arguments (besides roomId) for every tool: validation passes, so what a call meets
+# next is the door's access check.
+VALID_ARGS: dict[str, dict[str, Any]] = {
+    "read_plan": {},
+    "add_task": {"title": "t", "description": "d"},
+    "update_task": {"taskId": "t_abcdefghijkl", "status": "done"},
+    "get_task": {"taskId": "t_abcdefghijkl"},
+    "get_unblocked_tasks": {},
+    "get_my_tasks": {"agentId": "alice"},
+    "get_my_summary": {"agentId": "alice"},
+    "write_context": {
+        "type": "note",
+        "summary": "s",
+        "consuming_agents": ["bob"],
+        "payload": NOTE,
+        "author": "alice",
+    },
+    "read_context": {"id": "c_abcdefghijkl"},
+    "list_context": {},
+    "update_context": {"id": "c_abcdefghijkl", "author": "alice", "summary": "s2"},
+    "post_event": {"type": "ping", "from": "alice", "to": "all", "payload": {}},
+    "read_events": {},
+    "get_unread_events": {"agentId": "alice"},
+    "mark_event_read": {"eventId": "1-0", "agentId": "alice"},
+    "get_event_reads": {"eventId": "1-0"},
+    "reply_to_event": {"replyToId": "1-0", "type": "pong", "from": "bob", "payload": {}},
+    "heartbeat": {"agentId": "alice"},
+    "get_presence": {},
+    "acquire_lock": {"resource": "db", "agentId": "alice"},
+    "release_lock": {"resource": "db", "agentId": "alice"},
+    "list_locks": {},
+    "set_shared_var": {"key": "port", "value": "3000", "agentId": "alice"},
+    "get_shared_var": {"key": "port"},
+    "list_shared_vars": {},
+}
+
+TEAM_A = Caller(team_id="team-a", kind="static", credential_id="static:team-a")
+TEAM_B = Caller(team_id="team-b", kind="static", credential_id="static:team-b")
+
+
+def door(room: RoomRef) -> registry.RoomAccess:
+    async def access(room_id: str, write: bool) -> RoomRef:
+        assert room_id == room.room_id
+        return room
+
+    return access
+
+
+async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgumentsError:
+    async def never(room_id: str, write: bool) -> RoomRef:
+        raise AssertionError("the access check ran before the arguments were validated")
+
+    with pytest.raises(errors.ToolArgumentsError) as caught:
+        await registry.tool_invoke(name, arguments, never)
+    return caught.value
+
+
+# --- the table --------------------------------------------------------------------------
+
+
+def test_the_tool_names_are_exactly_the_25_of_the_protocol() -> None:
+    assert [t.name for t in registry.TOOLS] == TOOL_NAMES
+    assert sorted(registry.TOOLS_BY_NAME) == sorted(TOOL_NAMES)
+    assert set(VALID_ARGS) == set(TOOL_NAMES)
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+def test_every_input_schema_forbids_extra_properties_and_requires_room_id(name: str) -> None:
+    schema = registry.tool_get(name).input_schema()
+
+    assert schema["type"] == "object"
+    assert schema["additionalProperties"] is False
+    assert "roomId" in schema["required"]
+    assert schema["properties"]["roomId"]["pattern"] == schemas.ROOM_ID_PATTERN
+    json.dumps(schema)
+
+
+def test_schemas_use_the_wire_names_of_arguments() -> None:
+    post = registry.tool_get("post_event").input_schema()
+    reply = registry.tool_get("reply_to_event").input_schema()
+
+    assert "from" in post["properties"] and "from_" not in post["properties"]
+    assert "from" in reply["properties"] and "from" in reply["required"]
+    assert "depends_on" in registry.tool_get("add_task").input_schema()["properties"]
+    assert "consuming_agents" in registry.tool_get("write_context").input_schema()["properties"]
+
+
+def test_every_tool_has_a_description_for_the_agent() -> None:
+    for tool in registry.TOOLS:
+        assert len(tool.description) > 15, tool.name
+
+
+def test_read_only_flags_match_what_the_tool_does() -> None:
+    readers = {t.name for t in registry.TOOLS if t.read_only}
+
+    assert readers == {
+        "read_plan",
+        "get_task",
+        "get_unblocked_tasks",
+        "get_my_tasks",
+        "get_my_summary",
+        "read_context",
+        "list_context",
+        "read_events",
+        "get_unread_events",
+        "get_event_reads",
+        "get_presence",
+        "list_locks",
+        "get_shared_var",
+        "list_shared_vars",
+    }
+
+
+async def test_unknown_tool_is_refused_listing_the_tools(room: RoomRef) -> None:
+    with pytest.raises(errors.UnknownToolError) as caught:
+        await registry.tool_invoke("read_plans", {"roomId": room.room_id}, door(room))
+
+    assert "'read_plans'" in caught.value.message
+    for name in TOOL_NAMES:
+        assert name in caught.value.message
+
+
+# --- unknown and missing arguments ------------------------------------------------------
+
+
+async def test_unknown_argument_is_refused_naming_the_allowed_ones() -> None:
+    exc = await refused_parse("heartbeat", {"roomId": "room-1", "agentID": "alice"})
+
+    assert "unknown argument 'agentID' (allowed: roomId, agentId)" in exc.message
+    assert "agentId: required" in exc.message
+    assert sorted(exc.extra["fields"]) == ["agentID", "agentId"]
+
+
+async def test_unknown_argument_of_a_tool_with_an_aliased_field_lists_the_wire_name() -> None:
+    exc = await refused_parse(
+        "post_event", {"roomId": "room-1", "type": "x", "from_": "alice", "to": "all"}
+    )
+
+    assert "unknown argument 'from_' (allowed: roomId, type, from, to, payload)" in exc.message
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+async def test_every_tool_refuses_an_unknown_argument(name: str) -> None:
+    exc = await refused_parse(name, {"roomId": "room-1", **VALID_ARGS[name], "bogus": 1})
+
+    assert "unknown argument 'bogus' (allowed: roomId" in exc.message
+
+
+async def test_arguments_that_are_not_an_object_are_refused() -> None:
+    exc = await refused_parse("read_plan", ["room-1"])  # type: ignore[arg-type]
+
+    assert exc.message == registry.NOT_AN_OBJECT.format(kind="list")
+
+
+async def test_invalid_status_is_refused() -> None:
+    exc = await refused_parse(
+        "update_task", {"roomId": "room-1", "taskId": "t_1", "status": "finished"}
+    )
+
+    assert "status: " in exc.message
+    assert exc.extra["fields"] == ["status"]
+
+
+# --- size limits ------------------------------------------------------------------------
+
+BIG_PAYLOAD = {"text": "x" * 64_000}  # 64,013 characters of JSON
+
+SIZE_CASES: list[tuple[str, dict[str, Any], str, str]] = [
+    ("add_task", {"title": "x" * 501, "description": ""}, "title", "500"),
+    ("add_task", {"title": "t", "description": "x" * 16_001}, "description", "16000"),
+    (
+        "add_task",
+        {"title": "t", "description": "", "depends_on": [f"t_{i}" for i in range(101)]},
+        "depends_on",
+        "100",
+    ),
+    ("update_task", {"taskId": "t_1", "status": "done", "note": "x" * 16_001}, "note", "16000"),
+    (
+        "update_task",
+        {"taskId": "t_1", "status": "done", "description": "x" * 16_001},
+        "description",
+        "16000",
+    ),
+    (
+        "write_context",
+        {**VALID_ARGS["write_context"], "summary": "x" * 4_001},
+        "summary",
+        "4000",
+    ),
+    (
+        "write_context",
+        {**VALID_ARGS["write_context"], "payload": BIG_PAYLOAD},
+        "payload",
+        "64000",
+    ),
+    (
+        "write_context",
+        {**VALID_ARGS["write_context"], "consuming_agents": [f"a{i}" for i in range(51)]},
+        "consuming_agents",
+        "50",
+    ),
+    (
+        "update_context",
+        {**VALID_ARGS["update_context"], "payload": BIG_PAYLOAD},
+        "payload",
+        "64000",
+    ),
+    (
+        "update_context",
+        {**VALID_ARGS["update_context"], "consuming_agents": [f"a{i}" for i in range(51)]},
+        "consuming_agents",
+        "50",
+    ),
+    ("post_event", {**VALID_ARGS["post_event"], "payload": BIG_PAYLOAD}, "payload", "64000"),
+    (
+        "post_event",
+        {**VALID_ARGS["post_event"], "payload": ["x" * 63_990, "y" * 10]},
+        "payload",
+        "64000",
+    ),
+    (
+        "reply_to_event",
+        {**VALID_ARGS["reply_to_event"], "payload": BIG_PAYLOAD},
+        "payload",
+        "64000",
+    ),
+    ("set_shared_var", {**VALID_ARGS["set_shared_var"], "value": "x" * 4_097}, "value", "4096"),
+    ("heartbeat", {"agentId": "a" * 129}, "agentId", "128"),
+    ("acquire_lock", {"resource": "r" * 129, "agentId": "alice"}, "resource", "128"),
+    (
+        "acquire_lock",
+        {"resource": "db", "agentId": "alice", "ttlSeconds": 301},
+        "ttlSeconds",
+        "300",
+    ),
+    ("read_events", {"limit": 101}, "limit", "100"),
+    ("get_unread_events", {"agentId": "alice", "limit": 101}, "limit", "100"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "field", "limit"),
+    SIZE_CASES,
+    ids=[f"{n}.{f}" for n, _, f, _ in SIZE_CASES],
+)
+async def test_over_a_size_limit_is_refused_naming_the_field_and_the_limit(
+    name: str, arguments: dict[str, Any], field: str, limit: str
+) -> None:
+    exc = await refused_parse(name, {"roomId": "room-1", **arguments})
+
+    assert exc.extra["fields"] == [field]
+    assert f"{field}: " in exc.message
+    assert limit in exc.message.replace(",", "")
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("add_task", {"title": "x" * 500, "description": "x" * 16_000}),
+        (
+            "add_task",
+            {"title": "t", "description": "", "depends_on": [f"t_{i}" for i in range(100)]},
+        ),
+        ("set_shared_var", {**VALID_ARGS["set_shared_var"], "value": "x" * 4_096}),
+        (
+            "write_context",
+            {**VALID_ARGS["write_context"], "consuming_agents": [f"a{i}" for i in range(50)]},
+        ),
+        ("post_event", {**VALID_ARGS["post_event"], "payload": {"text": "x" * 63_987}}),
+    ],
+    ids=["title-and-description", "depends_on", "value", "consuming_agents", "payload"],
+)
+async def test_exactly_at_a_size_limit_is_accepted(
+    room: RoomRef, name: str, arguments: dict[str, Any]
+) -> None:
+    result = await registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, door(room))
+
+    assert result
+
+
+# --- roomId -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "room_id",
+    ["a", "Room-1", "-room", "_room", "room.1", "room 1", "r" * 65, "", "room__1", "a__"],
+)
+@pytest.mark.parametrize("name", ["read_plan", "add_task", "heartbeat"])
+async def test_a_bad_room_id_is_refused(name: str, room_id: str) -> None:
+    exc = await refused_parse(name, {**VALID_ARGS[name], "roomId": room_id})
+
+    assert exc.extra["fields"] == ["roomId"]
+    assert "roomId: " in exc.message
+
+
+async def test_double_underscore_in_a_room_id_is_refused_saying_why() -> None:
+    exc = await refused_parse("read_plan", {"roomId": "team__room"})
+
+    assert "'__'" in exc.message
+
+
+async def test_missing_room_id_is_refused() -> None:
+    exc = await refused_parse("read_plan", {})
+
+    assert exc.message == "Invalid arguments: roomId: required."
+
+
+@pytest.mark.parametrize("room_id", ["ab", "a" * 64, "0-room_x", "r_1-2"])
+async def test_a_good_room_id_reaches_the_access_check(room_id: str) -> None:
+    seen: list[tuple[str, bool]] = []
+
+    async def access(rid: str, write: bool) -> RoomRef:
+        seen.append((rid, write))
+        raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
+
+    with pytest.raises(errors.RoomAccessError):
+        await registry.tool_invoke("add_task", {"roomId": room_id, "title": "t"}, access)
+
+    assert seen == [(room_id, True)]
+
+
+# --- one answer for missing, foreign and refused rooms --------------------------------------
+
+
+@pytest.mark.parametrize("name", TOOL_NAMES)
+async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_missing_room(
+    name: str, room: RoomRef, sync_redis: redis.Redis
+) -> None:
+    # `room` is team-a's; give it some state so a leak would show.
+    await services.task_add(
+        room, title="secret", description="", depends_on=[], priority=None, agent_id="a"
+    )
+    events_before = await selectors.event_list(room, since=None, limit=100, order="asc")
+    arguments = {"roomId": room.room_id, **VALID_ARGS[name]}
+
+    async def refusing(room_id: str, write: bool) -> RoomRef:
+        raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
+
+    async def as_team_b(room_id: str, write: bool) -> RoomRef:
+        return await room_access(TEAM_B, room_id, write)
+
+    async def invite_to_missing_room(room_id: str, write: bool) -> RoomRef:
+        # An invite never claims, so a room nobody owns stays missing.
+        return await room_access(
+            Caller(team_id="team-a", kind="invite", allowed_room=room_id), room_id, write
+        )
+
+    missing_arguments = {**arguments, "roomId": "missing-" + room.room_id}
+    caught: list[errors.DomainError] = []
+    for access, args in (
+        (refusing, arguments),
+        (as_team_b, arguments),
+        (invite_to_missing_room, missing_arguments),
+    ):
+        with pytest.raises(errors.RoomAccessError) as exc:
+            await registry.tool_invoke(name, args, access)
+        caught.append(exc.value)
+
+    assert [e.message for e in caught] == [errors.ROOM_ACCESS_DENIED] * 3
+    assert {(type(e), e.code, e.status, json.dumps(e.extra)) for e in caught} == {
+        (errors.RoomAccessError, "room_not_found", 404, "{}")
+    }
+    # Nothing was written to the room the other team tried.
+    assert await selectors.event_list(room, since=None, limit=100, order="asc") == events_before
+    # The foreign room still belongs to team-a, and the missing room was not claimed.
+    assert sync_redis.get(room.keys.owner) == "team-a"
+    assert sync_redis.exists(*RoomKeys(missing_arguments["roomId"]).durable()) == 0
+
+
+async def test_foreign_room_access_stays_refused_for_reads_and_writes(room: RoomRef) -> None:
+    for write in (False, True):
+        with pytest.raises(errors.RoomAccessError) as caught:
+            await room_access(TEAM_B, room.room_id, write)
+        assert caught.value.message == errors.ROOM_ACCESS_DENIED
+
+    owner = await room_access(TEAM_A, room.room_id, True)
+    assert owner.room_id == room.room_id
+
+
+async def test_read_only_caller_may_not_call_a_writing_tool(room: RoomRef) -> None:
+    reader = Caller(team_id="team-a", kind="key", read_only=True)
+
+    async def access(room_id: str, write: bool) -> RoomRef:
+        return await room_access(reader, room_id, write)
+
+    plan = await registry.tool_invoke("read_plan", {"roomId": room.room_id}, access)
+    with pytest.raises(errors.ReadOnlyCallerError):
+        await registry.tool_invoke("add_task", {"roomId": room.room_id, "title": "t"}, access)
+
+    assert plan["tasks"] == []

@@ -1,0 +1,51 @@
+"""Rooms expire after the idle TTL, and every use refreshes it (DESIGN.md §2)."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from rooms import services
+from rooms.refs import RoomRef
+from tenants.access import room_access
+from tests.rooms.conftest import TEAM
+
+pytestmark = pytest.mark.anyio
+THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000
+
+
+async def test_every_room_key_carries_the_idle_ttl_and_use_refreshes_it(
+    room: RoomRef, sync_redis: redis.Redis
+) -> None:
+    task = await services.task_add(
+        room, title="t", description="", depends_on=[], priority=None, agent_id="a"
+    )
+    await services.task_update(
+        room,
+        task_id=task["id"],
+        status="done",
+        owner_given=False,
+        owner=None,
+        note="n",
+        description=None,
+        agent_id="a",
+    )
+    await services.context_write(
+        room, type_="note", summary="s", consuming_agents=["b"], payload={"text": "x"}, author="a"
+    )
+    await services.event_take_unread(room, agent_id="a", limit=10, addressed_only=False)
+    await services.presence_heartbeat(room, agent_id="a")
+    await services.var_set(room, key="port", value="3000", agent_id="a")
+    await services.lock_acquire(room, resource="plan", agent_id="a", ttl_seconds=30)
+
+    keys = [k for k in room.keys.durable() if sync_redis.exists(k)]
+    assert len(keys) >= 12
+    for key in keys:
+        assert THIRTY_DAYS_MS - 60_000 < sync_redis.pttl(key) <= THIRTY_DAYS_MS, key
+
+    # Shorten them, as if the room had sat unused; the next access puts them back.
+    for key in keys:
+        sync_redis.pexpire(key, 5_000)
+    await room_access(TEAM, room.room_id, False)
+    for key in keys:
+        assert sync_redis.pttl(key) > THIRTY_DAYS_MS - 60_000, key
