@@ -87,6 +87,16 @@ DATABASES = {
         conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # Writers take the lock when their transaction begins, so a check-then-insert (the
+    # per-team room cap) cannot interleave; wait for the lock instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"transaction_mode": "IMMEDIATE", "timeout": 30}
+    )
+    # The test database is a file, not shared-cache memory: threads and the end-to-end
+    # servers then see it with ordinary locking.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-roomservice.sqlite3")}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 LANGUAGE_CODE = "en-us"
@@ -112,6 +122,15 @@ ROOM_EVENT_CAP = env_int("ROOM_EVENT_CAP", 100_000)
 PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
 
 # --- Access ---------------------------------------------------------------------------
+# The protocol's rule: the first team to touch an unknown room id owns it. Off: rooms are
+# created only through the API or the dashboard, and an unknown id answers exactly like
+# another team's room (no existence oracle, no squatting; seeds/000 §8.5).
+ROOM_CLAIM_ON_FIRST_TOUCH = env_bool("ROOM_CLAIM_ON_FIRST_TOUCH", True)
+# Tool calls a minute per team (and per invite), sliding window; 0 turns limiting off.
+RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600)
+RATE_LIMIT_INVITE_PER_MINUTE = env_int("RATE_LIMIT_INVITE_PER_MINUTE", 600)
+# The limiter's Redis (default: REDIS_URL). When it fails, requests go through (fail open).
+RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL", "")
 # Static team keys, "team:secret,team2:secret2" (seeds/000 §8.1).
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.

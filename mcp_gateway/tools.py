@@ -10,7 +10,7 @@ from typing import Any
 import mcp_types as T
 
 from rooms import errors, registry
-from tenants.access import room_access
+from tenants.access import tool_run
 from tenants.auth import Caller
 
 log = logging.getLogger(__name__)
@@ -61,12 +61,8 @@ async def tool_call(caller: Caller, name: str, arguments: Any) -> T.CallToolResu
         raise UnknownTool(
             registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
         )
-
-    async def access(room_id: str, write: bool) -> Any:
-        return await room_access(caller, room_id, write)
-
     try:
-        value = await registry.tool_invoke(name, arguments, access)
+        value = await tool_run(caller, name, arguments)
     except errors.DomainError as exc:
         return _error_result(exc.message)
     except Exception:

@@ -108,6 +108,11 @@ class RoomKeys:
         return self._k("fence")
 
     @property
+    def active_mark(self) -> str:
+        """String with a short expiry: the room's last-activity time was recorded recently."""
+        return self._k("active_mark")
+
+    @property
     def seq(self) -> str:
         """String counter: ordering of context entries."""
         return self._k("seq")
@@ -143,3 +148,8 @@ class RoomKeys:
 def bearer_cache(digest: str) -> str:
     """String (JSON): who a dynamic key's digest belongs to, cached for the hot path."""
     return f"{prefix()}:bearer:{digest}"
+
+
+def rate_window(bucket: str) -> str:
+    """Sorted set: one member per call in the sliding window of `bucket` (a team, an invite)."""
+    return f"{prefix()}:ratelimit:{bucket}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,25 +18,38 @@ from rooms import errors, selectors, services
 from rooms import schemas as s
 from rooms.refs import RoomRef
 
-Operation = Callable[[RoomRef, Any], Awaitable[Any]]
-# The door's access check: room id + "does this call write" -> a RoomRef, or a DomainError.
-RoomAccess = Callable[[str, bool], Awaitable[RoomRef]]
+Operation = Callable[[Any, Any], Awaitable[Any]]
+
+
+class Access(Protocol):
+    """What a door knows about its caller, as the registry needs it (tenants implements it)."""
+
+    async def room(self, room_id: str, write: bool) -> RoomRef:
+        """The access check: a RoomRef, or a DomainError with one text for every denial."""
+        ...
+
+    async def rooms(self) -> list[dict[str, Any]]:
+        """The rooms this caller may reach."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
 class Tool:
     name: str
-    input_model: type[s.RoomInput]
+    input_model: type[s.ToolInput]
+    # scope "room": run(RoomRef, args) after the access check; "caller": run(Access, args).
     run: Operation
     description: str
     read_only: bool
-    # True for reads that still change per-agent state (cursors), so a read-only key may
-    # call them but they are not idempotent.
+    # False for calls that change state even when they only read (cursors move), or whose
+    # repetition adds something.
     idempotent: bool = True
+    scope: Literal["room", "caller"] = "room"
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.input_model.model_json_schema(by_alias=True)
         schema.pop("title", None)
+        schema.setdefault("properties", {})
         return schema
 
 
@@ -50,6 +63,16 @@ CONTEXT_TYPES_HELP = (
 )
 
 TOOLS: tuple[Tool, ...] = (
+    # --- Rooms
+    Tool(
+        "list_rooms",
+        s.ListRoomsInput,
+        lambda access, a: access.rooms(),
+        "The rooms your key can reach (your team's rooms; for an invite, its one room), with "
+        "status and last activity.",
+        read_only=True,
+        scope="caller",
+    ),
     # --- Plan
     Tool(
         "read_plan",
@@ -332,7 +355,7 @@ def _describe_validation(model: type[BaseModel], exc: ValidationError) -> tuple[
     return "Invalid arguments: " + "; ".join(problems) + ".", fields
 
 
-def arguments_parse(tool: Tool, arguments: Any) -> s.RoomInput:
+def arguments_parse(tool: Tool, arguments: Any) -> s.ToolInput:
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
@@ -348,10 +371,13 @@ def arguments_parse(tool: Tool, arguments: Any) -> s.RoomInput:
         raise errors.ToolArgumentsError(message, extra={"fields": fields}) from None
 
 
-async def tool_invoke(name: str, arguments: Any, access: RoomAccess) -> Any:
+async def tool_invoke(name: str, arguments: Any, access: Access) -> Any:
     """Validate, check access (the door's `access` makes the RoomRef), run. Raises
     DomainError for anything the caller can correct."""
     tool = tool_get(name)
     args = arguments_parse(tool, arguments)
-    room = await access(args.roomId, not tool.read_only)
+    if tool.scope == "caller":
+        return await tool.run(access, args)
+    assert isinstance(args, s.RoomInput)
+    room = await access.room(args.roomId, not tool.read_only)
     return await tool.run(room, args)

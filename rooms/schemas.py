@@ -67,6 +67,10 @@ class RoomInput(ToolInput):
     roomId: RoomId
 
 
+class ListRoomsInput(ToolInput):
+    pass
+
+
 # --- Plan -------------------------------------------------------------------------------
 
 

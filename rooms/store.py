@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from redis.commands.core import AsyncScript
 
 from rooms import scripts
-from rooms.keys import RoomKeys, bearer_cache
+from rooms.keys import RoomKeys, bearer_cache, rate_window
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
     weakref.WeakKeyDictionary()
 )
 _scripts: dict[tuple[int, str], AsyncScript] = {}
+T = TypeVar("T")
 
 
 def redis_url() -> str:
@@ -56,9 +59,30 @@ def client() -> aioredis.Redis:
 
 async def close_client() -> None:
     loop = asyncio.get_running_loop()
-    found = _clients.pop(loop, None)
-    if found is not None:
-        await found.aclose()
+    for registry in (_clients, _limiter_clients):
+        found = registry.pop(loop, None)
+        if found is not None:
+            await found.aclose()
+
+
+def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
+    """Run an async store operation from sync code (DRF views, admin, commands).
+
+    Under the ASGI server this hops onto the server's event loop and its pool; from plain
+    sync code (tests, commands) asgiref makes a loop for the call, and the pool made for
+    it is closed before that loop goes away.
+    """
+
+    async def runner() -> T:
+        loop = asyncio.get_running_loop()
+        had_pool = loop in _clients
+        try:
+            return await fn(*args, **kwargs)
+        finally:
+            if not had_pool:
+                await close_client()
+
+    return async_to_sync(runner)()
 
 
 def _script(source: str) -> AsyncScript:
@@ -493,3 +517,55 @@ async def bearer_cache_set(digest: str, value: str, *, ttl_seconds: int) -> None
 
 async def bearer_cache_delete(digest: str) -> None:
     await client().delete(bearer_cache(digest))
+
+
+async def room_owner_cache(keys: RoomKeys, team_id: str) -> None:
+    """Record the owner the database settled on (the database is the record)."""
+    await client().set(keys.owner, team_id, px=_ttl())
+
+
+async def room_activity_due(keys: RoomKeys, *, every_seconds: int) -> bool:
+    """True at most once per `every_seconds` per room: time to write last_active_at."""
+    return bool(await client().set(keys.active_mark, "1", nx=True, ex=every_seconds))
+
+
+async def room_forget(keys: RoomKeys) -> None:
+    """Delete every key of a room (room deletion; tests)."""
+    await client().delete(*keys.durable(), keys.active_mark)
+
+
+# --- Rate limiting (its own connection: when it fails, requests go through) --------------
+
+_limiter_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _limiter() -> aioredis.Redis:
+    loop = asyncio.get_running_loop()
+    found = _limiter_clients.get(loop)
+    if found is None:
+        url = str(getattr(settings, "RATE_LIMIT_REDIS_URL", "") or redis_url())
+        found = aioredis.Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_connect_timeout=0.25,
+            socket_timeout=0.25,
+            retry_on_timeout=False,
+        )
+        _limiter_clients[loop] = found
+    return found
+
+
+async def rate_window_hit(
+    bucket: str, *, now_ms: int, window_ms: int, limit: int, member: str
+) -> tuple[bool, int]:
+    """(allowed, remaining) or (False, retry-after ms). Raises the client's error when the
+    limiter's Redis does not answer; the caller decides to fail open."""
+    r = _limiter()
+    script = r.register_script(scripts.SLIDING_WINDOW_SCRIPT)
+    res = await script(keys=[rate_window(bucket)], args=[now_ms, window_ms, limit, member])
+    return int(res[0]) == 1, int(res[1])
+
+
+LimiterError = (aioredis.RedisError, OSError, asyncio.TimeoutError)

@@ -1,33 +1,63 @@
 """The room access check: the only maker of `RoomRef` (STYLE.md "the type proves the check").
 
-Another team's room and a room the caller may not touch get the same error text and
-shape, whatever the room holds (seeds/000 §8.2).
+Redis answers the hot path (the room's cached owner); Postgres is the record and is asked
+only when Redis does not know the room. Another team's room, an unknown room when
+first-touch claiming is off, and a room outside an invite's scope all get the same error
+text and shape, whatever the room holds (seeds/000 §8.2, §8.5).
 """
 
 from __future__ import annotations
 
-from rooms import clock, errors, store
+from dataclasses import dataclass
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from rooms import clock, errors, registry, store
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
+from tenants import selectors, services
 from tenants.auth import Caller
+from tenants.ratelimit import rate_limit_check
 
 READ_ONLY_REFUSED = (
     "This key is read-only: it may call reading tools only (read_plan, list_context, "
     "read_events, ...). Ask the team for a key that may write."
 )
+ACTIVITY_EVERY_SECONDS = 60
+
+
+def _denied() -> errors.RoomAccessError:
+    return errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
 
 
 async def room_access(caller: Caller, room_id: str, write: bool) -> RoomRef:
     if write and caller.read_only:
         raise errors.ReadOnlyCallerError(READ_ONLY_REFUSED)
     if caller.allowed_room is not None and caller.allowed_room != room_id:
-        raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
+        raise _denied()
     keys = RoomKeys(room_id)
-    code = await store.room_access(
-        keys, team_id=caller.team_id, now_iso=clock.now_iso(), claim=caller.allowed_room is None
-    )
+    now = clock.now_iso()
+    code = await store.room_access(keys, team_id=caller.team_id, now_iso=now, claim=False)
+    if code == 0:
+        # Redis does not know this room: the database decides, claiming it on first touch
+        # when that is allowed (team keys only; invites never claim).
+        may_claim = caller.allowed_room is None and bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
+        owner: str | None
+        if may_claim:
+            owner = await sync_to_async(services.room_claim, thread_sensitive=False)(
+                team_slug=caller.team_id, room_id=room_id, actor=caller.actor
+            )
+        else:
+            owner = await sync_to_async(services.room_owner_get, thread_sensitive=False)(room_id)
+        if owner != caller.team_id:
+            raise _denied()
+        code = await store.room_access(keys, team_id=caller.team_id, now_iso=now, claim=True)
     if code != 1:
-        raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
+        raise _denied()
+    if await store.room_activity_due(keys, every_seconds=ACTIVITY_EVERY_SECONDS):
+        await sync_to_async(services.room_touch_activity, thread_sensitive=False)(room_id)
     return RoomRef(
         room_id=room_id,
         team_id=caller.team_id,
@@ -35,3 +65,29 @@ async def room_access(caller: Caller, room_id: str, write: bool) -> RoomRef:
         bound_agent=caller.bound_agent,
         read_only=caller.read_only,
     )
+
+
+async def room_list(caller: Caller) -> list[dict[str, Any]]:
+    """The caller's rooms: the team's, or an invite's one room."""
+    return await sync_to_async(selectors.room_list_for_caller, thread_sensitive=False)(caller)
+
+
+@dataclass(frozen=True, slots=True)
+class CallerAccess:
+    """The registry's view of one caller (rooms.registry.Access)."""
+
+    caller: Caller
+
+    async def room(self, room_id: str, write: bool) -> RoomRef:
+        return await room_access(self.caller, room_id, write)
+
+    async def rooms(self) -> list[dict[str, Any]]:
+        return await room_list(self.caller)
+
+
+async def tool_run(caller: Caller, name: str, arguments: Any) -> Any:
+    """One tool call for `caller`, as every door runs it: counted against the rate limit,
+    validated, access-checked, run. Raises DomainError for anything the caller can fix."""
+    registry.tool_get(name)
+    await rate_limit_check(caller)
+    return await registry.tool_invoke(name, arguments, CallerAccess(caller))

@@ -1,6 +1,9 @@
-"""Account data: teams and their API keys (secrets stored only as SHA-256 digests)."""
+"""Account data: teams, memberships, API keys and invites (secrets stored only as SHA-256
+digests), room ownership, and the append-only audit log."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -11,10 +14,33 @@ class Team(models.Model):
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
+    room_cap = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most rooms this team may own; empty = no cap."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return self.slug
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner"
+        ADMIN = "admin"
+        MEMBER = "member"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "team"], name="one_membership")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
 
 
 class ApiKey(models.Model):
@@ -24,6 +50,10 @@ class ApiKey(models.Model):
     name = models.CharField(max_length=200)
     prefix = models.CharField(max_length=24, help_text="The first characters, for recognition.")
     digest = models.CharField(max_length=64, unique=True)
+    agent_name = models.CharField(
+        max_length=128, blank=True, help_text="When set, every call is attributed to this agent."
+    )
+    read_only = models.BooleanField(default=False)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -33,3 +63,82 @@ class ApiKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
+
+
+class Room(models.Model):
+    """The record of who owns a room id (Redis caches it; the room's state lives there)."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        PAUSED = "paused"
+        COMPLETED = "completed"
+        ARCHIVED = "archived"
+
+    room_id = models.CharField(max_length=64, unique=True)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="rooms")
+    name = models.CharField(max_length=200, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_active_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.room_id
+
+
+class Invite(models.Model):
+    """A room-scoped bearer: reaches one room, never claims, expires, can be revoked."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invites")
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="invites")
+    label = models.CharField(max_length=200, blank=True)
+    prefix = models.CharField(max_length=24)
+    digest = models.CharField(max_length=64, unique=True)
+    agent_name = models.CharField(max_length=128, blank=True)
+    read_only = models.BooleanField(default=False)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.label or 'invite'} to {self.room_id} ({self.prefix}…)"
+
+
+class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
+    def update(self, **kwargs: Any) -> int:
+        raise TypeError("the audit log is append-only")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise TypeError("the audit log is append-only")
+
+
+class AuditEvent(models.Model):
+    """Append-only: who did what to which object, when. Rows are never changed."""
+
+    team = models.ForeignKey(Team, null=True, on_delete=models.SET_NULL, related_name="audit")
+    actor = models.CharField(max_length=200, help_text='"user:<id>", "key:<id>", "static:<team>"…')
+    action = models.CharField(max_length=64)
+    object_type = models.CharField(max_length=64)
+    object_id = models.CharField(max_length=128)
+    detail = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise TypeError("the audit log is append-only")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise TypeError("the audit log is append-only")
+
+    def __str__(self) -> str:
+        when = f"{self.created_at:%Y-%m-%d %H:%M}"
+        return f"{when} {self.actor} {self.action} {self.object_type}:{self.object_id}"

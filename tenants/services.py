@@ -1,16 +1,33 @@
-"""Writes to account data: teams and keys. Secrets are returned once and never stored."""
+"""Writes to account data: teams, memberships, keys, invites, room ownership, audit.
+
+Secrets are returned once (`MintedSecret.secret`) and never stored or logged; every
+change that matters to an operator leaves an audit row.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import secrets
+import string
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
-from asgiref.sync import async_to_sync
-from django.db import transaction
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from rooms import store
-from tenants.credentials import secret_digest, secret_display_prefix, secret_generate
-from tenants.models import ApiKey, Team
+from rooms.keys import RoomKeys
+from tenants import errors
+from tenants.credentials import (
+    INVITE_PREFIX,
+    KEY_PREFIX,
+    secret_digest,
+    secret_display_prefix,
+    secret_generate,
+)
+from tenants.models import ApiKey, AuditEvent, Invite, Membership, Room, Team
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,28 +36,272 @@ class MintedKey:
     secret: str  # shown once, never stored
 
 
-def team_create(*, slug: str, name: str | None = None) -> Team:
-    team, _ = Team.objects.get_or_create(slug=slug, defaults={"name": name or slug})
+@dataclass(frozen=True, slots=True)
+class MintedInvite:
+    invite: Invite
+    secret: str  # shown once, never stored
+
+
+def audit_record(
+    *,
+    team: Team | None,
+    actor: str,
+    action: str,
+    object_type: str,
+    object_id: str | int,
+    detail: dict[str, Any] | None = None,
+) -> AuditEvent:
+    return AuditEvent.objects.create(
+        team=team,
+        actor=actor,
+        action=action,
+        object_type=object_type,
+        object_id=str(object_id),
+        detail=detail or {},
+    )
+
+
+def user_actor(user: User | None) -> str:
+    return f"user:{user.pk}" if user is not None else "system"
+
+
+# --- Teams and memberships ---------------------------------------------------------------
+
+
+def team_for_slug(slug: str) -> Team:
+    """The team row for a slug, created on first sight (static API_KEYS teams have none)."""
+    try:
+        team, _ = Team.objects.get_or_create(slug=slug, defaults={"name": slug})
+    except IntegrityError:
+        team = Team.objects.get(slug=slug)
     return team
 
 
-@transaction.atomic
-def api_key_create(*, team: Team, name: str) -> MintedKey:
-    secret = secret_generate()
-    key = ApiKey.objects.create(
-        team=team, name=name, prefix=secret_display_prefix(secret), digest=secret_digest(secret)
+def team_create(*, slug: str, name: str | None = None, actor: str = "system") -> Team:
+    with transaction.atomic():
+        if Team.objects.filter(slug=slug).exists():
+            raise errors.RoomIdUnavailableError(errors.TEAM_EXISTS.format(slug=slug))
+        team = Team.objects.create(slug=slug, name=name or slug)
+        audit_record(
+            team=team, actor=actor, action="team.create", object_type="team", object_id=slug
+        )
+    return team
+
+
+def membership_add(*, team: Team, user: User, role: str, actor: str) -> Membership:
+    membership, created = Membership.objects.get_or_create(
+        team=team, user=user, defaults={"role": role}
     )
+    if created:
+        audit_record(
+            team=team,
+            actor=actor,
+            action="membership.add",
+            object_type="user",
+            object_id=user.pk,
+            detail={"role": role},
+        )
+    return membership
+
+
+def membership_change_role(*, membership: Membership, role: str, actor: str) -> Membership:
+    previous = membership.role
+    membership.role = role
+    membership.save(update_fields=["role"])
+    audit_record(
+        team=membership.team,
+        actor=actor,
+        action="membership.role",
+        object_type="user",
+        object_id=membership.user_id,
+        detail={"from": previous, "to": role},
+    )
+    return membership
+
+
+def membership_remove(*, membership: Membership, actor: str) -> None:
+    team, user_id = membership.team, membership.user_id
+    membership.delete()
+    audit_record(
+        team=team, actor=actor, action="membership.remove", object_type="user", object_id=user_id
+    )
+
+
+# --- Keys ----------------------------------------------------------------------------------
+
+
+def api_key_create(
+    *,
+    team: Team,
+    name: str,
+    actor: str = "system",
+    created_by: User | None = None,
+    agent_name: str = "",
+    read_only: bool = False,
+) -> MintedKey:
+    secret = secret_generate(KEY_PREFIX)
+    with transaction.atomic():
+        key = ApiKey.objects.create(
+            team=team,
+            name=name,
+            prefix=secret_display_prefix(secret),
+            digest=secret_digest(secret),
+            agent_name=agent_name,
+            read_only=read_only,
+            created_by=created_by,
+        )
+        audit_record(
+            team=team,
+            actor=actor,
+            action="key.create",
+            object_type="api_key",
+            object_id=key.pk,
+            detail={"name": name, "prefix": key.prefix, "agent": agent_name, "readOnly": read_only},
+        )
     return MintedKey(key=key, secret=secret)
 
 
-def api_key_revoke(*, key: ApiKey) -> ApiKey:
-    """Refused from the very next request: the hot-path cache entry goes with it."""
+def api_key_revoke(*, key: ApiKey, actor: str = "system") -> ApiKey:
+    """Refused from the very next request on every process: the cache entry goes too."""
     if key.revoked_at is None:
-        key.revoked_at = timezone.now()
-        key.save(update_fields=["revoked_at"])
-    async_to_sync(store.bearer_cache_delete)(key.digest)
+        with transaction.atomic():
+            key.revoked_at = timezone.now()
+            key.save(update_fields=["revoked_at"])
+            audit_record(
+                team=key.team,
+                actor=actor,
+                action="key.revoke",
+                object_type="api_key",
+                object_id=key.pk,
+                detail={"prefix": key.prefix},
+            )
+    store.run_sync(store.bearer_cache_delete, key.digest)
     return key
 
+
+# --- Rooms ---------------------------------------------------------------------------------
+
+_ROOM_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def room_id_generate() -> str:
+    """An unguessable room id (seeds/000 §8.5: ids that cannot be enumerated or squatted)."""
+    return "r-" + "".join(secrets.choice(_ROOM_ALPHABET) for _ in range(20))
+
+
+def room_owner_get(room_id: str) -> str | None:
+    return Room.objects.filter(room_id=room_id).values_list("team__slug", flat=True).first()
+
+
+def _room_insert(*, team: Team, room_id: str, name: str, actor: str, how: str) -> Room:
+    """One transaction: the cap check (under the team row's lock) and the insert."""
+    with transaction.atomic():
+        locked = Team.objects.select_for_update().get(pk=team.pk)
+        if locked.room_cap is not None and locked.rooms.count() >= locked.room_cap:
+            raise errors.RoomCapReachedError(errors.ROOM_CAP_REACHED.format(cap=locked.room_cap))
+        room = Room.objects.create(room_id=room_id, team=locked, name=name)
+        audit_record(
+            team=locked,
+            actor=actor,
+            action="room.claim",
+            object_type="room",
+            object_id=room_id,
+            detail={"how": how},
+        )
+    return room
+
+
+def room_claim(*, team_slug: str, room_id: str, actor: str) -> str:
+    """First touch: the owner after the attempt (the caller's team, or whoever won)."""
+    existing = room_owner_get(room_id)
+    if existing is not None:
+        return existing
+    team = team_for_slug(team_slug)
+    # Another call may claim it between our read and our insert: then it is the record.
+    with contextlib.suppress(IntegrityError):
+        _room_insert(team=team, room_id=room_id, name="", actor=actor, how="first_touch")
+    owner = room_owner_get(room_id)
+    assert owner is not None
+    return owner
+
+
+def room_create(*, team: Team, room_id: str | None, name: str = "", actor: str) -> Room:
+    """Explicit creation (API, dashboard): a chosen id, or a generated unguessable one."""
+    chosen = room_id or room_id_generate()
+    try:
+        room = _room_insert(team=team, room_id=chosen, name=name, actor=actor, how="created")
+    except IntegrityError:
+        raise errors.RoomIdUnavailableError(
+            errors.ROOM_ID_UNAVAILABLE.format(room_id=chosen)
+        ) from None
+    store.run_sync(store.room_owner_cache, RoomKeys(chosen), team.slug)
+    return room
+
+
+def room_touch_activity(room_id: str) -> None:
+    Room.objects.filter(room_id=room_id).update(last_active_at=timezone.now())
+
+
+# --- Invites -------------------------------------------------------------------------------
+
+
+def invite_create(
+    *,
+    room: Room,
+    label: str = "",
+    expires_at: datetime | None = None,
+    agent_name: str = "",
+    read_only: bool = False,
+    actor: str = "system",
+    created_by: User | None = None,
+) -> MintedInvite:
+    secret = secret_generate(INVITE_PREFIX)
+    with transaction.atomic():
+        invite = Invite.objects.create(
+            team=room.team,
+            room=room,
+            label=label,
+            prefix=secret_display_prefix(secret),
+            digest=secret_digest(secret),
+            agent_name=agent_name,
+            read_only=read_only,
+            expires_at=expires_at,
+            created_by=created_by,
+        )
+        audit_record(
+            team=room.team,
+            actor=actor,
+            action="invite.create",
+            object_type="invite",
+            object_id=invite.pk,
+            detail={
+                "room": room.room_id,
+                "label": label,
+                "prefix": invite.prefix,
+                "expiresAt": expires_at.isoformat() if expires_at else None,
+            },
+        )
+    return MintedInvite(invite=invite, secret=secret)
+
+
+def invite_revoke(*, invite: Invite, actor: str = "system") -> Invite:
+    if invite.revoked_at is None:
+        with transaction.atomic():
+            invite.revoked_at = timezone.now()
+            invite.save(update_fields=["revoked_at"])
+            audit_record(
+                team=invite.team,
+                actor=actor,
+                action="invite.revoke",
+                object_type="invite",
+                object_id=invite.pk,
+                detail={"room": invite.room.room_id, "prefix": invite.prefix},
+            )
+    store.run_sync(store.bearer_cache_delete, invite.digest)
+    return invite
+
+
+# --- The first start -----------------------------------------------------------------------
 
 DEMO_TEAM = "demo"
 
@@ -48,7 +309,7 @@ DEMO_TEAM = "demo"
 def demo_key_ensure() -> MintedKey | None:
     """On a first start with no API_KEYS: a demo team and one key, to print once. None when
     the demo team already has a live key (its secret was shown on the first start)."""
-    team = team_create(slug=DEMO_TEAM, name="Demo team")
+    team = team_for_slug(DEMO_TEAM)
     if team.api_keys.filter(revoked_at__isnull=True).exists():
         return None
-    return api_key_create(team=team, name="demo key (make run)")
+    return api_key_create(team=team, name="demo key (make run)", actor="system")

@@ -63,6 +63,9 @@ def start_server(
         "ROOMSERVICE_VAR_DIR": str(var),
         "DATABASE_URL": f"sqlite:///{var / 'db.sqlite3'}",
         "DJANGO_SETTINGS_MODULE": "config.settings",
+        # Load tests make thousands of calls; the limiter has tests of its own.
+        "RATE_LIMIT_PER_MINUTE": "0",
+        "RATE_LIMIT_INVITE_PER_MINUTE": "0",
     }
     env.update(env_extra or {})
     log = var / "server.log"

@@ -15,6 +15,7 @@ import redis
 
 from rooms import clock, errors, registry, selectors, services
 from rooms.refs import RoomRef
+from tests.rooms.conftest import as_access
 
 pytestmark = pytest.mark.anyio
 
@@ -57,7 +58,7 @@ def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
         assert room_id == room.room_id
         return room
 
-    return registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, access)
+    return registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, as_access(access))
 
 
 async def all_events(room: RoomRef) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ import redis
 
 from rooms import clock, registry, selectors, services
 from rooms.refs import RoomRef
+from tests.rooms.conftest import as_access
 
 pytestmark = pytest.mark.anyio
 
@@ -22,7 +23,7 @@ def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
     async def access(room_id: str, write: bool) -> RoomRef:
         return room
 
-    return registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, access)
+    return registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, as_access(access))
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ another team's, or refused by the door."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import json
 from typing import Any
 
@@ -15,6 +17,7 @@ from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from tenants.access import room_access
 from tenants.auth import Caller
+from tests.rooms.conftest import as_access
 
 pytestmark = pytest.mark.anyio
 
@@ -88,7 +91,7 @@ TEAM_A = Caller(team_id="team-a", kind="static", credential_id="static:team-a")
 TEAM_B = Caller(team_id="team-b", kind="static", credential_id="static:team-b")
 
 
-def door(room: RoomRef) -> registry.RoomAccess:
+def door(room: RoomRef) -> Callable[[str, bool], Awaitable[RoomRef]]:
     async def access(room_id: str, write: bool) -> RoomRef:
         assert room_id == room.room_id
         return room
@@ -101,16 +104,17 @@ async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgu
         raise AssertionError("the access check ran before the arguments were validated")
 
     with pytest.raises(errors.ToolArgumentsError) as caught:
-        await registry.tool_invoke(name, arguments, never)
+        await registry.tool_invoke(name, arguments, as_access(never))
     return caught.value
 
 
 # --- the table --------------------------------------------------------------------------
 
 
-def test_the_tool_names_are_exactly_the_25_of_the_protocol() -> None:
-    assert [t.name for t in registry.TOOLS] == TOOL_NAMES
-    assert sorted(registry.TOOLS_BY_NAME) == sorted(TOOL_NAMES)
+def test_the_tool_names_are_the_25_of_the_protocol_and_list_rooms() -> None:
+    assert [t.name for t in registry.TOOLS] == ["list_rooms", *TOOL_NAMES]
+    assert [t.name for t in registry.TOOLS if t.scope == "room"] == TOOL_NAMES
+    assert sorted(registry.TOOLS_BY_NAME) == sorted(["list_rooms", *TOOL_NAMES])
     assert set(VALID_ARGS) == set(TOOL_NAMES)
 
 
@@ -144,6 +148,7 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
     readers = {t.name for t in registry.TOOLS if t.read_only}
 
     assert readers == {
+        "list_rooms",
         "read_plan",
         "get_task",
         "get_unblocked_tasks",
@@ -163,7 +168,7 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
 
 async def test_unknown_tool_is_refused_listing_the_tools(room: RoomRef) -> None:
     with pytest.raises(errors.UnknownToolError) as caught:
-        await registry.tool_invoke("read_plans", {"roomId": room.room_id}, door(room))
+        await registry.tool_invoke("read_plans", {"roomId": room.room_id}, as_access(door(room)))
 
     assert "'read_plans'" in caught.value.message
     for name in TOOL_NAMES:
@@ -323,7 +328,7 @@ async def test_over_a_size_limit_is_refused_naming_the_field_and_the_limit(
 async def test_exactly_at_a_size_limit_is_accepted(
     room: RoomRef, name: str, arguments: dict[str, Any]
 ) -> None:
-    result = await registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, door(room))
+    result = await registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, as_access(door(room)))
 
     assert result
 
@@ -364,7 +369,7 @@ async def test_a_good_room_id_reaches_the_access_check(room_id: str) -> None:
         raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
 
     with pytest.raises(errors.RoomAccessError):
-        await registry.tool_invoke("add_task", {"roomId": room_id, "title": "t"}, access)
+        await registry.tool_invoke("add_task", {"roomId": room_id, "title": "t"}, as_access(access))
 
     assert seen == [(room_id, True)]
 
@@ -403,7 +408,7 @@ async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_mi
         (invite_to_missing_room, missing_arguments),
     ):
         with pytest.raises(errors.RoomAccessError) as exc:
-            await registry.tool_invoke(name, args, access)
+            await registry.tool_invoke(name, args, as_access(access))
         caught.append(exc.value)
 
     assert [e.message for e in caught] == [errors.ROOM_ACCESS_DENIED] * 3
@@ -433,8 +438,8 @@ async def test_read_only_caller_may_not_call_a_writing_tool(room: RoomRef) -> No
     async def access(room_id: str, write: bool) -> RoomRef:
         return await room_access(reader, room_id, write)
 
-    plan = await registry.tool_invoke("read_plan", {"roomId": room.room_id}, access)
+    plan = await registry.tool_invoke("read_plan", {"roomId": room.room_id}, as_access(access))
     with pytest.raises(errors.ReadOnlyCallerError):
-        await registry.tool_invoke("add_task", {"roomId": room.room_id, "title": "t"}, access)
+        await registry.tool_invoke("add_task", {"roomId": room.room_id, "title": "t"}, as_access(access))
 
     assert plan["tasks"] == []

@@ -1,0 +1,72 @@
+"""Reads of account data, always scoped: a query without a team is a bug (PostHog's habit)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+
+from tenants import errors
+from tenants.auth import Caller
+from tenants.models import ApiKey, AuditEvent, Invite, Room, Team
+
+
+def team_get(slug: str) -> Team | None:
+    return Team.objects.filter(slug=slug).first()
+
+
+def rooms_for_team(team_slug: str) -> QuerySet[Room]:
+    return Room.objects.filter(team__slug=team_slug).select_related("team").order_by("-created_at")
+
+
+def room_row(room: Room) -> dict[str, Any]:
+    return {
+        "roomId": room.room_id,
+        "name": room.name,
+        "status": room.status,
+        "created_at": room.created_at.isoformat().replace("+00:00", "Z"),
+        "last_active_at": room.last_active_at.isoformat().replace("+00:00", "Z"),
+    }
+
+
+def room_list_for_caller(caller: Caller) -> list[dict[str, Any]]:
+    rooms = rooms_for_team(caller.team_id)
+    if caller.allowed_room is not None:
+        rooms = rooms.filter(room_id=caller.allowed_room)
+    return [room_row(r) for r in rooms]
+
+
+def access_room_by_id(caller: Caller, room_id: str) -> Room:
+    """The caller's room, or NotFound — the same answer for "missing" and "not yours"."""
+    if caller.allowed_room is not None and caller.allowed_room != room_id:
+        raise errors.NotFoundError("Room not found or access denied.")
+    room = rooms_for_team(caller.team_id).filter(room_id=room_id).first()
+    if room is None:
+        raise errors.NotFoundError("Room not found or access denied.")
+    return room
+
+
+def access_key_by_id(caller: Caller, key_id: int) -> ApiKey:
+    key = ApiKey.objects.filter(team__slug=caller.team_id, pk=key_id).select_related("team").first()
+    if key is None:
+        raise errors.NotFoundError(errors.KEY_NOT_FOUND)
+    return key
+
+
+def keys_for_team(team_slug: str) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(team__slug=team_slug).order_by("-created_at")
+
+
+def invites_for_room(room: Room) -> QuerySet[Invite]:
+    return Invite.objects.filter(room=room, team=room.team).order_by("-created_at")
+
+
+def access_invite_by_id(room: Room, invite_id: int) -> Invite:
+    invite = invites_for_room(room).filter(pk=invite_id).select_related("room", "team").first()
+    if invite is None:
+        raise errors.NotFoundError(errors.INVITE_NOT_FOUND)
+    return invite
+
+
+def audit_for_team(team_slug: str) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(team__slug=team_slug)
