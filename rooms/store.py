@@ -52,7 +52,7 @@ def client() -> aioredis.Redis:
             timeout=30,
             health_check_interval=30,
         )
-        found = aioredis.Redis(connection_pool=pool)
+        found = aioredis.Redis.from_pool(pool)  # closing the client closes the pool
         _clients[loop] = found
     return found
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.db.models import QuerySet
 
+from rooms import clock
 from tenants import errors
 from tenants.auth import Caller
 from tenants.models import ApiKey, AuditEvent, Invite, Room, Team
@@ -19,13 +21,18 @@ def rooms_for_team(team_slug: str) -> QuerySet[Room]:
     return Room.objects.filter(team__slug=team_slug).select_related("team").order_by("-created_at")
 
 
+def iso(value: datetime | None) -> str | None:
+    """The protocol's timestamp format (ISO-8601 UTC, milliseconds, Z)."""
+    return clock.iso_from_ms(int(value.timestamp() * 1000)) if value is not None else None
+
+
 def room_row(room: Room) -> dict[str, Any]:
     return {
         "roomId": room.room_id,
         "name": room.name,
         "status": room.status,
-        "created_at": room.created_at.isoformat().replace("+00:00", "Z"),
-        "last_active_at": room.last_active_at.isoformat().replace("+00:00", "Z"),
+        "created_at": iso(room.created_at),
+        "last_active_at": iso(room.last_active_at),
     }
 
 

@@ -4,9 +4,8 @@ another team's, or refused by the door."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -328,7 +327,9 @@ async def test_over_a_size_limit_is_refused_naming_the_field_and_the_limit(
 async def test_exactly_at_a_size_limit_is_accepted(
     room: RoomRef, name: str, arguments: dict[str, Any]
 ) -> None:
-    result = await registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, as_access(door(room)))
+    result = await registry.tool_invoke(
+        name, {"roomId": room.room_id, **arguments}, as_access(door(room))
+    )
 
     assert result
 
@@ -440,6 +441,8 @@ async def test_read_only_caller_may_not_call_a_writing_tool(room: RoomRef) -> No
 
     plan = await registry.tool_invoke("read_plan", {"roomId": room.room_id}, as_access(access))
     with pytest.raises(errors.ReadOnlyCallerError):
-        await registry.tool_invoke("add_task", {"roomId": room.room_id, "title": "t"}, as_access(access))
+        await registry.tool_invoke(
+            "add_task", {"roomId": room.room_id, "title": "t"}, as_access(access)
+        )
 
     assert plan["tasks"] == []

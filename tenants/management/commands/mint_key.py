@@ -1,4 +1,4 @@
-"""`manage.py mint_key <team> [--name N]`: a new team key, printed once."""
+"""`manage.py mint_key <team> [--name N] [--agent A] [--read-only]`: printed once."""
 
 from __future__ import annotations
 
@@ -6,17 +6,24 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from tenants.services import api_key_create, team_create
+from tenants.services import api_key_create, team_for_slug
 
 
 class Command(BaseCommand):
-    help = "Mint a dynamic API key for a team (created if new). The secret is printed once."
+    help = "Mint a team key (the team is created if new). The secret is printed once."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("team", help="team slug")
         parser.add_argument("--name", default="cli key")
+        parser.add_argument("--agent", default="", help="attribute every call to this agent")
+        parser.add_argument("--read-only", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        team = team_create(slug=options["team"])
-        minted = api_key_create(team=team, name=options["name"])
+        minted = api_key_create(
+            team=team_for_slug(options["team"]),
+            name=options["name"],
+            agent_name=options["agent"],
+            read_only=options["read_only"],
+            actor="cli",
+        )
         self.stdout.write(minted.secret)

@@ -1,0 +1,441 @@
+"""The REST API under /api/v1/ (DRF), bearer-authenticated like /mcp.
+
+Thin doors: each view parses input, resolves the caller (BearerAuthentication), calls one
+service or selector, and formats the result. Errors are `DomainError`s mapped by
+`exception_handler` to `{message, code, extra}` with their status.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.authentication import BaseAuthentication
+from rest_framework.permissions import BasePermission
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from rooms import selectors as room_selectors
+from rooms import store
+from rooms.errors import DomainError
+from rooms.schemas import ROOM_ID_PATTERN
+from tenants import errors, selectors, services
+from tenants.access import room_access
+from tenants.auth import Caller, bearer_from_header, caller_from_bearer
+from tenants.models import ApiKey, Invite, Room
+
+UNAUTHORIZED = (
+    "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
+)
+
+
+# --- Authentication and errors ---------------------------------------------------------------
+
+
+class BearerAuthentication(BaseAuthentication):
+    """`Authorization: Bearer <secret>` -> a Caller, through tenants.auth like every door."""
+
+    def authenticate(self, request: Request) -> tuple[Any, Caller] | None:
+        header = request.META.get("HTTP_AUTHORIZATION")
+        if not header:
+            return None
+        caller = store.run_sync(caller_from_bearer, bearer_from_header(header))
+        if caller is None:
+            raise exceptions.AuthenticationFailed(UNAUTHORIZED)
+        return (None, caller)
+
+    def authenticate_header(self, request: Request) -> str:
+        return 'Bearer realm="roomservice"'
+
+
+class HasCaller(BasePermission):
+    message = UNAUTHORIZED
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return isinstance(request.auth, Caller)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, DomainError):
+        mapped = Response(
+            {"message": exc.message, "code": exc.code, "extra": exc.extra}, status=exc.status
+        )
+        if isinstance(exc, errors.RateLimitedError):
+            mapped["Retry-After"] = str(exc.retry_after_seconds)
+        return mapped
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(response.data, dict) and "detail" in response.data:
+        detail = response.data.pop("detail")
+        response.data = {
+            "message": str(detail),
+            "code": getattr(detail, "code", "error"),
+            "extra": response.data,
+        }
+    elif response is not None:
+        response.data = {"message": "Invalid input.", "code": "invalid", "extra": response.data}
+    return response
+
+
+class BearerView(APIView):
+    authentication_classes = [BearerAuthentication]
+    permission_classes = [HasCaller]
+
+    def caller(self, request: Request) -> Caller:
+        assert isinstance(request.auth, Caller)
+        return request.auth
+
+    def team_caller(self, request: Request, *, write: bool) -> Caller:
+        """Managing keys, rooms and invites takes a team key (and a writable one to change)."""
+        caller = self.caller(request)
+        if not caller.is_team_key:
+            raise errors.NotPermittedError(errors.TEAM_KEYS_ONLY)
+        if write and caller.read_only:
+            raise errors.NotPermittedError(errors.READ_ONLY_KEY)
+        return caller
+
+
+_iso = selectors.iso
+
+
+ErrorSerializer = inline_serializer(
+    "Error",
+    {
+        "message": serializers.CharField(),
+        "code": serializers.CharField(),
+        "extra": serializers.DictField(),
+    },
+)
+ERRORS = {
+    401: OpenApiResponse(ErrorSerializer, "missing or unknown bearer"),
+    403: OpenApiResponse(ErrorSerializer, "not permitted for this key"),
+    404: OpenApiResponse(ErrorSerializer, "not found (or not yours: the same answer)"),
+}
+
+
+# --- /me -------------------------------------------------------------------------------------
+
+
+class MeOut(serializers.Serializer):  # type: ignore[type-arg]
+    team = serializers.CharField()
+    kind = serializers.ChoiceField(choices=["static", "key", "invite"])
+    roomId = serializers.CharField(allow_null=True)
+    agent = serializers.CharField(allow_null=True)
+    readOnly = serializers.BooleanField()
+
+
+class MeApi(BearerView):
+    @extend_schema(responses={200: MeOut, **ERRORS}, summary="Who this bearer is")
+    def get(self, request: Request) -> Response:
+        c = self.caller(request)
+        return Response(
+            {
+                "team": c.team_id,
+                "kind": c.kind,
+                "roomId": c.allowed_room,
+                "agent": c.bound_agent,
+                "readOnly": c.read_only,
+            }
+        )
+
+
+# --- Keys ------------------------------------------------------------------------------------
+
+
+class KeyOut(serializers.Serializer):  # type: ignore[type-arg]
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    prefix = serializers.CharField()
+    agentName = serializers.CharField(allow_blank=True)
+    readOnly = serializers.BooleanField()
+    created_at = serializers.CharField()
+    last_used_at = serializers.CharField(allow_null=True)
+    revoked_at = serializers.CharField(allow_null=True)
+
+
+class MintedKeyOut(KeyOut):
+    secret = serializers.CharField(help_text="Shown once; store it now.")
+
+
+class KeyIn(serializers.Serializer):  # type: ignore[type-arg]
+    name = serializers.CharField(max_length=200)
+    agentName = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    readOnly = serializers.BooleanField(required=False, default=False)
+
+
+def key_row(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.pk,
+        "name": key.name,
+        "prefix": key.prefix,
+        "agentName": key.agent_name,
+        "readOnly": key.read_only,
+        "created_at": _iso(key.created_at),
+        "last_used_at": _iso(key.last_used_at),
+        "revoked_at": _iso(key.revoked_at),
+    }
+
+
+class KeyListApi(BearerView):
+    @extend_schema(responses={200: KeyOut(many=True), **ERRORS}, summary="The team's keys")
+    def get(self, request: Request) -> Response:
+        caller = self.team_caller(request, write=False)
+        return Response([key_row(k) for k in selectors.keys_for_team(caller.team_id)])
+
+    @extend_schema(request=KeyIn, responses={201: MintedKeyOut, **ERRORS}, summary="Mint a key")
+    def post(self, request: Request) -> Response:
+        caller = self.team_caller(request, write=True)
+        data = KeyIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        minted = services.api_key_create(
+            team=services.team_for_slug(caller.team_id),
+            name=data.validated_data["name"],
+            agent_name=data.validated_data["agentName"],
+            read_only=data.validated_data["readOnly"],
+            actor=caller.actor,
+        )
+        return Response(
+            {**key_row(minted.key), "secret": minted.secret}, status=status.HTTP_201_CREATED
+        )
+
+
+class KeyRevokeApi(BearerView):
+    @extend_schema(request=None, responses={200: KeyOut, **ERRORS}, summary="Revoke a key")
+    def post(self, request: Request, key_id: int) -> Response:
+        caller = self.team_caller(request, write=True)
+        key = selectors.access_key_by_id(caller, key_id)
+        return Response(key_row(services.api_key_revoke(key=key, actor=caller.actor)))
+
+
+# --- Rooms -----------------------------------------------------------------------------------
+
+
+class RoomOut(serializers.Serializer):  # type: ignore[type-arg]
+    roomId = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
+    status = serializers.CharField()
+    created_at = serializers.CharField()
+    last_active_at = serializers.CharField()
+
+
+class RoomIn(serializers.Serializer):  # type: ignore[type-arg]
+    roomId = serializers.RegexField(
+        ROOM_ID_PATTERN, required=False, help_text="Leave out for an unguessable generated id."
+    )
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+
+    def validate_roomId(self, value: str) -> str:
+        if "__" in value:
+            raise serializers.ValidationError("a roomId may not contain '__'")
+        return value
+
+
+class RoomListApi(BearerView):
+    @extend_schema(responses={200: RoomOut(many=True), **ERRORS}, summary="The caller's rooms")
+    def get(self, request: Request) -> Response:
+        return Response(selectors.room_list_for_caller(self.caller(request)))
+
+    @extend_schema(
+        request=RoomIn,
+        responses={201: RoomOut, 409: ErrorSerializer, **ERRORS},
+        summary="Create a room",
+    )
+    def post(self, request: Request) -> Response:
+        caller = self.team_caller(request, write=True)
+        data = RoomIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        room = services.room_create(
+            team=services.team_for_slug(caller.team_id),
+            room_id=data.validated_data.get("roomId"),
+            name=data.validated_data["name"],
+            actor=caller.actor,
+        )
+        return Response(selectors.room_row(room), status=status.HTTP_201_CREATED)
+
+
+# --- Invites ---------------------------------------------------------------------------------
+
+
+class InviteOut(serializers.Serializer):  # type: ignore[type-arg]
+    id = serializers.IntegerField()
+    roomId = serializers.CharField()
+    label = serializers.CharField(allow_blank=True)  # type: ignore[assignment]  # the wire name
+    prefix = serializers.CharField()
+    agentName = serializers.CharField(allow_blank=True)
+    readOnly = serializers.BooleanField()
+    expires_at = serializers.CharField(allow_null=True)
+    created_at = serializers.CharField()
+    last_used_at = serializers.CharField(allow_null=True)
+    revoked_at = serializers.CharField(allow_null=True)
+
+
+class MintedInviteOut(InviteOut):
+    secret = serializers.CharField(help_text="Shown once; hand it to the guest agent.")
+
+
+class InviteIn(serializers.Serializer):  # type: ignore[type-arg]
+    label = serializers.CharField(  # type: ignore[assignment]  # the wire name
+        max_length=200, required=False, allow_blank=True, default=""
+    )
+    expiresInSeconds = serializers.IntegerField(
+        min_value=60, max_value=365 * 24 * 3600, required=False, allow_null=True, default=None
+    )
+    agentName = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
+    readOnly = serializers.BooleanField(required=False, default=False)
+
+
+def invite_row(invite: Invite) -> dict[str, Any]:
+    return {
+        "id": invite.pk,
+        "roomId": invite.room.room_id,
+        "label": invite.label,
+        "prefix": invite.prefix,
+        "agentName": invite.agent_name,
+        "readOnly": invite.read_only,
+        "expires_at": _iso(invite.expires_at),
+        "created_at": _iso(invite.created_at),
+        "last_used_at": _iso(invite.last_used_at),
+        "revoked_at": _iso(invite.revoked_at),
+    }
+
+
+class InviteListApi(BearerView):
+    def _room(self, request: Request, room_id: str, *, write: bool) -> tuple[Caller, Room]:
+        caller = self.team_caller(request, write=write)
+        return caller, selectors.access_room_by_id(caller, room_id)
+
+    @extend_schema(responses={200: InviteOut(many=True), **ERRORS}, summary="A room's invites")
+    def get(self, request: Request, room_id: str) -> Response:
+        _, room = self._room(request, room_id, write=False)
+        return Response(
+            [invite_row(i) for i in selectors.invites_for_room(room).select_related("room")]
+        )
+
+    @extend_schema(
+        request=InviteIn, responses={201: MintedInviteOut, **ERRORS}, summary="Invite to a room"
+    )
+    def post(self, request: Request, room_id: str) -> Response:
+        caller, room = self._room(request, room_id, write=True)
+        data = InviteIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        seconds = data.validated_data["expiresInSeconds"]
+        minted = services.invite_create(
+            room=room,
+            label=data.validated_data["label"],
+            expires_at=timezone.now() + timedelta(seconds=seconds) if seconds else None,
+            agent_name=data.validated_data["agentName"],
+            read_only=data.validated_data["readOnly"],
+            actor=caller.actor,
+        )
+        return Response(
+            {**invite_row(minted.invite), "secret": minted.secret}, status=status.HTTP_201_CREATED
+        )
+
+
+class InviteRevokeApi(BearerView):
+    @extend_schema(request=None, responses={200: InviteOut, **ERRORS}, summary="Revoke an invite")
+    def post(self, request: Request, room_id: str, invite_id: int) -> Response:
+        caller = self.team_caller(request, write=True)
+        room = selectors.access_room_by_id(caller, room_id)
+        invite = selectors.access_invite_by_id(room, invite_id)
+        return Response(invite_row(services.invite_revoke(invite=invite, actor=caller.actor)))
+
+
+# --- Team bootstrap (seeds/000 §8.4) ----------------------------------------------------------
+
+
+class TeamIn(serializers.Serializer):  # type: ignore[type-arg]
+    slug = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    keyName = serializers.CharField(max_length=200, required=False, default="first key")
+
+
+class TeamOut(serializers.Serializer):  # type: ignore[type-arg]
+    team = serializers.CharField()
+    name = serializers.CharField()
+    key = MintedKeyOut()
+
+
+class TeamCreateApi(BearerView):
+    @extend_schema(
+        request=TeamIn,
+        responses={201: TeamOut, 409: ErrorSerializer, **ERRORS},
+        summary="Create a team and its first key (static keys only)",
+    )
+    def post(self, request: Request) -> Response:
+        caller = self.caller(request)
+        if caller.kind != "static":
+            raise errors.NotPermittedError(errors.STATIC_KEYS_ONLY)
+        data = TeamIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        team = services.team_create(
+            slug=data.validated_data["slug"],
+            name=data.validated_data["name"] or None,
+            actor=caller.actor,
+        )
+        minted = services.api_key_create(
+            team=team, name=data.validated_data["keyName"], actor=caller.actor
+        )
+        return Response(
+            {
+                "team": team.slug,
+                "name": team.name,
+                "key": {**key_row(minted.key), "secret": minted.secret},
+            },
+            status=status.HTTP_201_CREATED,
+        )
+
+
+# --- GET /room/<roomId> ------------------------------------------------------------------------
+
+
+class RoomSummaryOut(serializers.Serializer):  # type: ignore[type-arg]
+    roomId = serializers.CharField()
+    status = serializers.CharField()
+    created_at = serializers.CharField()
+    last_active_at = serializers.CharField()
+    tasks = serializers.DictField(child=serializers.IntegerField())
+    agents = serializers.ListField(child=serializers.DictField())
+    contextEntries = serializers.IntegerField()
+    events = serializers.IntegerField()
+
+
+async def room_summary(caller: Caller, room: Room) -> dict[str, Any]:
+    ref = await room_access(caller, room.room_id, False)
+    plan = await room_selectors.plan_get(ref)
+    counts = {"total": len(plan["tasks"])}
+    for state in ("pending", "in_progress", "done", "blocked"):
+        counts[state] = sum(1 for t in plan["tasks"] if t["status"] == state)
+    context = await room_selectors.context_list(ref, type_=None, author=None)
+    return {
+        **selectors.room_row(room),
+        "tasks": counts,
+        "agents": await room_selectors.presence_list(ref),
+        "contextEntries": len(context),
+        "events": await store.event_count(ref.keys),
+    }
+
+
+class RoomSummaryApi(BearerView):
+    """seeds/000 §6.1's room summary, for a caller with access (roomd's is public)."""
+
+    @extend_schema(responses={200: RoomSummaryOut, **ERRORS}, summary="A room at a glance")
+    def get(self, request: Request, room_id: str) -> Response:
+        caller = self.caller(request)
+        room = selectors.access_room_by_id(caller, room_id)
+        return Response(store.run_sync(room_summary, caller, room))
+
+
+class BearerAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
+    """Tells the OpenAPI schema how BearerAuthentication works."""
+
+    target_class = "tenants.apis.BearerAuthentication"
+    name = "bearer"
+
+    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
+        return {"type": "http", "scheme": "bearer", "description": "A team key or an invite."}

@@ -1,0 +1,17 @@
+from django.urls import path
+
+from tenants import apis
+
+urlpatterns = [
+    path("me", apis.MeApi.as_view(), name="api-me"),
+    path("keys", apis.KeyListApi.as_view(), name="api-keys"),
+    path("keys/<int:key_id>/revoke", apis.KeyRevokeApi.as_view(), name="api-key-revoke"),
+    path("rooms", apis.RoomListApi.as_view(), name="api-rooms"),
+    path("rooms/<str:room_id>/invites", apis.InviteListApi.as_view(), name="api-invites"),
+    path(
+        "rooms/<str:room_id>/invites/<int:invite_id>/revoke",
+        apis.InviteRevokeApi.as_view(),
+        name="api-invite-revoke",
+    ),
+    path("teams", apis.TeamCreateApi.as_view(), name="api-teams"),
+]
