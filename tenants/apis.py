@@ -29,6 +29,7 @@ from tenants import errors, selectors, services
 from tenants.access import room_access
 from tenants.auth import Caller, bearer_from_header, caller_from_bearer
 from tenants.models import ApiKey, Invite, Room
+from tenants.ratelimit import rate_limit_check
 
 UNAUTHORIZED = (
     "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
@@ -85,6 +86,11 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 class BearerView(APIView):
     authentication_classes = [BearerAuthentication]
     permission_classes = [HasCaller]
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        # Every API call counts against the caller's rate limit, like a tool call.
+        store.run_sync(rate_limit_check, self.caller(request))
 
     def caller(self, request: Request) -> Caller:
         assert isinstance(request.auth, Caller)
@@ -396,6 +402,7 @@ class TeamCreateApi(BearerView):
 
 class RoomSummaryOut(serializers.Serializer):  # type: ignore[type-arg]
     roomId = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
     status = serializers.CharField()
     created_at = serializers.CharField()
     last_active_at = serializers.CharField()

@@ -55,6 +55,7 @@ def start_server(
 ) -> RunningServer:
     port = free_port()
     var = var_dir or Path(tempfile.mkdtemp(prefix="rs-e2e-"))
+    var.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
         "HOST": "127.0.0.1",

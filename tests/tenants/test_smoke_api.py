@@ -7,7 +7,12 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_api_smoke(settings) -> None:
     settings.API_KEYS = "boot:static-secret-123"
     c = APIClient()
-    r = c.post("/api/v1/teams", {"slug": "acme"}, format="json", HTTP_AUTHORIZATION="Bearer static-secret-123")
+    r = c.post(
+        "/api/v1/teams",
+        {"slug": "acme"},
+        format="json",
+        HTTP_AUTHORIZATION="Bearer static-secret-123",
+    )
     assert r.status_code == 201, r.content
     secret = r.json()["key"]["secret"]
     auth = {"HTTP_AUTHORIZATION": f"Bearer {secret}"}
@@ -15,7 +20,12 @@ def test_api_smoke(settings) -> None:
     r = c.post("/api/v1/rooms", {}, format="json", **auth)
     assert r.status_code == 201, r.content
     room = r.json()["roomId"]
-    r = c.post(f"/api/v1/rooms/{room}/invites", {"label": "guest", "expiresInSeconds": 3600}, format="json", **auth)
+    r = c.post(
+        f"/api/v1/rooms/{room}/invites",
+        {"label": "guest", "expiresInSeconds": 3600},
+        format="json",
+        **auth,
+    )
     assert r.status_code == 201, r.content
     inv = r.json()["secret"]
     r = c.get(f"/room/{room}", HTTP_AUTHORIZATION=f"Bearer {inv}")
