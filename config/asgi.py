@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Any
 
@@ -23,6 +24,10 @@ async def _lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            # Everything imported so far lives for the whole process: keep it out of the
+            # collector's generations, so GC pauses stay short under load (bench: p99).
+            gc.collect()
+            gc.freeze()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
             await store.close_client()

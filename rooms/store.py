@@ -541,6 +541,9 @@ _limiter_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.
 )
 
 
+_limiter_scripts: dict[int, AsyncScript] = {}
+
+
 def _limiter() -> aioredis.Redis:
     loop = asyncio.get_running_loop()
     found = _limiter_clients.get(loop)
@@ -563,7 +566,9 @@ async def rate_window_hit(
     """(allowed, remaining) or (False, retry-after ms). Raises the client's error when the
     limiter's Redis does not answer; the caller decides to fail open."""
     r = _limiter()
-    script = r.register_script(scripts.SLIDING_WINDOW_SCRIPT)
+    script = _limiter_scripts.get(id(r))
+    if script is None:
+        script = _limiter_scripts[id(r)] = r.register_script(scripts.SLIDING_WINDOW_SCRIPT)
     res = await script(keys=[rate_window(bucket)], args=[now_ms, window_ms, limit, member])
     return int(res[0]) == 1, int(res[1])
 
