@@ -16,6 +16,8 @@ django_app = get_asgi_application()
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
 from rooms import store  # noqa: E402
 
+from config.static import static_app  # noqa: E402
+
 mcp_app = build_server()
 HEALTH_BODY = b'{"status":"ok"}'
 
@@ -41,6 +43,8 @@ async def application(scope: Scope, receive: Receive, send: Send) -> Any:
         path = scope["path"]
         if path in ("/mcp", "/mcp/"):
             return await mcp_app(scope, receive, send)
+        if path.startswith("/static/"):
+            return await static_app(scope, receive, send)
         if path == "/health":
             await send(
                 {

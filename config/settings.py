@@ -107,7 +107,37 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
+# Static files (the stylesheet, htmx, the admin's) are served by config/asgi.py straight
+# from the apps' folders: no collectstatic step, no CDN, works offline.
+STATIC_ROOT = os.environ.get("STATIC_ROOT") or None
+
+# --- People -------------------------------------------------------------------------
+# How operators sign in to the dashboard: "email" (accounts), "apikey" (enter with a team
+# key, as roomd-web allows) or "both".
+AUTH_MODE = os.environ.get("AUTH_MODE", "email")
+PASSWORD_HASHERS = [
+    "django.contrib.auth.hashers.Argon2PasswordHasher",
+    "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {
+        "NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+        "OPTIONS": {"min_length": 10},
+    },
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "/login"
+LOGIN_REDIRECT_URL = "/rooms"
+# Failed sign-ins allowed per address and per email in 15 minutes.
+LOGIN_FAILURES_ALLOWED = env_int("LOGIN_FAILURES_ALLOWED", 10)
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Roomservice <noreply@localhost>")
+# The URL people and agents reach this service at (for links in emails and snippets);
+# empty: taken from each request.
+PUBLIC_URL = os.environ.get("PUBLIC_URL", "").rstrip("/")
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
 
 # --- Redis: the hot room state -------------------------------------------------------
 # Empty means "the embedded server": whoever starts the process (serve, tests, bench)

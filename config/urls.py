@@ -9,4 +9,5 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/", include("tenants.urls")),
     path("room/<str:room_id>", apis.RoomSummaryApi.as_view(), name="room-summary"),
+    path("", include("dashboard.urls")),
 ]

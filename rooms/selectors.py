@@ -3,6 +3,7 @@ protocol's plain result shape."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from django.conf import settings
 
 from rooms import clock, errors, store
+from rooms.diff import payload_diff
 from rooms.records import (
     context_from_json,
     event_from_entry,
@@ -220,3 +222,41 @@ async def var_get(room: RoomRef, *, key: str) -> dict[str, Any]:
 async def var_list(room: RoomRef) -> dict[str, Any]:
     found = await store.var_all(room.keys)
     return {"vars": dict(sorted(found.items())), "count": len(found)}
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(p) for p in version.split("."))
+    except ValueError:
+        return (0,)
+
+
+async def context_history(room: RoomRef, *, entry_id: str) -> list[dict[str, Any]]:
+    """Every version of an entry, oldest first, the current one last; each after the first
+    carries `changes`: what differs from the version before it."""
+    current = await context_get(room, entry_id=entry_id)
+    previous = [json.loads(v) for v in await store.context_versions_of(room.keys, entry_id)]
+    for entry in previous:
+        if entry.get("consuming_agents") == {}:
+            entry["consuming_agents"] = []
+    versions = sorted(previous, key=lambda e: _version_key(str(e.get("version", "0"))))
+    versions.append(current)
+    for before, after in itertools.pairwise(versions):
+        after["changes"] = payload_diff(before.get("payload"), after.get("payload"))
+        if before.get("summary") != after.get("summary"):
+            after["changes"].insert(0, "summary changed")
+    return versions
+
+
+async def room_snapshot(room: RoomRef, *, events: int = 50) -> dict[str, Any]:
+    """Everything a person watching the room sees, in one read of each primitive."""
+    context = await context_list(room, type_=None, author=None)
+    return {
+        "plan": await plan_get(room),
+        "presence": await presence_list(room),
+        "events": await event_list(room, since=None, limit=events, order="desc"),
+        "event_count": await store.event_count(room.keys),
+        "context": context,
+        "vars": (await var_list(room))["vars"],
+        "locks": await lock_list(room),
+    }

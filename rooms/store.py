@@ -574,3 +574,20 @@ async def rate_window_hit(
 
 
 LimiterError = (aioredis.RedisError, OSError, asyncio.TimeoutError)
+
+
+async def context_versions_of(keys: RoomKeys, entry_id: str) -> list[str]:
+    """Every superseded version of one entry (full JSON each), in no particular order."""
+    pattern = "".join("\\" + ch if ch in "*?[]\\" else ch for ch in entry_id) + "@*"
+    found: list[str] = []
+    async for _field, value in client().hscan_iter(keys.context_versions, match=pattern, count=200):
+        found.append(str(value))
+    return found
+
+
+async def rate_window_count(bucket: str, *, now_ms: int, window_ms: int) -> int:
+    """How many hits `bucket` has in the window ending now (0 when the limiter is down)."""
+    try:
+        return int(await _limiter().zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf"))
+    except LimiterError:
+        return 0

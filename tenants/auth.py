@@ -33,7 +33,7 @@ BEARER_CACHE_SECONDS = 60
 @dataclass(frozen=True, slots=True)
 class Caller:
     team_id: str
-    kind: Literal["static", "key", "invite"]
+    kind: Literal["static", "key", "invite", "user"]
     credential_id: str | None = None
     # An invite reaches one room and never claims (seeds/000 §8.1).
     allowed_room: str | None = None
@@ -133,6 +133,13 @@ async def caller_from_bearer(secret: str | None) -> Caller | None:
             digest, json.dumps(asdict(caller)), ttl_seconds=_cache_seconds(caller)
         )
     return caller
+
+
+def caller_for_team_key_digest(digest: str) -> Caller | None:
+    """A dashboard session entered with a team key (AUTH_MODE apikey/both) keeps only the
+    key's digest and re-checks it on every page, so revoking the key ends the session."""
+    found = _static_caller(digest) or caller_lookup(digest)
+    return found if found is not None and found.is_team_key else None
 
 
 def bearer_from_header(value: str | None) -> str | None:

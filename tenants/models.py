@@ -142,3 +142,40 @@ class AuditEvent(models.Model):
     def __str__(self) -> str:
         when = f"{self.created_at:%Y-%m-%d %H:%M}"
         return f"{when} {self.actor} {self.action} {self.object_type}:{self.object_id}"
+
+
+class MemberInvite(models.Model):
+    """An emailed link that makes its recipient a member of a team (token stored as digest)."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="member_invites")
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Membership.Role.choices, default="member")
+    digest = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.email} -> {self.team} ({self.role})"
+
+
+class ShareLink(models.Model):
+    """A read-only, unguessable, revocable link to a room's live page (token as digest)."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="share_links")
+    label = models.CharField(max_length=200, blank=True)
+    prefix = models.CharField(max_length=24)
+    digest = models.CharField(max_length=64, unique=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"share {self.prefix}… of {self.room_id}"

@@ -77,3 +77,44 @@ def access_invite_by_id(room: Room, invite_id: int) -> Invite:
 
 def audit_for_team(team_slug: str) -> QuerySet[AuditEvent]:
     return AuditEvent.objects.filter(team__slug=team_slug)
+
+
+def teams_for_user(user_id: int) -> list[tuple[Team, str]]:
+    from tenants.models import Membership
+
+    rows = Membership.objects.filter(user_id=user_id).select_related("team").order_by("team__name")
+    return [(m.team, m.role) for m in rows]
+
+
+def members_of(team: Team) -> list[Any]:
+    from tenants.models import Membership
+
+    return list(Membership.objects.filter(team=team).select_related("user").order_by("user__email"))
+
+
+def access_membership_by_id(team: Team, membership_id: int) -> Any:
+    from tenants.models import Membership
+
+    found = (
+        Membership.objects.filter(team=team, pk=membership_id)
+        .select_related("user", "team")
+        .first()
+    )
+    if found is None:
+        raise errors.NotFoundError("No such member in this team.")
+    return found
+
+
+def share_links_for_room(room: Room) -> QuerySet[Any]:
+    from tenants.models import ShareLink
+
+    return ShareLink.objects.filter(room=room).order_by("-created_at")
+
+
+def access_share_link_by_id(room: Room, link_id: int) -> Any:
+    found = (
+        share_links_for_room(room).filter(pk=link_id).select_related("room", "room__team").first()
+    )
+    if found is None:
+        raise errors.NotFoundError("No such share link for this room.")
+    return found

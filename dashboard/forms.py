@@ -1,0 +1,110 @@
+"""Forms of the dashboard: each validates one action's input, nothing more."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.contrib.auth.models import User
+from django.contrib.auth.password_validation import validate_password
+
+from rooms.schemas import ROOM_ID_PATTERN
+
+
+class SignupForm(forms.Form):
+    email = forms.EmailField(max_length=200)
+    password = forms.CharField(widget=forms.PasswordInput, min_length=10, strip=False)
+
+    def clean_email(self) -> str:
+        email = str(self.cleaned_data["email"]).strip().lower()
+        if User.objects.filter(username=email).exists():
+            raise forms.ValidationError("An account with this email exists; sign in instead.")
+        return email
+
+    def clean(self) -> dict[str, object]:
+        data = super().clean() or {}
+        if data.get("password") and data.get("email"):
+            validate_password(
+                str(data["password"]), User(username=str(data["email"]), email=str(data["email"]))
+            )
+        return data
+
+
+class LoginForm(forms.Form):
+    email = forms.CharField(max_length=200)
+    password = forms.CharField(widget=forms.PasswordInput, strip=False)
+
+
+class KeyLoginForm(forms.Form):
+    key = forms.CharField(max_length=200, label="Team key", widget=forms.PasswordInput)
+
+
+class RoomForm(forms.Form):
+    room_id = forms.CharField(
+        max_length=64,
+        required=False,
+        label="Room id (optional)",
+        help_text="Leave empty for an unguessable id. 2-64 of a-z, 0-9, '_' and '-'.",
+    )
+    name = forms.CharField(max_length=200, required=False)
+
+    def clean_room_id(self) -> str:
+        value = str(self.cleaned_data.get("room_id") or "").strip()
+        if value and (not re.match(ROOM_ID_PATTERN, value) or "__" in value):
+            raise forms.ValidationError(
+                "2-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; "
+                "no '__'."
+            )
+        return value
+
+
+class KeyForm(forms.Form):
+    name = forms.CharField(max_length=200)
+    agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
+    read_only = forms.BooleanField(required=False, label="Read-only")
+
+
+EXPIRY_CHOICES = [
+    ("", "never"),
+    ("3600", "1 hour"),
+    ("86400", "1 day"),
+    ("604800", "7 days"),
+    ("2592000", "30 days"),
+]
+
+
+class InviteForm(forms.Form):
+    label = forms.CharField(max_length=200, required=False)
+    expires_in = forms.ChoiceField(choices=EXPIRY_CHOICES, required=False, label="Expires after")
+    agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
+    read_only = forms.BooleanField(required=False, label="Read-only")
+
+
+class ShareForm(forms.Form):
+    label = forms.CharField(max_length=200, required=False)
+    expires_in = forms.ChoiceField(choices=EXPIRY_CHOICES, required=False, label="Expires after")
+
+
+class MemberInviteForm(forms.Form):
+    email = forms.EmailField(max_length=200)
+    role = forms.ChoiceField(choices=[("member", "member"), ("admin", "admin"), ("owner", "owner")])
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(choices=[("member", "member"), ("admin", "admin"), ("owner", "owner")])
+
+
+class PasswordChangeForm(forms.Form):
+    current = forms.CharField(widget=forms.PasswordInput, strip=False, label="Current password")
+    new = forms.CharField(
+        widget=forms.PasswordInput, strip=False, label="New password", min_length=10
+    )
+
+
+class DeleteAccountForm(forms.Form):
+    confirm = forms.CharField(label='Type "delete my account"')
+
+    def clean_confirm(self) -> str:
+        if self.cleaned_data["confirm"] != "delete my account":
+            raise forms.ValidationError('Type exactly "delete my account".')
+        return str(self.cleaned_data["confirm"])

@@ -1,0 +1,658 @@
+"""The operators' pages. Function views, thin: resolve the viewer, call one service or
+selector, render. Every room, key, invite and share link is fetched through a scoped
+selector, so another team's URL is a 404."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
+from django.contrib.auth.models import User
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from dashboard import forms
+from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
+from rooms import selectors as room_selectors
+from rooms import store
+from rooms.errors import DomainError
+from rooms.refs import RoomRef
+from rooms.report import TIMELINE_TYPES, report_markdown
+from tenants import errors as tenant_errors
+from tenants import people, selectors, services
+from tenants.access import room_access
+from tenants.auth import Caller, caller_for_team_key_digest
+from tenants.credentials import secret_digest
+from tenants.models import Membership, Room
+
+
+def _client_address(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR") or "unknown")
+
+
+def public_url(request: HttpRequest) -> str:
+    return str(settings.PUBLIC_URL or request.build_absolute_uri("/").rstrip("/"))
+
+
+def _room(viewer: Viewer, room_id: str) -> Room:
+    try:
+        return selectors.access_room_by_id(viewer.caller, room_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+
+
+def _ref(caller: Caller, room: Room) -> RoomRef:
+    return store.run_sync(room_access, caller, room.room_id, False)
+
+
+def _expiry(seconds: str | None) -> Any:
+    return timezone.now() + timedelta(seconds=int(seconds)) if seconds else None
+
+
+# --- Landing and accounts ---------------------------------------------------------------------
+
+
+def landing(request: HttpRequest) -> HttpResponse:
+    if viewer_for(request) is not None:
+        return redirect("rooms")
+    return render(request, "dashboard/landing.html", {"auth_mode": settings.AUTH_MODE})
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if settings.AUTH_MODE == "apikey":
+        raise Http404("sign-up is off")
+    form = forms.SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = people.user_signup(
+            email=form.cleaned_data["email"], password=form.cleaned_data["password"]
+        )
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        nxt = request.GET.get("next", "")
+        return redirect(nxt if nxt.startswith("/join/") else "rooms")
+    return render(request, "dashboard/signup.html", {"form": form})
+
+
+def login_view(request: HttpRequest) -> HttpResponse:
+    mode = settings.AUTH_MODE
+    form = forms.LoginForm(request.POST or None) if mode != "apikey" else None
+    key_form = forms.KeyLoginForm(request.POST or None) if mode in ("apikey", "both") else None
+    error = ""
+    if request.method == "POST":
+        address = _client_address(request)
+        if "key" in request.POST and key_form is not None and key_form.is_valid():
+            if people.login_blocked(address=address, email="apikey"):
+                error = "Too many failed attempts. Wait a few minutes and try again."
+            else:
+                digest = secret_digest(key_form.cleaned_data["key"].strip())
+                if caller_for_team_key_digest(digest) is not None:
+                    request.session.cycle_key()
+                    request.session[SESSION_KEY_DIGEST] = digest
+                    return redirect("rooms")
+                people.login_failure_record(address=address, email="apikey")
+                error = "That is not a live team key."
+        elif form is not None and form.is_valid():
+            email = form.cleaned_data["email"].strip().lower()
+            if people.login_blocked(address=address, email=email):
+                error = "Too many failed attempts. Wait a few minutes and try again."
+            else:
+                user = authenticate(request, username=email, password=form.cleaned_data["password"])
+                if user is not None:
+                    login(request, user)
+                    nxt = request.GET.get("next", "")
+                    return redirect(
+                        nxt if nxt.startswith("/") and not nxt.startswith("//") else "rooms"
+                    )
+                people.login_failure_record(address=address, email=email)
+                error = "Wrong email or password."
+    return render(
+        request,
+        "dashboard/login.html",
+        {"form": form, "key_form": key_form, "error": error, "auth_mode": mode},
+    )
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    request.session.flush()
+    return redirect("landing")
+
+
+@team_view()
+def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    if viewer.user is None:
+        raise Http404("no account: this session entered with a team key")
+    password_form = forms.PasswordChangeForm(request.POST if "new" in request.POST else None)
+    delete_form = forms.DeleteAccountForm(request.POST if "confirm" in request.POST else None)
+    message = ""
+    if request.method == "POST" and "new" in request.POST and password_form.is_valid():
+        if not viewer.user.check_password(password_form.cleaned_data["current"]):
+            password_form.add_error("current", "That is not your current password.")
+        else:
+            from django.contrib.auth.password_validation import validate_password
+            from django.core.exceptions import ValidationError
+
+            try:
+                validate_password(password_form.cleaned_data["new"], viewer.user)
+            except ValidationError as exc:
+                password_form.add_error("new", exc)
+            else:
+                viewer.user.set_password(password_form.cleaned_data["new"])
+                viewer.user.save(update_fields=["password"])
+                update_session_auth_hash(request, viewer.user)
+                message = "Password changed."
+    if request.method == "POST" and "confirm" in request.POST and delete_form.is_valid():
+        people.user_delete(user=viewer.user)
+        logout(request)
+        return redirect("landing")
+    return render(
+        request,
+        "dashboard/account.html",
+        {
+            "viewer": viewer,
+            "password_form": password_form,
+            "delete_form": delete_form,
+            "message": message,
+        },
+    )
+
+
+# --- Teams ------------------------------------------------------------------------------------
+
+
+@require_POST
+@team_view()
+def team_switch(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    slug = request.POST.get("team", "")
+    if not any(t.slug == slug for t, _ in viewer.teams):
+        raise Http404("not found")
+    request.session[SESSION_TEAM] = slug
+    return redirect("rooms")
+
+
+@team_view()
+def team(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    form = forms.MemberInviteForm(request.POST or None)
+    sent = ""
+    if request.method == "POST":
+        if not viewer.is_owner or viewer.user is None:
+            raise Http404("not found")
+        if form.is_valid():
+            people.member_invite_create(
+                team=viewer.team,
+                email=form.cleaned_data["email"],
+                role=form.cleaned_data["role"],
+                invited_by=viewer.user,
+                link_base=public_url(request),
+            )
+            sent = form.cleaned_data["email"]
+            form = forms.MemberInviteForm()
+    return render(
+        request,
+        "dashboard/team.html",
+        {
+            "viewer": viewer,
+            "members": selectors.members_of(viewer.team),
+            "form": form,
+            "sent": sent,
+        },
+    )
+
+
+@require_POST
+@team_view(owner=True)
+def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
+    membership = _membership(viewer, membership_id)
+    form = forms.RoleForm(request.POST)
+    if form.is_valid():
+        services.membership_change_role(
+            membership=membership, role=form.cleaned_data["role"], actor=viewer.actor
+        )
+    return redirect("team")
+
+
+@require_POST
+@team_view(owner=True)
+def member_remove(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
+    membership = _membership(viewer, membership_id)
+    owners = viewer.team.memberships.filter(role="owner")
+    if membership.role == "owner" and owners.count() == 1:
+        return render(
+            request,
+            "dashboard/team.html",
+            {
+                "viewer": viewer,
+                "members": selectors.members_of(viewer.team),
+                "form": forms.MemberInviteForm(),
+                "error": "A team keeps at least one owner.",
+            },
+            status=400,
+        )
+    services.membership_remove(membership=membership, actor=viewer.actor)
+    return redirect("team")
+
+
+def _membership(viewer: Viewer, membership_id: int) -> Membership:
+    try:
+        found: Membership = selectors.access_membership_by_id(viewer.team, membership_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+    return found
+
+
+def join(request: HttpRequest, token: str) -> HttpResponse:
+    invite = people.member_invite_find(token)
+    if invite is None:
+        raise Http404("This invitation is unknown, used or expired.")
+    user = request.user
+    if request.method == "POST" and isinstance(user, User) and user.is_authenticated:
+        people.member_invite_accept(invite=invite, user=user)
+        request.session[SESSION_TEAM] = invite.team.slug
+        return redirect("rooms")
+    return render(
+        request, "dashboard/join.html", {"invite": invite, "signed_in": user.is_authenticated}
+    )
+
+
+# --- Rooms ------------------------------------------------------------------------------------
+
+
+async def _room_cards(caller: Caller, rooms: list[Room]) -> list[dict[str, Any]]:
+    cards = []
+    for room in rooms:
+        ref = await room_access(caller, room.room_id, False)
+        plan = await room_selectors.plan_get(ref)
+        presence = await room_selectors.presence_list(ref)
+        cards.append(
+            {
+                "room": room,
+                "online": [p["agentId"] for p in presence if p["status"] == "online"],
+                "done": sum(1 for t in plan["tasks"] if t["status"] == "done"),
+                "total": len(plan["tasks"]),
+            }
+        )
+    return cards
+
+
+@team_view()
+def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    form = forms.RoomForm(request.POST or None)
+    if request.method == "POST":
+        if not viewer.can_manage:
+            raise Http404("not found")
+        if form.is_valid():
+            try:
+                room = services.room_create(
+                    team=viewer.team,
+                    room_id=form.cleaned_data["room_id"] or None,
+                    name=form.cleaned_data["name"],
+                    actor=viewer.actor,
+                )
+            except DomainError as exc:
+                form.add_error("room_id", exc.message)
+            else:
+                return redirect("room", room_id=room.room_id)
+    listed = list(selectors.rooms_for_team(viewer.team.slug))
+    cards = store.run_sync(_room_cards, viewer.caller, listed)
+    return render(request, "dashboard/rooms.html", {"viewer": viewer, "cards": cards, "form": form})
+
+
+def _context_view(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for entry in entries:
+        entry["payload_json"] = json.dumps(entry["payload"], indent=2, ensure_ascii=False)
+    return entries
+
+
+STATUS_LABELS = (
+    ("pending", "Pending"),
+    ("in_progress", "In progress"),
+    ("blocked", "Blocked"),
+    ("done", "Done"),
+)
+
+
+def _live_context(snapshot: dict[str, Any]) -> dict[str, Any]:
+    tasks = snapshot["plan"]["tasks"]
+    titles = {t["id"]: t["title"] for t in tasks}
+    columns = [
+        (status, label, [t for t in tasks if t["status"] == status])
+        for status, label in STATUS_LABELS
+    ]
+    events = snapshot["events"]
+    by_id = {e["id"]: e for e in events}
+    threads: list[dict[str, Any]] = []
+    for event in events:
+        parent = event.get("reply_to_id")
+        event["parent"] = by_id.get(parent) if parent else None
+        event["payload_json"] = json.dumps(event["payload"], ensure_ascii=False)[:400]
+        threads.append(event)
+    return {
+        "snapshot": snapshot,
+        "columns": columns,
+        "titles": titles,
+        "events": threads,
+        "context": _context_view(snapshot["context"]),
+    }
+
+
+@team_view()
+def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(viewer.caller, found))
+    return render(
+        request,
+        "dashboard/room.html",
+        {"viewer": viewer, "room": found, "live_url": "live", **_live_context(snapshot)},
+    )
+
+
+@team_view()
+def room_live(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(viewer.caller, found))
+    return render(
+        request, "dashboard/_live.html", {"room": found, "oob": True, **_live_context(snapshot)}
+    )
+
+
+@team_view()
+def context_entry(
+    request: HttpRequest, viewer: Viewer, room_id: str, entry_id: str
+) -> HttpResponse:
+    found = _room(viewer, room_id)
+    try:
+        history = store.run_sync(
+            room_selectors.context_history, _ref(viewer.caller, found), entry_id=entry_id
+        )
+    except DomainError:
+        raise Http404("not found") from None
+    return render(
+        request,
+        "dashboard/context.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "history": _context_view(list(reversed(history))),
+            "current": history[-1],
+        },
+    )
+
+
+@team_view()
+def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    secret = ""
+    if request.method == "POST" and viewer.can_manage:
+        secret = services.api_key_create(
+            team=viewer.team, name=f"agents of {found.room_id}", actor=viewer.actor
+        ).secret
+    base = public_url(request)
+    key = secret or "<YOUR_KEY>"
+    mcp_url = f"{base}/mcp"
+    snippets = {
+        "cursor": json.dumps(
+            {
+                "mcpServers": {
+                    "roomservice": {"url": mcp_url, "headers": {"Authorization": f"Bearer {key}"}}
+                }
+            },
+            indent=2,
+        ),
+        "vscode": json.dumps(
+            {
+                "servers": {
+                    "roomservice": {
+                        "type": "http",
+                        "url": mcp_url,
+                        "headers": {"Authorization": f"Bearer {key}"},
+                    }
+                }
+            },
+            indent=2,
+        ),
+    }
+    return render(
+        request,
+        "dashboard/connect.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "mcp_url": mcp_url,
+            "key": key,
+            "secret": secret,
+            "base": base,
+            "snippets": snippets,
+        },
+    )
+
+
+def _report(caller: Caller, found: Room) -> str:
+    async def build() -> str:
+        ref = await room_access(caller, found.room_id, False)
+        snapshot = await room_selectors.room_snapshot(ref, events=100)
+        histories = {}
+        for entry in snapshot["context"]:
+            if entry["type"] == "api_contract":
+                histories[entry["id"]] = await room_selectors.context_history(
+                    ref, entry_id=entry["id"]
+                )
+        timeline: list[dict[str, Any]] = []
+        since = None
+        while True:  # the whole retained log, oldest first, page by page
+            page = await room_selectors.event_list(ref, since=since, limit=100, order="asc")
+            timeline += [e for e in page if e["type"] in TIMELINE_TYPES or e.get("reply_to_id")]
+            if len(page) < 100 or len(timeline) > 2000:
+                break
+            since = page[-1]["id"]
+        return report_markdown(found.room_id, snapshot, histories, timeline)
+
+    return store.run_sync(build)
+
+
+@team_view()
+def report(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    return render(
+        request,
+        "dashboard/report.html",
+        {"viewer": viewer, "room": found, "markdown": _report(viewer.caller, found)},
+    )
+
+
+@team_view()
+def report_download(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    response = HttpResponse(
+        _report(viewer.caller, found), content_type="text/markdown; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{found.room_id}-report.md"'
+    return response
+
+
+# --- Keys, invites, share links ------------------------------------------------------------------
+
+
+@team_view(manage=True)
+def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    form = forms.KeyForm(request.POST or None)
+    minted = None
+    if request.method == "POST" and form.is_valid():
+        minted = services.api_key_create(
+            team=viewer.team,
+            name=form.cleaned_data["name"],
+            agent_name=form.cleaned_data["agent_name"],
+            read_only=form.cleaned_data["read_only"],
+            actor=viewer.actor,
+            created_by=viewer.user,
+        )
+        form = forms.KeyForm()
+    return render(
+        request,
+        "dashboard/keys.html",
+        {
+            "viewer": viewer,
+            "keys": selectors.keys_for_team(viewer.team.slug),
+            "form": form,
+            "minted": minted,
+        },
+    )
+
+
+@team_view(manage=True)
+def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpResponse:
+    try:
+        key = selectors.access_key_by_id(viewer.caller, key_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+    if request.method == "POST":
+        services.api_key_revoke(key=key, actor=viewer.actor)
+        return redirect("keys")
+    return render(
+        request,
+        "dashboard/confirm.html",
+        {
+            "viewer": viewer,
+            "title": f"Revoke key “{key.name}”?",
+            "body": f"Agents using {key.prefix}… will be refused from their next call. "
+            "This cannot be undone.",
+            "action": "Revoke key",
+            "cancel": "/keys",
+        },
+    )
+
+
+@team_view(manage=True)
+def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    form = forms.InviteForm(request.POST or None)
+    minted = None
+    if request.method == "POST" and form.is_valid():
+        minted = services.invite_create(
+            room=found,
+            label=form.cleaned_data["label"],
+            expires_at=_expiry(form.cleaned_data["expires_in"]),
+            agent_name=form.cleaned_data["agent_name"],
+            read_only=form.cleaned_data["read_only"],
+            actor=viewer.actor,
+            created_by=viewer.user,
+        )
+        form = forms.InviteForm()
+    return render(
+        request,
+        "dashboard/invites.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "invites": selectors.invites_for_room(found),
+            "form": form,
+            "minted": minted,
+            "now": timezone.now(),
+        },
+    )
+
+
+@require_POST
+@team_view(manage=True)
+def invite_revoke(
+    request: HttpRequest, viewer: Viewer, room_id: str, invite_id: int
+) -> HttpResponse:
+    found = _room(viewer, room_id)
+    try:
+        invite = selectors.access_invite_by_id(found, invite_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+    services.invite_revoke(invite=invite, actor=viewer.actor)
+    return redirect("invites", room_id=found.room_id)
+
+
+@team_view(manage=True)
+def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    form = forms.ShareForm(request.POST or None)
+    minted = None
+    if request.method == "POST" and form.is_valid():
+        minted = people.share_link_create(
+            room=found,
+            label=form.cleaned_data["label"],
+            expires_at=_expiry(form.cleaned_data["expires_in"]),
+            created_by=viewer.user,
+            actor=viewer.actor,
+        )
+        form = forms.ShareForm()
+    return render(
+        request,
+        "dashboard/shares.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "links": selectors.share_links_for_room(found),
+            "form": form,
+            "minted": minted,
+            "base": public_url(request),
+            "now": timezone.now(),
+        },
+    )
+
+
+@require_POST
+@team_view(manage=True)
+def share_revoke(request: HttpRequest, viewer: Viewer, room_id: str, link_id: int) -> HttpResponse:
+    found = _room(viewer, room_id)
+    try:
+        link = selectors.access_share_link_by_id(found, link_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+    people.share_link_revoke(link=link, actor=viewer.actor)
+    return redirect("shares", room_id=found.room_id)
+
+
+def _share(token: str) -> tuple[Room, Caller]:
+    link = people.share_link_resolve(token)
+    if link is None:
+        raise Http404("This link is unknown, revoked or expired.")
+    room_found = link.room
+    caller = Caller(
+        team_id=room_found.team.slug,
+        kind="invite",
+        credential_id=f"share:{link.pk}",
+        allowed_room=room_found.room_id,
+        read_only=True,
+    )
+    return room_found, caller
+
+
+def shared_room(request: HttpRequest, token: str) -> HttpResponse:
+    found, caller = _share(token)
+    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(caller, found))
+    response = render(
+        request,
+        "dashboard/shared.html",
+        {"room": found, "live_url": "live", **_live_context(snapshot)},
+    )
+    response["Referrer-Policy"] = "no-referrer"
+    response["X-Robots-Tag"] = "noindex"
+    return response
+
+
+def shared_room_live(request: HttpRequest, token: str) -> HttpResponse:
+    found, caller = _share(token)
+    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(caller, found))
+    return render(
+        request,
+        "dashboard/_live.html",
+        {"room": found, "oob": True, "shared": True, **_live_context(snapshot)},
+    )
+
+
+# --- Audit ------------------------------------------------------------------------------------
+
+
+@team_view(owner=True)
+def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    rows = selectors.audit_for_team(viewer.team.slug)[:500]
+    return render(request, "dashboard/audit.html", {"viewer": viewer, "rows": rows})

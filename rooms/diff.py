@@ -1,0 +1,53 @@
+"""What changed between two versions of a context payload, in lines a person can read.
+
+An api_contract's endpoints are compared by (method, path), because that is how a
+consumer thinks of them; everything else key by key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _endpoints(payload: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for e in payload.get("endpoints") or []:
+        if isinstance(e, dict):
+            out[f"{e.get('method', '?')} {e.get('path', '?')}"] = e
+    return out
+
+
+def payload_diff(old: Any, new: Any) -> list[str]:
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return [] if old == new else [f"payload: {_short(old)} -> {_short(new)}"]
+    lines: list[str] = []
+    keys = sorted(set(old) | set(new))
+    for key in keys:
+        if key == "endpoints" and isinstance(old.get(key), list) and isinstance(new.get(key), list):
+            before, after = _endpoints(old), _endpoints(new)
+            for name in sorted(set(after) - set(before)):
+                lines.append(f"endpoint added: {name}")
+            for name in sorted(set(before) - set(after)):
+                lines.append(f"endpoint removed: {name}")
+            for name in sorted(set(before) & set(after)):
+                if before[name] != after[name]:
+                    changed = sorted(
+                        k
+                        for k in set(before[name]) | set(after[name])
+                        if before[name].get(k) != after[name].get(k)
+                    )
+                    lines.append(f"endpoint changed: {name} ({', '.join(changed)})")
+            continue
+        if key not in old:
+            lines.append(f"{key} added: {_short(new[key])}")
+        elif key not in new:
+            lines.append(f"{key} removed")
+        elif old[key] != new[key]:
+            lines.append(f"{key}: {_short(old[key])} -> {_short(new[key])}")
+    return lines

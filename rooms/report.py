@@ -1,0 +1,137 @@
+"""A room as Markdown: participants, the plan's final state, decisions and contracts with
+their versions, change requests, and a timeline — usable as meeting minutes, an ADR
+appendix or a PR description."""
+
+from __future__ import annotations
+
+from typing import Any
+
+TIMELINE_TYPES = {"task_added", "task_updated", "context_available", "context_updated"}
+
+
+def _cell(text: Any) -> str:
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def report_markdown(
+    room_id: str,
+    snapshot: dict[str, Any],
+    histories: dict[str, list[dict[str, Any]]],
+    timeline: list[dict[str, Any]],
+) -> str:
+    plan = snapshot["plan"]
+    tasks = plan["tasks"]
+    done = sum(1 for t in tasks if t["status"] == "done")
+    out = [f"# Room `{room_id}`", ""]
+    out += [
+        f"Created {plan['created_at']}, last plan change {plan['updated_at']}. "
+        f"{done} of {len(tasks)} tasks done.",
+        "",
+    ]
+
+    out += ["## Participants", ""]
+    if snapshot["presence"]:
+        out += [
+            f"- **{p['agentId']}** — {p['status']}, last seen {p['lastSeen']}"
+            for p in snapshot["presence"]
+        ]
+    else:
+        out.append("_No agent has sent a heartbeat._")
+    out.append("")
+
+    out += ["## Plan", ""]
+    if tasks:
+        out += ["| task | status | owner | depends on |", "|---|---|---|---|"]
+        titles = {t["id"]: t["title"] for t in tasks}
+        for t in tasks:
+            deps = ", ".join(_cell(titles.get(d, d)) for d in t.get("depends_on") or [])
+            owner = _cell(t.get("owner") or "—")
+            out.append(f"| {_cell(t['title'])} | {t['status']} | {owner} | {deps or '—'} |")
+    else:
+        out.append("_The plan is empty._")
+    out.append("")
+
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for entry in snapshot["context"]:
+        by_type.setdefault(entry["type"], []).append(entry)
+
+    out += ["## Decisions", ""]
+    for entry in by_type.get("arch_decision", []):
+        p = entry["payload"]
+        out += [
+            f"### {p.get('title', entry['summary'])} (v{entry['version']}, {entry['author']})",
+            "",
+            f"**Decision.** {p.get('decision', '')}",
+            "",
+            f"**Rationale.** {p.get('rationale', '')}",
+            "",
+        ]
+        if p.get("alternatives"):
+            out += ["**Alternatives considered.**", *[f"- {a}" for a in p["alternatives"]], ""]
+        if p.get("consequences"):
+            out += ["**Consequences.**", *[f"- {c}" for c in p["consequences"]], ""]
+    if not by_type.get("arch_decision"):
+        out += ["_No architecture decisions recorded._", ""]
+
+    out += ["## Contracts", ""]
+    for entry in by_type.get("api_contract", []):
+        p = entry["payload"]
+        out += [
+            f"### {p.get('service', entry['summary'])} — contract v{entry['version']} "
+            f"(API version {p.get('version', '?')})",
+            "",
+        ]
+        if p.get("base_url"):
+            out += [f"Base URL: `{p['base_url']}`", ""]
+        out += ["| method | path | auth | description |", "|---|---|---|---|"]
+        for e in p.get("endpoints", []):
+            out.append(
+                f"| {e.get('method')} | `{_cell(e.get('path'))}` | "
+                f"{'yes' if e.get('auth_required') else 'no'} | {_cell(e.get('description'))} |"
+            )
+        out.append("")
+        history = histories.get(entry["id"], [])
+        if len(history) > 1:
+            out += ["Versions:", ""]
+            for version in history:
+                changes = "; ".join(version.get("changes") or []) or "first version"
+                who = f"{version['author']}, {version['timestamp']}"
+                out.append(f"- v{version['version']} ({who}): {changes}")
+            out.append("")
+    if not by_type.get("api_contract"):
+        out += ["_No API contracts recorded._", ""]
+
+    out += ["## Change requests", ""]
+    for entry in by_type.get("change_request", []):
+        p = entry["payload"]
+        out.append(
+            f"- **{p.get('requested_by')} → {p.get('target_agent')}** ({p.get('urgency')}): "
+            f"{p.get('description')} — v{entry['version']}"
+        )
+    if not by_type.get("change_request"):
+        out.append("_None._")
+    out.append("")
+
+    out += ["## Timeline", ""]
+    for event in timeline:
+        out.append(f"- {event['timestamp']} — {_timeline_line(event)}")
+    if not timeline:
+        out.append("_No events._")
+    out.append("")
+    return "\n".join(out)
+
+
+def _timeline_line(event: dict[str, Any]) -> str:
+    p = event.get("payload") or {}
+    kind = event["type"]
+    if kind == "task_added":
+        return f"task added: {p.get('title')}"
+    if kind == "task_updated":
+        task = p.get("task") or {}
+        note = f" — {p['note']}" if p.get("note") else ""
+        moved = f"{p.get('previousStatus')} → {task.get('status')}"
+        return f"{event['from']} moved “{task.get('title')}” {moved}{note}"
+    if kind in ("context_available", "context_updated"):
+        verb = "wrote" if kind == "context_available" else "updated"
+        return f"{event['from']} {verb} {p.get('type')} “{p.get('summary')}” (v{p.get('version')})"
+    return f"{event['from']} → {event['to']}: {kind}"
