@@ -13,10 +13,9 @@ from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
+from config.static import static_app  # noqa: E402
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
 from rooms import store  # noqa: E402
-
-from config.static import static_app  # noqa: E402
 
 mcp_app = build_server()
 HEALTH_BODY = b'{"status":"ok"}'

@@ -8,7 +8,7 @@ service or selector, and formats the result. Errors are `DomainError`s mapped by
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import Any, NoReturn
 
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -86,6 +86,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
 class BearerView(APIView):
     authentication_classes = [BearerAuthentication]
     permission_classes = [HasCaller]
+
+    def permission_denied(
+        self, request: Request, message: str | None = None, code: str | None = None
+    ) -> NoReturn:
+        # No Authorization header at all: say what to send, as every other door does
+        # (DRF's own text would be "Authentication credentials were not provided.").
+        if request.authenticators and not request.successful_authenticator:
+            raise exceptions.NotAuthenticated(UNAUTHORIZED)
+        super().permission_denied(request, message, code)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)

@@ -29,6 +29,9 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.REDIS_URL = os.environ["REDIS_URL"]
     settings.REDIS_KEY_PREFIX = RUN_PREFIX
     os.environ["REDIS_KEY_PREFIX"] = RUN_PREFIX
+    # Tests share team names across a minute of calls; the limiter's own tests set limits.
+    settings.RATE_LIMIT_PER_MINUTE = 1_000_000
+    settings.RATE_LIMIT_INVITE_PER_MINUTE = 1_000_000
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
