@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from rooms import clock, errors, registry, store
@@ -19,6 +18,7 @@ from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from tenants import selectors, services
 from tenants.auth import Caller
+from tenants.db import db_run
 from tenants.ratelimit import rate_limit_check
 
 READ_ONLY_REFUSED = (
@@ -46,18 +46,18 @@ async def room_access(caller: Caller, room_id: str, write: bool) -> RoomRef:
         may_claim = caller.allowed_room is None and bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
         owner: str | None
         if may_claim:
-            owner = await sync_to_async(services.room_claim, thread_sensitive=False)(
-                team_slug=caller.team_id, room_id=room_id, actor=caller.actor
+            owner = await db_run(
+                services.room_claim, team_slug=caller.team_id, room_id=room_id, actor=caller.actor
             )
         else:
-            owner = await sync_to_async(services.room_owner_get, thread_sensitive=False)(room_id)
+            owner = await db_run(services.room_owner_get, room_id)
         if owner != caller.team_id:
             raise _denied()
         code = await store.room_access(keys, team_id=caller.team_id, now_iso=now, claim=True)
     if code != 1:
         raise _denied()
     if await store.room_activity_due(keys, every_seconds=ACTIVITY_EVERY_SECONDS):
-        await sync_to_async(services.room_touch_activity, thread_sensitive=False)(room_id)
+        await db_run(services.room_touch_activity, room_id)
     return RoomRef(
         room_id=room_id,
         team_id=caller.team_id,
@@ -69,7 +69,7 @@ async def room_access(caller: Caller, room_id: str, write: bool) -> RoomRef:
 
 async def room_list(caller: Caller) -> list[dict[str, Any]]:
     """The caller's rooms: the team's, or an invite's one room."""
-    return await sync_to_async(selectors.room_list_for_caller, thread_sensitive=False)(caller)
+    return await db_run(selectors.room_list_for_caller, caller)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,6 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Literal
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.utils import timezone
 
@@ -25,6 +24,7 @@ from tenants.credentials import (
     static_key_match,
     static_keys_parse,
 )
+from tenants.db import db_run
 from tenants.models import ApiKey, Invite
 
 BEARER_CACHE_SECONDS = 60
@@ -127,7 +127,7 @@ async def caller_from_bearer(secret: str | None) -> Caller | None:
     cached = await store.bearer_cache_get(digest)
     if cached is not None:
         return _from_cache(cached)
-    caller = await sync_to_async(caller_lookup, thread_sensitive=False)(digest)
+    caller = await db_run(caller_lookup, digest)
     if caller is not None:
         await store.bearer_cache_set(
             digest, json.dumps(asdict(caller)), ttl_seconds=_cache_seconds(caller)

@@ -13,6 +13,7 @@ from rooms import errors, services
 from tenants import access
 from tenants import services as tenant_services
 from tenants.auth import Caller, caller_from_bearer
+from tenants.db import db_run
 from tenants.models import AuditEvent, Room, Team
 from tests.conftest import new_room_id
 
@@ -36,10 +37,17 @@ async def test_concurrent_first_touches_by_one_team_all_succeed(redis_client_clo
     results = await asyncio.gather(*(outcome(team_key("team-a"), room_id) for _ in range(16)))
     assert results == ["ok"] * 16
     assert (
-        await Room.objects.filter(room_id=room_id).values_list("team__slug", flat=True).aget()
+        await db_run(
+            lambda: Room.objects.filter(room_id=room_id).values_list("team__slug", flat=True).get()
+        )
         == "team-a"
     )
-    assert await AuditEvent.objects.filter(action="room.claim", object_id=room_id).acount() == 1
+    assert (
+        await db_run(
+            lambda: AuditEvent.objects.filter(action="room.claim", object_id=room_id).count()
+        )
+        == 1
+    )
 
 
 async def test_concurrent_first_touches_by_several_teams_leave_one_owner(
@@ -50,7 +58,9 @@ async def test_concurrent_first_touches_by_several_teams_leave_one_owner(
     results = await asyncio.gather(
         *(outcome(team_key(t), room_id) for t in teams for _ in range(3))
     )
-    owner = await Room.objects.filter(room_id=room_id).values_list("team__slug", flat=True).aget()
+    owner = await db_run(
+        lambda: Room.objects.filter(room_id=room_id).values_list("team__slug", flat=True).get()
+    )
     assert owner in teams
     assert results.count("ok") == 3  # the owner's three calls
     assert set(results) == {"ok", errors.ROOM_ACCESS_DENIED}
@@ -62,7 +72,7 @@ async def test_concurrent_first_touches_by_several_teams_leave_one_owner(
 
 
 async def test_the_room_cap_holds_under_concurrency(redis_client_closed: None) -> None:
-    team = await Team.objects.acreate(slug="capped", name="capped", room_cap=3)
+    team = await db_run(lambda: Team.objects.create(slug="capped", name="capped", room_cap=3))
     room_ids = [new_room_id("cap") for _ in range(12)]
 
     async def claim(room_id: str) -> str:
@@ -75,7 +85,7 @@ async def test_the_room_cap_holds_under_concurrency(redis_client_closed: None) -
     results = await asyncio.gather(*(claim(r) for r in room_ids))
     assert results.count("ok") == 3
     assert results.count("room_cap_reached") == 9
-    assert await Room.objects.filter(team=team).acount() == 3
+    assert await db_run(lambda: Room.objects.filter(team=team).count()) == 3
 
 
 async def test_another_teams_room_and_an_unknown_room_answer_alike_when_claiming_is_off(
@@ -83,7 +93,7 @@ async def test_another_teams_room_and_an_unknown_room_answer_alike_when_claiming
 ) -> None:
     settings.ROOM_CLAIM_ON_FIRST_TOUCH = False  # type: ignore[attr-defined]
     theirs = new_room_id("theirs")
-    await asyncio.to_thread(create_room, "team-b", theirs)
+    await db_run(create_room, "team-b", theirs)
     unknown = new_room_id("nobody")
     caller = team_key("team-a")
     answers = []
@@ -94,10 +104,10 @@ async def test_another_teams_room_and_an_unknown_room_answer_alike_when_claiming
             (type(caught.value), caught.value.message, caught.value.status, caught.value.extra)
         )
     assert answers[0] == answers[1]
-    assert not await Room.objects.filter(room_id=unknown).aexists()  # no squatting
+    assert not await db_run(lambda: Room.objects.filter(room_id=unknown).exists())  # no squatting
     # A room created explicitly is reachable by its team.
     mine = new_room_id("mine")
-    await asyncio.to_thread(create_room, "team-a", mine)
+    await db_run(create_room, "team-a", mine)
     assert (await access.room_access(caller, mine, True)).room_id == mine
 
 
@@ -116,7 +126,7 @@ def create_key(team: str, **options: object) -> tenant_services.MintedKey:
 
 
 async def _room(team: str) -> Room:
-    return await asyncio.to_thread(create_room, team, new_room_id("inv"))
+    return await db_run(create_room, team, new_room_id("inv"))
 
 
 async def test_an_invite_reaches_only_its_room_never_claims_and_lists_only_it(
@@ -124,7 +134,7 @@ async def test_an_invite_reaches_only_its_room_never_claims_and_lists_only_it(
 ) -> None:
     room = await _room("team-a")
     other = await _room("team-a")
-    minted = await asyncio.to_thread(tenant_services.invite_create, room=room, label="guest")
+    minted = await db_run(tenant_services.invite_create, room=room, label="guest")
     guest = await caller_from_bearer(minted.secret)
     assert guest is not None and guest.kind == "invite" and guest.allowed_room == room.room_id
 
@@ -132,7 +142,7 @@ async def test_an_invite_reaches_only_its_room_never_claims_and_lists_only_it(
     for room_id in (other.room_id, new_room_id("unclaimed")):
         with pytest.raises(errors.RoomAccessError):
             await access.room_access(guest, room_id, True)
-    assert not await Room.objects.filter(room_id__startswith="unclaimed").aexists()
+    assert not await db_run(lambda: Room.objects.filter(room_id__startswith="unclaimed").exists())
     listed = await access.room_list(guest)
     assert [r["roomId"] for r in listed] == [room.room_id]
 
@@ -142,7 +152,7 @@ async def test_an_expired_invite_is_refused_even_when_cached(redis_client_closed
 
     room = await _room("team-a")
     soon = timezone.now() + timedelta(seconds=30)
-    minted = await asyncio.to_thread(tenant_services.invite_create, room=room, expires_at=soon)
+    minted = await db_run(tenant_services.invite_create, room=room, expires_at=soon)
     assert await caller_from_bearer(minted.secret) is not None  # now cached in Redis
     later = soon + timedelta(seconds=1)
     clock.set_clock(lambda: later)
@@ -150,7 +160,7 @@ async def test_an_expired_invite_is_refused_even_when_cached(redis_client_closed
         assert await caller_from_bearer(minted.secret) is None
     finally:
         clock.set_clock(None)
-    past = await asyncio.to_thread(
+    past = await db_run(
         tenant_services.invite_create, room=room, expires_at=timezone.now() - timedelta(seconds=1)
     )
     assert await caller_from_bearer(past.secret) is None
@@ -158,9 +168,7 @@ async def test_an_expired_invite_is_refused_even_when_cached(redis_client_closed
 
 async def test_a_bound_invite_attributes_its_calls_to_its_agent(redis_client_closed: None) -> None:
     room = await _room("team-a")
-    minted = await asyncio.to_thread(
-        tenant_services.invite_create, room=room, agent_name="reviewer"
-    )
+    minted = await db_run(tenant_services.invite_create, room=room, agent_name="reviewer")
     guest = await caller_from_bearer(minted.secret)
     assert guest is not None
     ref = await access.room_access(guest, room.room_id, True)
@@ -171,7 +179,7 @@ async def test_a_bound_invite_attributes_its_calls_to_its_agent(redis_client_clo
 
 
 async def test_a_bound_key_attributes_its_calls_to_its_agent(redis_client_closed: None) -> None:
-    minted = await asyncio.to_thread(create_key, "team-a", agent_name="ci-bot")
+    minted = await db_run(create_key, "team-a", agent_name="ci-bot")
     caller = await caller_from_bearer(minted.secret)
     assert caller is not None and caller.bound_agent == "ci-bot"
     ref = await access.room_access(caller, new_room_id("bound"), True)
@@ -194,7 +202,7 @@ async def test_a_bound_key_attributes_its_calls_to_its_agent(redis_client_closed
 async def test_a_read_only_key_reads_but_every_write_is_refused(redis_client_closed: None) -> None:
     from rooms import registry
 
-    minted = await asyncio.to_thread(create_key, "team-a", read_only=True)
+    minted = await db_run(create_key, "team-a", read_only=True)
     viewer = await caller_from_bearer(minted.secret)
     assert viewer is not None and viewer.read_only
     room_id = new_room_id("ro")

@@ -34,7 +34,7 @@ from typing import Any, cast
 import httpx
 import pytest
 import redis
-from asgiref.sync import async_to_sync, sync_to_async
+from asgiref.sync import async_to_sync
 from django.db import connection
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -48,6 +48,7 @@ from tenants import errors, selectors, services
 from tenants.apis import UNAUTHORIZED as REST_UNAUTHORIZED
 from tenants.auth import caller_from_bearer
 from tenants.credentials import INVITE_PREFIX, KEY_PREFIX
+from tenants.db import db_run
 from tenants.models import ApiKey, AuditEvent, Invite, Room, Team
 from tests.rooms.test_registry import VALID_ARGS
 
@@ -159,7 +160,7 @@ async def _in_one_loop(build: Callable[[], World]) -> World:
     """Build the world on one event loop and one Redis pool (the services' own store calls
     join it, as they do under the ASGI server), closed at the end: a fast setup."""
     try:
-        return await sync_to_async(build, thread_sensitive=True)()
+        return await db_run(build)
     finally:
         await store.close_client()
 
@@ -334,7 +335,7 @@ async def test_mcp_cell(
     room_a_before = redis_room_state(raw_redis, ROOM_A)
     room_a2_before = redis_room_state(raw_redis, ROOM_A2)
     room_b_before = redis_room_state(raw_redis, ROOM_B)
-    db_before = await sync_to_async(db_state)()
+    db_before = await db_run(db_state)
 
     response = await mcp_call(world.auth[cred], tool, tool_arguments(tool))
 
@@ -352,7 +353,7 @@ async def test_mcp_cell(
             # The caller's own rooms only (an invite: its one room), never room-a.
             assert result.get("isError", False) is False, result
             listed = json.loads(result_text(result))
-            assert by_room_id(listed) == await sync_to_async(visible_rooms)(cred, world)
+            assert by_room_id(listed) == await db_run(visible_rooms, cred, world)
         else:
             assert result == {
                 "content": [{"type": "text", "text": room_errors.ROOM_ACCESS_DENIED}],
@@ -371,14 +372,14 @@ async def test_mcp_cell(
             assert text != room_errors.ROOM_ACCESS_DENIED
             if tool == "list_rooms":
                 listed = json.loads(text)
-                assert by_room_id(listed) == await sync_to_async(visible_rooms)(cred, world)
+                assert by_room_id(listed) == await db_run(visible_rooms, cred, world)
         return
 
     # A refused caller changed nothing: not room-a, not room-b, not the account data.
     assert redis_room_state(raw_redis, ROOM_A) == room_a_before
     assert redis_room_state(raw_redis, ROOM_A2) == room_a2_before
     assert redis_room_state(raw_redis, ROOM_B) == room_b_before
-    assert await sync_to_async(db_state)() == db_before
+    assert await db_run(db_state) == db_before
     # And the right caller sees room-a as it was: no events from them. (Team-a's tool calls
     # in this file, right + static + sibling + these reads, stay under the default
     # RATE_LIMIT_PER_MINUTE of 600 even when the whole file runs within a minute.)

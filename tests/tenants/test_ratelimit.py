@@ -13,6 +13,7 @@ from rooms import clock
 from tenants import access, errors
 from tenants import services as tenant_services
 from tenants.auth import Caller, caller_from_bearer
+from tenants.db import db_run
 from tests.conftest import new_room_id
 
 pytestmark = pytest.mark.anyio
@@ -79,7 +80,7 @@ def _room_and_invite(team: str) -> tuple[str, str]:
 async def test_an_invite_has_its_own_limit(settings: object, redis_client_closed: None) -> None:
     settings.RATE_LIMIT_PER_MINUTE = 100  # type: ignore[attr-defined]
     settings.RATE_LIMIT_INVITE_PER_MINUTE = 3  # type: ignore[attr-defined]
-    room_id, secret = await asyncio.to_thread(_room_and_invite, new_room_id("team"))
+    room_id, secret = await db_run(_room_and_invite, new_room_id("team"))
     guest = await caller_from_bearer(secret)
     assert guest is not None
     for _ in range(3):
