@@ -21,8 +21,16 @@ run: install
 	$(BIN)/python -m config.serve
 
 ## The whole suite. Uses DATABASE_URL / REDIS_URL when set, else SQLite + embedded Redis.
-test: install
+test: install browsers
 	$(BIN)/python -m pytest -q
+
+## Debian's Chromium for the browser tests (they skip, saying why, when none can be had).
+browsers:
+	@test -x /usr/bin/chromium || command -v chromium >/dev/null 2>&1 || \
+		( [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		  (apt-get install -y -qq chromium >/dev/null 2>&1 || \
+		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) ) || \
+		echo "Chromium could not be installed: the browser tests will be skipped."
 
 ## Latency, throughput, contention and exactness figures over real HTTP.
 bench: install

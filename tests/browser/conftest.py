@@ -1,0 +1,63 @@
+"""A real headless Chromium (Debian's, driven by Playwright) against a real server.
+
+`make test` installs Chromium when it can; when no browser is present these tests skip
+with the reason, and CI (which has one) runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import ROOT, RunningServer, start_server
+
+SCREENSHOTS = Path(os.environ.get("TEST_OUTPUT_DIR", ROOT / "test-output")) / "screenshots"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str | None:
+    for candidate in (
+        os.environ.get("CHROMIUM_PATH"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+    ):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser_server() -> Iterator[RunningServer]:
+    running = start_server({"API_KEYS": ""})
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def page(browser_server: RunningServer) -> Iterator[object]:
+    path = chromium_path()
+    if path is None:
+        pytest.skip("no Chromium: install Debian's chromium (make test does when it can)")
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        context = browser.new_context(
+            viewport={"width": 1280, "height": 900}, base_url=browser_server.url
+        )
+        yield context.new_page()
+        context.close()
+        browser.close()
