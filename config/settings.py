@@ -162,6 +162,9 @@ RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600)
 RATE_LIMIT_INVITE_PER_MINUTE = env_int("RATE_LIMIT_INVITE_PER_MINUTE", 600)
 # The limiter's Redis (default: REDIS_URL). When it fails, requests go through (fail open).
 RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL", "")
+# Server-sent event streams a team may hold open at once, and the keep-alive period.
+SSE_STREAMS_PER_TEAM = env_int("SSE_STREAMS_PER_TEAM", 20)
+SSE_KEEPALIVE_SECONDS = env_int("SSE_KEEPALIVE_SECONDS", 15)
 # Static team keys, "team:secret,team2:secret2" (seeds/000 §8.1).
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.
@@ -191,6 +194,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "tenants.doors.add_tool_paths",
+    ],
     "APPEND_COMPONENTS": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     "SECURITY": [{"bearer": []}],
 }

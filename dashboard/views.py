@@ -347,7 +347,13 @@ def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     return render(
         request,
         "dashboard/room.html",
-        {"viewer": viewer, "room": found, "live_url": "live", **_live_context(snapshot)},
+        {
+            "viewer": viewer,
+            "room": found,
+            "live_url": "live",
+            "stream_url": f"/api/v1/rooms/{found.room_id}/events/stream",
+            **_live_context(snapshot),
+        },
     )
 
 

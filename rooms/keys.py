@@ -117,6 +117,11 @@ class RoomKeys:
         """String counter: ordering of context entries."""
         return self._k("seq")
 
+    @property
+    def wake(self) -> str:
+        """Pub/sub channel (not a key): every new event id of the room is published here."""
+        return self._k("wake")
+
     def lock(self, resource: str) -> str:
         """String with a PX expiry: the holder of one lock."""
         return self._k(f"lock:{resource}")
@@ -145,6 +150,15 @@ class RoomKeys:
         ]
 
 
+def wake_pattern() -> str:
+    """PSUBSCRIBE pattern matching every room's wake channel."""
+    return f"{prefix()}:{{*}}:wake"
+
+
+def room_of_wake_channel(channel: str) -> str:
+    return channel[channel.index("{") + 1 : channel.rindex("}")]
+
+
 def bearer_cache(digest: str) -> str:
     """String (JSON): who a dynamic key's digest belongs to, cached for the hot path."""
     return f"{prefix()}:bearer:{digest}"
@@ -153,3 +167,8 @@ def bearer_cache(digest: str) -> str:
 def rate_window(bucket: str) -> str:
     """Sorted set: one member per call in the sliding window of `bucket` (a team, an invite)."""
     return f"{prefix()}:ratelimit:{bucket}"
+
+
+def open_streams(team_id: str) -> str:
+    """Sorted set: a team's open SSE streams -> lease expiry, epoch ms."""
+    return f"{prefix()}:streams:{team_id}"

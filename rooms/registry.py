@@ -232,6 +232,22 @@ TOOLS: tuple[Tool, ...] = (
         idempotent=False,
     ),
     Tool(
+        "wait_for_events",
+        s.WaitForEventsInput,
+        lambda room, a: services.event_wait(
+            room,
+            agent_id=a.agentId,
+            timeout_ms=a.timeoutMs,
+            limit=a.limit,
+            addressed_only=a.addressedOnly,
+        ),
+        "Like get_unread_events, but when nothing is unread it waits (up to timeoutMs, at most "
+        "30,000) and returns the moment another agent writes to the room; "
+        "{events: [], timedOut: true} if nothing came. Use it instead of polling.",
+        read_only=True,
+        idempotent=False,
+    ),
+    Tool(
         "mark_event_read",
         s.MarkEventReadInput,
         lambda room, a: services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId),

@@ -246,6 +246,16 @@ class GetUnreadEventsInput(AgentInput):
     )
 
 
+class WaitForEventsInput(AgentInput):
+    timeoutMs: Annotated[int, Field(ge=0, le=30_000)] = Field(
+        default=20_000, description="How long to wait for a new event, at most 30,000 ms."
+    )
+    limit: Annotated[int, Field(ge=1, le=100)] = 50
+    addressedOnly: bool = Field(
+        default=False, description='Only events whose `to` is "all" or this agent.'
+    )
+
+
 class MarkEventReadInput(AgentInput):
     eventId: Identifier
 

@@ -17,6 +17,9 @@ local function fix_arrays(s, names)
   end
   return s
 end
+local function wake(channel, id)
+  redis.call('PUBLISH', channel, id)
+end
 local function touch(ttl, first, last)
   for i = first, last do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
@@ -54,7 +57,7 @@ return {1, claimed}
 
 # KEYS[1] tasks, KEYS[2] task_order, KEYS[3] meta, KEYS[4] events
 # ARGV[1] task id, ARGV[2] task JSON, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap,
-# ARGV[6] event "from"
+# ARGV[6] event "from", ARGV[7] the room's wake channel (PUBLISHed the new event id)
 # -> the task_added event id
 ADD_TASK_SCRIPT = (
     _PRELUDE
@@ -65,6 +68,7 @@ redis.call('HSETNX', KEYS[3], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[3], 'updated_at', ARGV[3])
 local eid = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*',
   'type', 'task_added', 'from', ARGV[6], 'to', 'all', 'payload', ARGV[2])
+wake(ARGV[7], eid)
 touch(ARGV[4], 1, 4)
 return eid
 """
@@ -72,7 +76,7 @@ return eid
 
 # KEYS[1] tasks, KEYS[2] meta, KEYS[3] events
 # ARGV[1] task id, ARGV[2] changes JSON {status, set_owner, owner, note?, description?, by},
-# ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap
+# ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap, ARGV[6] wake channel
 # -> {0} unknown task; {1, task JSON, event id}
 UPDATE_TASK_SCRIPT = (
     _PRELUDE
@@ -100,6 +104,7 @@ if ch.note ~= nil then payload = payload .. ',"note":' .. cjson.encode(ch.note) 
 payload = payload .. '}'
 local eid = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*',
   'type', 'task_updated', 'from', ch.by, 'to', 'all', 'payload', payload)
+wake(ARGV[6], eid)
 touch(ARGV[4], 1, 3)
 return {1, out, eid}
 """
@@ -125,7 +130,8 @@ return out
 # KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_created, KEYS[4] ctx_changed, KEYS[5] events,
 # KEYS[6] seq
 # ARGV[1] id, ARGV[2] entry JSON without payload, ARGV[3] payload JSON, ARGV[4] ttl ms,
-# ARGV[5] event cap, ARGV[6] event from, ARGV[7] event to, ARGV[8] event payload JSON
+# ARGV[5] event cap, ARGV[6] event from, ARGV[7] event to, ARGV[8] event payload JSON,
+# ARGV[9] wake channel
 # -> the context_available event id
 WRITE_CONTEXT_SCRIPT = (
     _PRELUDE
@@ -136,6 +142,7 @@ redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
 local eid = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[5], '*',
   'type', 'context_available', 'from', ARGV[6], 'to', ARGV[7], 'payload', ARGV[8])
+wake(ARGV[9], eid)
 redis.call('ZADD', KEYS[4], id_score(eid), ARGV[1])
 touch(ARGV[4], 1, 6)
 return eid
@@ -145,7 +152,7 @@ return eid
 # KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_changed, KEYS[4] ctx_versions, KEYS[5] events
 # ARGV[1] id, ARGV[2] changes JSON {author, summary?, consuming_agents?}, ARGV[3] new payload
 # JSON or "" to keep it, ARGV[4] expected version or "", ARGV[5] now (ISO), ARGV[6] ttl ms,
-# ARGV[7] event cap
+# ARGV[7] event cap, ARGV[8] wake channel
 # -> {0} unknown entry; {-1, current version} stale expectedVersion;
 #    {1, entry JSON without payload, payload JSON, event id}
 UPDATE_CONTEXT_SCRIPT = (
@@ -182,6 +189,7 @@ local note = fix_arrays(cjson.encode({id = entry.id, type = entry.type, version 
   consuming_agents = consumers}), {'consuming_agents'})
 local eid = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[7], '*',
   'type', 'context_updated', 'from', ch.author, 'to', to, 'payload', note)
+wake(ARGV[8], eid)
 redis.call('ZADD', KEYS[3], id_score(eid), ARGV[1])
 touch(ARGV[6], 1, 5)
 return {1, out, payload, eid}
@@ -190,7 +198,7 @@ return {1, out, payload, eid}
 
 # KEYS[1] events
 # ARGV[1] type, ARGV[2] from, ARGV[3] to, ARGV[4] payload JSON, ARGV[5] parent event id or "",
-# ARGV[6] ttl ms, ARGV[7] event cap
+# ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] wake channel
 # -> {0} unknown parent; {1, event id}
 POST_EVENT_SCRIPT = (
     _PRELUDE
@@ -205,6 +213,7 @@ else
   eid = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'type', ARGV[1],
     'from', ARGV[2], 'to', ARGV[3], 'payload', ARGV[4])
 end
+wake(ARGV[8], eid)
 touch(ARGV[6], 1, 1)
 return {1, eid}
 """
@@ -344,7 +353,8 @@ return {1}
 """
 
 # KEYS[1] vars, KEYS[2] events
-# ARGV[1] key, ARGV[2] value, ARGV[3] agent id, ARGV[4] ttl ms, ARGV[5] event cap
+# ARGV[1] key, ARGV[2] value, ARGV[3] agent id, ARGV[4] ttl ms, ARGV[5] event cap,
+# ARGV[6] wake channel
 # -> the shared_var_set event id
 SET_SHARED_VAR_SCRIPT = (
     _PRELUDE
@@ -352,6 +362,7 @@ SET_SHARED_VAR_SCRIPT = (
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 local eid = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'type', 'shared_var_set',
   'from', ARGV[3], 'to', 'all', 'payload', cjson.encode({key = ARGV[1], value = ARGV[2]}))
+wake(ARGV[6], eid)
 touch(ARGV[4], 1, 2)
 return eid
 """
@@ -374,4 +385,20 @@ end
 redis.call('ZADD', KEYS[1], now, ARGV[4])
 redis.call('PEXPIRE', KEYS[1], window)
 return {1, tonumber(ARGV[3]) - count - 1}
+"""
+
+# KEYS[1] a team's open-streams sorted set
+# ARGV[1] stream id, ARGV[2] now ms, ARGV[3] lease ms, ARGV[4] most streams at once
+# -> 1 admitted (or lease renewed), 0 the team is at its limit
+# Members expire unless renewed, so a server that dies does not hold its slots forever.
+ADMIT_STREAM_SCRIPT = r"""
+local now = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false
+   and redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[4]) then
+  return 0
+end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
 """

@@ -3,9 +3,11 @@ protocol's plain result shape."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import math
+from collections.abc import AsyncIterator
 from typing import Any
 
 from django.conf import settings
@@ -260,3 +262,30 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> dict[str, Any]:
         "vars": (await var_list(room))["vars"],
         "locks": await lock_list(room),
     }
+
+
+async def event_follow(
+    room: RoomRef, *, after: str | None, keepalive_seconds: float
+) -> AsyncIterator[dict[str, Any] | None]:
+    """Every event after `after` (an event id; None = from now on), in log order, as they
+    are written; None whenever `keepalive_seconds` pass quietly. Ends only when the caller
+    stops iterating. Resuming with the last id seen gives no gap and no repeat."""
+    if after is None or not is_event_id(after):
+        newest = await store.event_range(room.keys, start="-", end="+", count=1, reverse=True)
+        cursor = newest[0][0] if newest else "0-0"
+    else:
+        cursor = after
+    while True:
+        async with store.room_watch(room.keys) as woken:
+            entries = await store.event_range(
+                room.keys, start=f"({cursor}", end="+", count=100, reverse=False
+            )
+            if entries:
+                for entry in entries:
+                    cursor = entry[0]
+                    yield event_from_entry(entry)
+                continue
+            try:
+                await asyncio.wait_for(woken.wait(), keepalive_seconds)
+            except TimeoutError:
+                yield None

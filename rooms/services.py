@@ -3,8 +3,11 @@ event) inside that same step, so no write is ever half-done."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import secrets
 import string
+import time
 from typing import Any
 
 from pydantic import ValidationError
@@ -341,3 +344,31 @@ async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> dict[s
 async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> dict[str, Any]:
     await store.var_set(room.keys, key=key, value=value, agent_id=_who(room, agent_id))
     return {"key": key, "value": value}
+
+
+async def event_wait(
+    room: RoomRef, *, agent_id: str, timeout_ms: int, limit: int, addressed_only: bool
+) -> dict[str, Any]:
+    """get_unread_events that waits: returns at once when something is unread, else the
+    moment a write to the room lands (through any server process), else `timedOut` at the
+    timeout. Same cursor, same exactly-once rule. No polling: it sleeps on the room's wake
+    channel, registered before each read so no write can slip between read and sleep."""
+    agent = _who(room, agent_id)
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        async with store.room_watch(room.keys) as woken:
+            batch = await store.event_read_unread(
+                room.keys, agent_id=agent, limit=limit, addressed_only=addressed_only
+            )
+            if batch.events:
+                return {
+                    "events": [event_from_entry(e) for e in batch.events],
+                    "cursor": batch.cursor,
+                    "count": len(batch.events),
+                    "timedOut": False,
+                }
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return {"events": [], "cursor": batch.cursor, "count": 0, "timedOut": True}
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), remaining)

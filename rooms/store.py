@@ -8,8 +8,9 @@ messages live in services/selectors; this module knows nothing of tools or calle
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -19,7 +20,14 @@ from django.conf import settings
 from redis.commands.core import AsyncScript
 
 from rooms import scripts
-from rooms.keys import RoomKeys, bearer_cache, rate_window
+from rooms.keys import (
+    RoomKeys,
+    bearer_cache,
+    open_streams,
+    rate_window,
+    room_of_wake_channel,
+    wake_pattern,
+)
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
     weakref.WeakKeyDictionary()
@@ -59,6 +67,9 @@ def client() -> aioredis.Redis:
 
 async def close_client() -> None:
     loop = asyncio.get_running_loop()
+    hub = _hubs.pop(loop, None)
+    if hub is not None:
+        await hub.close()
     for registry in (_clients, _limiter_clients):
         found = registry.pop(loop, None)
         if found is not None:
@@ -145,7 +156,7 @@ async def task_add(keys: RoomKeys, *, task_id: str, task_json: str, now_iso: str
         await _run(
             scripts.ADD_TASK_SCRIPT,
             [keys.tasks, keys.task_order, keys.meta, keys.events],
-            [task_id, task_json, now_iso, _ttl(), _cap(), by],
+            [task_id, task_json, now_iso, _ttl(), _cap(), by, keys.wake],
         )
     )
 
@@ -157,7 +168,7 @@ async def task_update(
     res = await _run(
         scripts.UPDATE_TASK_SCRIPT,
         [keys.tasks, keys.meta, keys.events],
-        [task_id, changes_json, now_iso, _ttl(), _cap()],
+        [task_id, changes_json, now_iso, _ttl(), _cap(), keys.wake],
     )
     if int(res[0]) == 0:
         return None
@@ -213,7 +224,17 @@ async def context_write(
                 keys.events,
                 keys.seq,
             ],
-            [entry_id, entry_json, payload_json, _ttl(), _cap(), author, to, event_payload_json],
+            [
+                entry_id,
+                entry_json,
+                payload_json,
+                _ttl(),
+                _cap(),
+                author,
+                to,
+                event_payload_json,
+                keys.wake,
+            ],
         )
     )
 
@@ -253,6 +274,7 @@ async def context_update(
             now_iso,
             _ttl(),
             _cap(),
+            keys.wake,
         ],
     )
     code = int(res[0])
@@ -308,7 +330,7 @@ async def event_append(
     res = await _run(
         scripts.POST_EVENT_SCRIPT,
         [keys.events],
-        [type_, from_, to, payload_json, reply_to or "", _ttl(), _cap()],
+        [type_, from_, to, payload_json, reply_to or "", _ttl(), _cap(), keys.wake],
     )
     if int(res[0]) == 0:
         return None
@@ -479,7 +501,7 @@ async def var_set(keys: RoomKeys, *, key: str, value: str, agent_id: str) -> str
         await _run(
             scripts.SET_SHARED_VAR_SCRIPT,
             [keys.vars, keys.events],
-            [key, value, agent_id, _ttl(), _cap()],
+            [key, value, agent_id, _ttl(), _cap(), keys.wake],
         )
     )
 
@@ -591,3 +613,112 @@ async def rate_window_count(bucket: str, *, now_ms: int, window_ms: int) -> int:
         return int(await _limiter().zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf"))
     except LimiterError:
         return 0
+
+
+# --- Wake-ups: one pub/sub connection per process, any number of waiters ------------------
+
+
+class WakeHub:
+    """Fans the rooms' wake channels out to in-process waiters.
+
+    One PSUBSCRIBE per event loop serves every waiter of every room, so hundreds of
+    agents blocked in wait_for_events or SSE streams hold no Redis connection and no
+    thread each: they wait on an asyncio.Event that the subscriber sets.
+    """
+
+    def __init__(self) -> None:
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def watch(self, room_id: str) -> asyncio.Event:
+        """An event set at the room's next write. Returns once the subscription is live,
+        so a write that happens after this returns is never missed."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        woken = asyncio.Event()
+        self._waiters.setdefault(room_id, set()).add(woken)
+        await self._ready.wait()
+        return woken
+
+    def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
+        found = self._waiters.get(room_id)
+        if found is not None:
+            found.discard(woken)
+            if not found:
+                del self._waiters[room_id]
+
+    def waiting(self) -> int:
+        return sum(len(w) for w in self._waiters.values())
+
+    def _wake_all(self) -> None:
+        for waiters in self._waiters.values():
+            for woken in waiters:
+                woken.set()
+
+    async def _run(self) -> None:
+        while True:
+            pubsub = client().pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.psubscribe(wake_pattern())
+                self._ready.set()
+                # Anything written while we were (re)connecting: let every waiter re-read.
+                self._wake_all()
+                async for message in pubsub.listen():
+                    if message.get("type") != "pmessage":
+                        continue
+                    room_id = room_of_wake_channel(str(message["channel"]))
+                    for woken in self._waiters.get(room_id, ()):
+                        woken.set()
+            except asyncio.CancelledError:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                raise
+            except (aioredis.RedisError, OSError):
+                self._ready.clear()
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await asyncio.sleep(0.5)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WakeHub] = weakref.WeakKeyDictionary()
+
+
+def wake_hub() -> WakeHub:
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        found = _hubs[loop] = WakeHub()
+    return found
+
+
+@contextlib.asynccontextmanager
+async def room_watch(keys: RoomKeys) -> AsyncIterator[asyncio.Event]:
+    """`async with room_watch(keys) as woken:` read, then `await woken.wait()`."""
+    hub = wake_hub()
+    woken = await hub.watch(keys.room_id)
+    try:
+        yield woken
+    finally:
+        hub.unwatch(keys.room_id, woken)
+
+
+# --- Open streams per team ---------------------------------------------------------------
+
+
+async def stream_admit(
+    team_id: str, stream_id: str, *, now_ms: int, lease_ms: int, cap: int
+) -> bool:
+    res = await _run(
+        scripts.ADMIT_STREAM_SCRIPT, [open_streams(team_id)], [stream_id, now_ms, lease_ms, cap]
+    )
+    return int(res) == 1
+
+
+async def stream_release(team_id: str, stream_id: str) -> None:
+    await client().zrem(open_streams(team_id), stream_id)

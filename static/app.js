@@ -19,3 +19,14 @@ document.addEventListener("click", async (event) => {
   button.textContent = "Copied";
   setTimeout(() => { button.textContent = label; }, 1500);
 });
+
+// Live room pages: refresh the panels the moment the room's event stream says something
+// happened. While the stream is down, htmx polls every two seconds instead.
+document.addEventListener("DOMContentLoaded", () => {
+  const poller = document.querySelector("[data-stream]");
+  if (!poller || !window.EventSource) return;
+  const source = new EventSource(poller.dataset.stream);
+  source.onopen = () => { window.roomLive = true; };
+  source.onmessage = () => { document.body.dispatchEvent(new Event("roomchange")); };
+  source.onerror = () => { window.roomLive = false; };
+});

@@ -35,6 +35,7 @@ TOOL_NAMES = [
     "post_event",
     "read_events",
     "get_unread_events",
+    "wait_for_events",
     "mark_event_read",
     "get_event_reads",
     "reply_to_event",
@@ -73,6 +74,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "post_event": {"type": "ping", "from": "alice", "to": "all", "payload": {}},
     "read_events": {},
     "get_unread_events": {"agentId": "alice"},
+    "wait_for_events": {"agentId": "alice", "timeoutMs": 0},
     "mark_event_read": {"eventId": "1-0", "agentId": "alice"},
     "get_event_reads": {"eventId": "1-0"},
     "reply_to_event": {"replyToId": "1-0", "type": "pong", "from": "bob", "payload": {}},
@@ -110,7 +112,7 @@ async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgu
 # --- the table --------------------------------------------------------------------------
 
 
-def test_the_tool_names_are_the_25_of_the_protocol_and_list_rooms() -> None:
+def test_the_tool_names_are_the_25_of_the_protocol_list_rooms_and_wait_for_events() -> None:
     assert [t.name for t in registry.TOOLS] == ["list_rooms", *TOOL_NAMES]
     assert [t.name for t in registry.TOOLS if t.scope == "room"] == TOOL_NAMES
     assert sorted(registry.TOOLS_BY_NAME) == sorted(["list_rooms", *TOOL_NAMES])
@@ -157,6 +159,7 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "list_context",
         "read_events",
         "get_unread_events",
+        "wait_for_events",
         "get_event_reads",
         "get_presence",
         "list_locks",

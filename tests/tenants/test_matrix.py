@@ -320,7 +320,7 @@ def by_room_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def test_the_matrix_covers_every_tool() -> None:
-    assert len(TOOL_NAMES) == 26
+    assert len(TOOL_NAMES) == 27
     assert CALLER_TOOLS == ["list_rooms"]
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     assert set(UNKNOWN_ID) < set(ROOM_TOOLS)

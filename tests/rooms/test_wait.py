@@ -1,0 +1,107 @@
+"""wait_for_events: at once when something is unread, the moment a write lands, or timedOut;
+exactly once; and many waiters share one subscription."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import redis
+from django.conf import settings
+
+from rooms import selectors, services, store
+from rooms.refs import RoomRef
+
+pytestmark = pytest.mark.anyio
+
+
+async def post(room: RoomRef, n: int) -> dict[str, object]:
+    return await services.event_post(room, type_="tick", from_="writer", to="all", payload={"n": n})
+
+
+async def test_returns_at_once_when_something_is_unread(room: RoomRef) -> None:
+    event = await post(room, 1)
+    got = await services.event_wait(
+        room, agent_id="a", timeout_ms=30_000, limit=10, addressed_only=False
+    )
+    assert got["timedOut"] is False and [e["id"] for e in got["events"]] == [event["id"]]
+    assert got["cursor"] == event["id"]
+
+
+async def test_times_out_with_nothing_new(room: RoomRef) -> None:
+    await post(room, 1)
+    await services.event_take_unread(room, agent_id="a", limit=10, addressed_only=False)
+    got = await services.event_wait(
+        room, agent_id="a", timeout_ms=150, limit=10, addressed_only=False
+    )
+    assert got == {"events": [], "cursor": got["cursor"], "count": 0, "timedOut": True}
+
+
+async def test_wakes_on_the_next_write(room: RoomRef) -> None:
+    waiting = asyncio.ensure_future(
+        services.event_wait(room, agent_id="a", timeout_ms=30_000, limit=10, addressed_only=False)
+    )
+    while store.wake_hub().waiting() == 0:  # the waiter is registered: now write
+        await asyncio.sleep(0)
+    event = await post(room, 7)
+    got = await asyncio.wait_for(waiting, 30)
+    assert got["timedOut"] is False and [e["payload"] for e in got["events"]] == [{"n": 7}]
+    assert got["events"][0]["id"] == event["id"]
+
+
+async def test_a_write_for_someone_else_does_not_end_an_addressed_wait(room: RoomRef) -> None:
+    waiting = asyncio.ensure_future(
+        services.event_wait(room, agent_id="bob", timeout_ms=30_000, limit=10, addressed_only=True)
+    )
+    while store.wake_hub().waiting() == 0:
+        await asyncio.sleep(0)
+    await services.event_post(room, type_="dm", from_="x", to="carol", payload={})
+    for _ in range(50):  # give the wake-up every chance to (wrongly) end the wait
+        await asyncio.sleep(0)
+    assert not waiting.done()
+    mine = await services.event_post(room, type_="dm", from_="x", to="bob", payload={})
+    got = await asyncio.wait_for(waiting, 30)
+    assert [e["id"] for e in got["events"]] == [mine["id"]]
+
+
+async def test_two_waits_of_one_agent_share_the_events_exactly_once(room: RoomRef) -> None:
+    waits = [
+        asyncio.ensure_future(
+            services.event_wait(
+                room, agent_id="a", timeout_ms=1_500, limit=10, addressed_only=False
+            )
+        )
+        for _ in range(2)
+    ]
+    while store.wake_hub().waiting() < 2:
+        await asyncio.sleep(0)
+    event = await post(room, 1)
+    results = await asyncio.gather(*waits)
+    delivered = [e["id"] for r in results for e in r["events"]]
+    assert delivered == [event["id"]]
+    assert sorted(r["timedOut"] for r in results) == [False, True]
+
+
+async def test_three_hundred_waiters_share_one_connection_and_one_write_wakes_them_all(
+    room: RoomRef, sync_redis: redis.Redis
+) -> None:
+    before = len(sync_redis.client_list())
+    agents = [f"agent-{i}" for i in range(300)]
+    waits = [
+        asyncio.ensure_future(
+            services.event_wait(room, agent_id=a, timeout_ms=30_000, limit=10, addressed_only=False)
+        )
+        for a in agents
+    ]
+    while store.wake_hub().waiting() < len(agents):
+        await asyncio.sleep(0.01)
+    # No connection per waiter: at most the (bounded) pool plus one subscriber, and while
+    # all 300 wait, every pooled connection is free for other calls.
+    assert len(sync_redis.client_list()) - before <= settings.REDIS_MAX_CONNECTIONS + 1
+    plan = await asyncio.wait_for(selectors.plan_get(room), 5)
+    assert plan["tasks"] == []
+    event = await post(room, 1)
+    results = await asyncio.wait_for(asyncio.gather(*waits), 60)
+    assert all(r["timedOut"] is False for r in results)
+    assert {e["id"] for r in results for e in r["events"]} == {event["id"]}
+    assert store.wake_hub().waiting() == 0
