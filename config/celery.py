@@ -1,4 +1,4 @@
-"""The Celery app (webhook delivery, archiving and retention arrive with their issues)."""
+"""The Celery app: webhook deliveries (and, with their issues, archiving and retention)."""
 
 from __future__ import annotations
 
@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("roomservice")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+app.autodiscover_tasks(["tenants"])

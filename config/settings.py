@@ -174,8 +174,24 @@ MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
 MCP_DISPATCH = os.environ.get("MCP_DISPATCH", "thin")
 
 # --- Celery ---------------------------------------------------------------------------
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+# Default: the same Redis (a unix socket URL becomes Celery's redis+socket form).
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or (
+    "redis+socket://" + REDIS_URL[len("unix://") :]
+    if REDIS_URL.startswith("unix://")
+    else REDIS_URL
+)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = False
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Webhooks ---------------------------------------------------------------------------
+# Receivers on private, loopback, link-local (cloud metadata) or reserved addresses are
+# refused unless this is on (tests and local development receivers).
+WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("WEBHOOK_ALLOW_PRIVATE_NETWORKS", False)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+# A webhook is disabled after this many deliveries in a row failed for good.
+WEBHOOK_DISABLE_AFTER = env_int("WEBHOOK_DISABLE_AFTER", 5)
 
 CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
@@ -194,6 +210,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # 3.1: JSON Schema proper, so the tools' input schemas (nullable fields) go in as they are.
+    "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "tenants.doors.add_tool_paths",

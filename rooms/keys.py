@@ -108,6 +108,11 @@ class RoomKeys:
         return self._k("fence")
 
     @property
+    def hooked(self) -> str:
+        """String: present while the room has an active webhook (so writes nudge the relay)."""
+        return self._k("hooked")
+
+    @property
     def active_mark(self) -> str:
         """String with a short expiry: the room's last-activity time was recorded recently."""
         return self._k("active_mark")
@@ -147,6 +152,7 @@ class RoomKeys:
             self.lock_tokens,
             self.fence,
             self.seq,
+            self.hooked,
         ]
 
 

@@ -20,3 +20,5 @@ class RoomRef:
     # The agent name a bound key or invite forces onto writes (tenancy issue); None = free.
     bound_agent: str | None = None
     read_only: bool = False
+    # The room has an active webhook: a write should nudge the webhook relay.
+    hooked: bool = False

@@ -33,10 +33,11 @@ local function id_score(id)
 end
 """
 
-# KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys
+# KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys, the last being the
+# "hooked" flag
 # ARGV[1] team id, ARGV[2] idle ttl ms, ARGV[3] now (ISO), ARGV[4] "1" to claim an unowned room
-# -> {1, claimed(0/1)} the caller's team owns it; {0} nobody owns it (and no claim asked);
-#    {-1} another team owns it
+# -> {1, claimed(0/1), hooked(0/1)} the caller's team owns it; {0} nobody owns it (and no
+#    claim asked); {-1} another team owns it
 ACCESS_ROOM_SCRIPT = (
     _PRELUDE
     + r"""
@@ -51,7 +52,7 @@ end
 if owner ~= ARGV[1] then return {-1} end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 touch(ARGV[2], 1, #KEYS)
-return {1, claimed}
+return {1, claimed, redis.call('EXISTS', KEYS[#KEYS])}
 """
 )
 

@@ -132,16 +132,28 @@ async def ping() -> bool:
 # --- Rooms ------------------------------------------------------------------------------
 
 
-async def room_access(keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool) -> int:
-    """1 when `team_id` owns the room (claiming it if unowned and `claim`), 0 when nobody
-    owns it, -1 when another team does. Refreshes the room's idle TTL on success."""
-    rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta)]
+@dataclass(frozen=True, slots=True)
+class RoomAccess:
+    code: int  # 1 the team owns it, 0 nobody does (no claim asked), -1 another team does
+    hooked: bool = False  # the room has an active webhook
+
+
+async def room_access(keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool) -> RoomAccess:
+    """Check (and with `claim`, take) ownership; refreshes the room's idle TTL on success."""
+    rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta, keys.hooked)]
     res = await _run(
         scripts.ACCESS_ROOM_SCRIPT,
-        [keys.owner, keys.meta, *rest],
+        [keys.owner, keys.meta, *rest, keys.hooked],
         [team_id, _ttl(), now_iso, "1" if claim else "0"],
     )
-    return int(res[0])
+    return RoomAccess(code=int(res[0]), hooked=len(res) > 2 and int(res[2]) == 1)
+
+
+async def room_hooked_set(keys: RoomKeys, hooked: bool) -> None:
+    if hooked:
+        await client().set(keys.hooked, "1", px=_ttl())
+    else:
+        await client().delete(keys.hooked)
 
 
 async def room_owner(keys: RoomKeys) -> str | None:

@@ -161,12 +161,29 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
     return stream
 
 
+def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAPI 3.0 has no `$defs`: inline pydantic's local definitions."""
+    defs = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return resolve(defs.get(ref.rsplit("/", 1)[-1], {}))
+            return {k: resolve(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [resolve(v) for v in node]
+        return node
+
+    return resolve(schema)  # type: ignore[no-any-return]
+
+
 def rest_tool_paths() -> dict[str, Any]:
     """OpenAPI paths for the tool door, one per tool, from the registry's input models."""
     paths: dict[str, Any] = {}
     error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
     for spec in registry.TOOLS:
-        schema = spec.input_schema()
+        schema = _inline_defs(spec.input_schema())
         schema.get("properties", {}).pop("roomId", None)
         if "required" in schema:
             schema["required"] = [r for r in schema["required"] if r != "roomId"]

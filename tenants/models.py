@@ -179,3 +179,55 @@ class ShareLink(models.Model):
 
     def __str__(self) -> str:
         return f"share {self.prefix}… of {self.room_id}"
+
+
+class Webhook(models.Model):
+    """A room's wake-up URL: every matching event is POSTed there, signed (seeds/001)."""
+
+    room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="webhooks")
+    url = models.URLField(max_length=2000)
+    agent_filter = models.CharField(
+        max_length=128, blank=True, help_text='Only events to this agent (or to "all").'
+    )
+    event_types = models.JSONField(default=list, blank=True, help_text="Empty = every type.")
+    # The HMAC key must be readable to sign with; it is shown to the operator only once.
+    secret = models.CharField(max_length=128)
+    active = models.BooleanField(default=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    disabled_reason = models.CharField(max_length=300, blank=True)
+    # The last event considered (stream id as two integers, so "newer" is a comparison).
+    cursor_ms = models.BigIntegerField(default=0)
+    cursor_seq = models.BigIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} of {self.room_id} -> {self.url}"
+
+
+class WebhookDelivery(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        DELIVERED = "delivered"
+        FAILED = "failed"
+
+    webhook = models.ForeignKey(Webhook, on_delete=models.CASCADE, related_name="deliveries")
+    event_id = models.CharField(max_length=48)
+    event = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=500, blank=True)
+    response_status = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["webhook", "event_id"], name="one_delivery_per_event")
+        ]
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"delivery {self.pk} ({self.status})"

@@ -118,3 +118,16 @@ def access_share_link_by_id(room: Room, link_id: int) -> Any:
     if found is None:
         raise errors.NotFoundError("No such share link for this room.")
     return found
+
+
+def webhooks_for_room(room: Room) -> QuerySet[Any]:
+    from tenants.models import Webhook
+
+    return Webhook.objects.filter(room=room).select_related("room").order_by("-created_at")
+
+
+def access_webhook_by_id(room: Room, webhook_id: int) -> Any:
+    found = webhooks_for_room(room).filter(pk=webhook_id).select_related("room__team").first()
+    if found is None:
+        raise errors.NotFoundError("No such webhook for this room.")
+    return found

@@ -14,4 +14,15 @@ urlpatterns = [
         name="api-invite-revoke",
     ),
     path("teams", apis.TeamCreateApi.as_view(), name="api-teams"),
+    path("rooms/<str:room_id>/webhooks", apis.WebhookListApi.as_view(), name="api-webhooks"),
+    path(
+        "rooms/<str:room_id>/webhooks/<int:webhook_id>/disable",
+        apis.WebhookDisableApi.as_view(),
+        name="api-webhook-disable",
+    ),
+    path(
+        "rooms/<str:room_id>/webhooks/<int:webhook_id>/deliveries",
+        apis.WebhookDeliveriesApi.as_view(),
+        name="api-webhook-deliveries",
+    ),
 ]

@@ -32,6 +32,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # Tests share team names across a minute of calls; the limiter's own tests set limits.
     settings.RATE_LIMIT_PER_MINUTE = 1_000_000
     settings.RATE_LIMIT_INVITE_PER_MINUTE = 1_000_000
+    # Webhook deliveries run in the calling thread, retries included (no worker needed).
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    from config.celery import app as celery_app
+
+    celery_app.conf.task_always_eager = True
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

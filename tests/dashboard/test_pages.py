@@ -223,7 +223,8 @@ def test_the_room_page_shows_board_agents_feed_context_vars(ann: Person) -> None
         "port",
         "3000",
         "in reply to frontend",
-        'hx-trigger="every 2s [!window.roomLive], roomchange from:body"', 'data-stream="/api/v1/rooms/',
+        'hx-trigger="every 2s [!window.roomLive], roomchange from:body"',
+        'data-stream="/api/v1/rooms/',
     ):
         assert expected in page, expected
     live = ann.client.get(f"/rooms/{room.room_id}/live").content.decode()
