@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -69,6 +70,7 @@ def main() -> int:
     workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
     var_dir.mkdir(parents=True, exist_ok=True)
     embedded = ensure_redis_url(var_dir / "redis")
+    worker = None
     try:
         import django
         from django.core.management import call_command
@@ -82,6 +84,7 @@ def main() -> int:
             minted = demo_key_ensure()
             secret = minted.secret if minted else None
         print(_banner(host, port, secret), flush=True)
+        worker = _start_worker()
 
         import uvicorn
 
@@ -102,9 +105,48 @@ def main() -> int:
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        if worker is not None:
+            _stop(worker)
         if embedded is not None:
             embedded.stop()
     return 0
+
+
+def _start_worker() -> subprocess.Popen[bytes] | None:
+    """The Celery worker (webhook deliveries), unless tasks run in-process (eager) or
+    RUN_WORKER=0 (production runs its workers separately)."""
+    from django.conf import settings
+
+    if settings.CELERY_TASK_ALWAYS_EAGER or os.environ.get("RUN_WORKER", "1") == "0":
+        return None
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery",
+            "worker",
+            "--pool=solo",
+            "--loglevel=WARNING",
+            "--without-gossip",
+            "--without-mingle",
+            "--without-heartbeat",
+        ],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        start_new_session=True,
+    )
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def _exit_quietly(signum: int, frame: object) -> None:

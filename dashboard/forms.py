@@ -108,3 +108,20 @@ class DeleteAccountForm(forms.Form):
         if self.cleaned_data["confirm"] != "delete my account":
             raise forms.ValidationError('Type exactly "delete my account".')
         return str(self.cleaned_data["confirm"])
+
+
+class WebhookForm(forms.Form):
+    url = forms.URLField(max_length=2000, label="Receiver URL", assume_scheme="https")
+    agent_filter = forms.CharField(
+        max_length=128, required=False, label="Only events for agent (optional)"
+    )
+    event_types = forms.CharField(
+        max_length=1000,
+        required=False,
+        label="Only these event types (optional)",
+        help_text="Comma-separated, e.g. task_updated, context_available. Empty: every type.",
+    )
+
+    def clean_event_types(self) -> list[str]:
+        raw = str(self.cleaned_data.get("event_types") or "")
+        return [t.strip() for t in raw.split(",") if t.strip()][:50]

@@ -28,6 +28,12 @@ urlpatterns = [
     ),
     path("rooms/<str:room_id>/share", views.shares, name="shares"),
     path("rooms/<str:room_id>/share/<int:link_id>/revoke", views.share_revoke, name="share-revoke"),
+    path("rooms/<str:room_id>/webhooks", views.room_webhooks, name="webhooks"),
+    path(
+        "rooms/<str:room_id>/webhooks/<int:webhook_id>/disable",
+        views.webhook_disable,
+        name="webhook-disable",
+    ),
     path("keys", views.keys, name="keys"),
     path("keys/<int:key_id>/revoke", views.key_revoke, name="key-revoke"),
     path("audit", views.audit, name="audit"),

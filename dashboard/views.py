@@ -24,7 +24,7 @@ from rooms.errors import DomainError
 from rooms.refs import RoomRef
 from rooms.report import TIMELINE_TYPES, report_markdown
 from tenants import errors as tenant_errors
-from tenants import people, selectors, services
+from tenants import people, selectors, services, webhooks
 from tenants.access import room_access
 from tenants.auth import Caller, caller_for_team_key_digest
 from tenants.credentials import secret_digest
@@ -662,3 +662,55 @@ def shared_room_live(request: HttpRequest, token: str) -> HttpResponse:
 def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     rows = selectors.audit_for_team(viewer.team.slug)[:500]
     return render(request, "dashboard/audit.html", {"viewer": viewer, "rows": rows})
+
+
+# --- Webhooks ---------------------------------------------------------------------------------
+
+
+@team_view(manage=True)
+def room_webhooks(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    form = forms.WebhookForm(request.POST or None)
+    minted = None
+    if request.method == "POST" and form.is_valid():
+        try:
+            minted = webhooks.webhook_create(
+                room=found,
+                url=form.cleaned_data["url"],
+                agent_filter=form.cleaned_data["agent_filter"],
+                event_types=form.cleaned_data["event_types"],
+                actor=viewer.actor,
+                created_by=viewer.user,
+            )
+        except DomainError as exc:
+            form.add_error("url", exc.message)
+        else:
+            form = forms.WebhookForm()
+    hooks = list(selectors.webhooks_for_room(found))
+    deliveries = {h.pk: list(h.deliveries.all()[:20]) for h in hooks}
+    return render(
+        request,
+        "dashboard/webhooks.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "form": form,
+            "minted": minted,
+            "hooks": hooks,
+            "deliveries": deliveries,
+        },
+    )
+
+
+@require_POST
+@team_view(manage=True)
+def webhook_disable(
+    request: HttpRequest, viewer: Viewer, room_id: str, webhook_id: int
+) -> HttpResponse:
+    found = _room(viewer, room_id)
+    try:
+        hook = selectors.access_webhook_by_id(found, webhook_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+    webhooks.webhook_disable(hook=hook, reason="disabled in the dashboard", actor=viewer.actor)
+    return redirect("webhooks", room_id=found.room_id)

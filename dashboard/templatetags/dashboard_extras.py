@@ -8,5 +8,5 @@ register = template.Library()
 
 
 @register.filter
-def get_item(mapping: dict[str, Any], key: str) -> Any:
+def get_item(mapping: dict[Any, Any], key: Any) -> Any:
     return mapping.get(key) if isinstance(mapping, dict) else None

@@ -28,6 +28,12 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
     )
     membership = ann.team.memberships.get()
     entry_id = "c_doesnotmatter"
+    from django.test import override_settings
+
+    from tenants import webhooks
+
+    with override_settings(WEBHOOK_ALLOW_PRIVATE_NETWORKS=True):
+        hook = webhooks.webhook_create(room=room, url="http://127.0.0.1:9/h", actor="t").webhook
     return {
         "room_id": room.room_id,
         "key_id": key.pk,
@@ -36,6 +42,7 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
         "membership_id": membership.pk,
         "entry_id": entry_id,
         "token": share.token,
+        "webhook_id": hook.pk,
     }
 
 
@@ -69,6 +76,7 @@ def test_every_url_is_classified() -> None:
                         "membership_id",
                         "entry_id",
                         "token",
+                        "webhook_id",
                     )
                 }
             )
@@ -81,7 +89,7 @@ def test_team_b_gets_404_on_every_url_of_team_a(
     team_a_objects: dict[str, Any], ann: Person, bob: Person
 ) -> None:
     urls = team_a_urls(team_a_objects)
-    assert len(urls) == 13
+    assert len(urls) == 15
     for name, path in urls:
         for method in ("get", "post"):
             response = getattr(bob.client, method)(path)

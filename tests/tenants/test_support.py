@@ -197,3 +197,21 @@ def test_the_openapi_schema_lists_every_api_route_and_matches_responses(settings
         properties, required = fields(content)
         assert set(body) == properties, path
         assert required <= set(body), path
+
+
+def test_the_openapi_schema_is_valid_and_documents_every_tool(tmp_path: object) -> None:
+    from pathlib import Path
+
+    import yaml
+
+    from rooms import registry
+
+    target = Path(str(tmp_path)) / "schema.yml"
+    call_command("spectacular", "--validate", "--fail-on-warn", "--file", str(target))
+    schema = yaml.safe_load(target.read_text())
+    operations = {op["operationId"] for path in schema["paths"].values() for op in path.values()}
+    assert {f"tool_{t.name}" for t in registry.TOOLS} <= operations
+    assert "room_events_stream" in operations
+    body = schema["paths"]["/api/v1/rooms/{room_id}/tools/update_task"]["post"]["requestBody"]
+    properties = body["content"]["application/json"]["schema"]["properties"]
+    assert {"taskId", "status", "owner", "note"} <= set(properties) and "roomId" not in properties
