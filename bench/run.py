@@ -14,13 +14,19 @@ DATABASE_URL / REDIS_URL say otherwise), and the bench measures, for each:
 - 32 writers contending on one plan: lost updates and failed calls (both must be 0);
 - event exactness: 8 writers x 1,000 post_event while readers drain get_unread_events
   (two connections per agent for some agents): every reader gets every event exactly
-  once, in stream order.
+  once, in stream order;
+- push latency (thin server only): from a post_event to the waiting agent's wake-up, for
+  wait_for_events, the SSE stream and a webhook to a local receiver (signatures checked),
+  and "many waiters": hundreds of wait_for_events on one server, one write wakes them all.
 
 Exit status: 0 when every correctness check passed, 1 when one failed, 2 when the bench
 could not run. Knobs (env): BENCH_WRK_SECONDS (5), BENCH_LATENCY_CALLS (500),
 BENCH_MCP_CALLS (200), BENCH_DISPATCH ("thin,sdk"), BENCH_KEEP_VAR (keep the var folder),
 BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it never trips,
-so the limiter's cost is measured; 0 turns it off).
+so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
+BENCH_PUSH_WAITERS (500), BENCH_ONLY (a comma-separated subset of the sections: floor,
+latency, throughput, contention, events, push; e.g. BENCH_ONLY=push runs section 6 alone,
+against the thin server only unless BENCH_DISPATCH says otherwise).
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import loads, server, wire
+from bench import loads, push, server, wire
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -68,6 +74,25 @@ def env_int(name: str, default: int) -> int:
 WRK_SECONDS = env_int("BENCH_WRK_SECONDS", 5)
 LATENCY_CALLS = env_int("BENCH_LATENCY_CALLS", 500)
 MCP_CALLS = env_int("BENCH_MCP_CALLS", 200)
+PUSH_EVENTS = env_int("BENCH_PUSH_EVENTS", 300)
+PUSH_WARM = 10
+PUSH_WAITERS = env_int("BENCH_PUSH_WAITERS", 500)
+PUSH_ROUNDS = 3
+SECTIONS = ("floor", "latency", "throughput", "contention", "events", "push")
+
+
+def sections_wanted() -> tuple[str, ...]:
+    raw = os.environ.get("BENCH_ONLY", "").strip()
+    if not raw:
+        return SECTIONS
+    wanted = {s.strip() for s in raw.split(",") if s.strip()}
+    unknown = wanted - set(SECTIONS)
+    if unknown:
+        raise SystemExit(f"BENCH_ONLY: unknown section(s) {sorted(unknown)}; known: {SECTIONS}")
+    return tuple(s for s in SECTIONS if s in wanted)
+
+
+ONLY = sections_wanted()
 
 
 # --- Bookkeeping ---------------------------------------------------------------------------------
@@ -124,6 +149,7 @@ class ModeFigures:
     load: dict[tuple[str, int], loads.LoadResult] = field(default_factory=dict)
     contention: dict[str, Any] = field(default_factory=dict)
     events: dict[str, Any] = field(default_factory=dict)
+    push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
     cross_team: str = ""
     log_problems: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -664,6 +690,87 @@ def step(label: str) -> contextlib.AbstractContextManager[None]:
     return phase(ModeFigures("all"), label)
 
 
+def latency_phases(
+    targets: list[Target], keys: server.Keys, fails: Failures, run: Callable[[Any], Any]
+) -> None:
+    with step(f"latency, plain JSON-RPC ({LATENCY_CALLS} calls/tool, servers alternating)"):
+        run(plain_latency(targets, fails, LATENCY_CALLS))
+    for t in targets:
+        for mode in ("legacy", "2026-07-28"):
+            with phase(t.fig, f"latency, mcp client {mode} ({MCP_CALLS} calls/tool)"):
+                try:
+                    t.fig.mcp[mode] = run(
+                        mcp_latency(t.srv, keys.secret, mode, t.room, t.tasks, fails, MCP_CALLS)
+                    )
+                except Exception as exc:
+                    t.fig.mcp_problem[mode] = f"{type(exc).__name__}: {exc}"
+                    fails.add(f"mcp client {mode} could not run", t.fig.mcp_problem[mode])
+
+
+def throughput_phases(
+    targets: list[Target], keys: server.Keys, fails: Failures, run: Callable[[Any], Any]
+) -> None:
+    wrk = loads.wrk_path()
+    gen = "wrk" if wrk else "python load generator"
+    runs = len(loads.SCENARIOS) * len(CONNS) * len(targets)
+    with step(f"throughput ({gen}, {runs} runs of {WRK_SECONDS} s, servers alternating)"):
+        for t in targets:  # warm-up
+            if wrk:
+                loads.run_wrk(wrk, t.srv.mcp_url, keys.secret, t.room, t.tasks, "mix", 8, 1)
+        for scenario in loads.SCENARIOS:
+            for conns in CONNS:
+                for t in targets:
+                    if wrk:
+                        res = loads.run_wrk(
+                            wrk,
+                            t.srv.mcp_url,
+                            keys.secret,
+                            t.room,
+                            t.tasks,
+                            scenario,
+                            conns,
+                            WRK_SECONDS,
+                        )
+                    else:
+                        res = run(
+                            loads.run_python(t.ep, t.room, t.tasks, scenario, conns, WRK_SECONDS)
+                        )
+                    t.fig.load[(scenario, conns)] = res
+                    if res.failures:
+                        fails.add(
+                            f"throughput ({t.fig.dispatch}, {scenario}, {conns} conns): "
+                            "failed requests",
+                            f"non200={res.non200} rpc_errors={res.rpc_errors} "
+                            f"tool_errors={res.tool_errors} "
+                            f"socket_errors={res.socket_errors}; first: {res.first_bad}",
+                            res.failures,
+                        )
+
+
+def push_phases(t: Target, fails: Failures, run: Callable[[Any], Any]) -> None:
+    """Section 6 against one server: the three push paths one after the other (each in a
+    room of its own), then the many-waiters rounds."""
+    n, warm = PUSH_EVENTS, PUSH_WARM
+    with phase(t.fig, f"push latency, wait_for_events ({n} events)"):
+        t.fig.push["wait"] = run(push.wait_latency(t.ep, new_room("push-wait"), n, warm, fails))
+    with phase(t.fig, f"push latency, SSE ({n} events)"):
+        t.fig.push["sse"] = run(push.sse_latency(t.ep, new_room("push-sse"), n, warm, fails))
+    with phase(t.fig, f"push latency, webhook ({n} events)"):
+        t.fig.push["hook"] = run(push.webhook_latency(t.ep, new_room("push-hook"), n, warm, fails))
+    label = f"push, many waiters ({PUSH_WAITERS} wait_for_events x {PUSH_ROUNDS} rounds)"
+    with phase(t.fig, label):
+        t.fig.push["many"] = run(
+            push.many_waiters(
+                t.ep,
+                new_room("push-many"),
+                PUSH_WAITERS,
+                PUSH_ROUNDS,
+                t.srv.process.pid,
+                fails,
+            )
+        )
+
+
 def bench_all(
     dispatches: list[str],
     var_root: Path,
@@ -696,69 +803,34 @@ def bench_all(
                 )
             )
         for t in targets:
-            with phase(t.fig, "floor (GET /health, Redis PING)"):
-                t.fig.health = run(measure_health(t.srv, fails))
-                t.fig.redis_ping = measure_redis_ping(t.srv.redis_url)
-            with phase(t.fig, f"setup ({LOAD_TASKS}-task plan)"):
-                t.room = new_room("load")
-                t.tasks = run(add_tasks(t.ep, t.room, LOAD_TASKS, fails))
-        with step(f"latency, plain JSON-RPC ({LATENCY_CALLS} calls/tool, servers alternating)"):
-            run(plain_latency(targets, fails, LATENCY_CALLS))
+            if "floor" in ONLY:
+                with phase(t.fig, "floor (GET /health, Redis PING)"):
+                    t.fig.health = run(measure_health(t.srv, fails))
+                    t.fig.redis_ping = measure_redis_ping(t.srv.redis_url)
+            if "latency" in ONLY or "throughput" in ONLY:
+                with phase(t.fig, f"setup ({LOAD_TASKS}-task plan)"):
+                    t.room = new_room("load")
+                    t.tasks = run(add_tasks(t.ep, t.room, LOAD_TASKS, fails))
+        if "latency" in ONLY:
+            latency_phases(targets, keys, fails, run)
+        if "throughput" in ONLY:
+            throughput_phases(targets, keys, fails, run)
         for t in targets:
-            for mode in ("legacy", "2026-07-28"):
-                with phase(t.fig, f"latency, mcp client {mode} ({MCP_CALLS} calls/tool)"):
-                    try:
-                        t.fig.mcp[mode] = run(
-                            mcp_latency(t.srv, keys.secret, mode, t.room, t.tasks, fails, MCP_CALLS)
-                        )
-                    except Exception as exc:
-                        t.fig.mcp_problem[mode] = f"{type(exc).__name__}: {exc}"
-                        fails.add(f"mcp client {mode} could not run", t.fig.mcp_problem[mode])
-        wrk = loads.wrk_path()
-        gen = "wrk" if wrk else "python load generator"
-        runs = len(loads.SCENARIOS) * len(CONNS) * len(targets)
-        with step(f"throughput ({gen}, {runs} runs of {WRK_SECONDS} s, servers alternating)"):
-            for t in targets:  # warm-up
-                if wrk:
-                    loads.run_wrk(wrk, t.srv.mcp_url, keys.secret, t.room, t.tasks, "mix", 8, 1)
-            for scenario in loads.SCENARIOS:
-                for conns in CONNS:
-                    for t in targets:
-                        if wrk:
-                            res = loads.run_wrk(
-                                wrk,
-                                t.srv.mcp_url,
-                                keys.secret,
-                                t.room,
-                                t.tasks,
-                                scenario,
-                                conns,
-                                WRK_SECONDS,
-                            )
-                        else:
-                            res = run(
-                                loads.run_python(
-                                    t.ep, t.room, t.tasks, scenario, conns, WRK_SECONDS
-                                )
-                            )
-                        t.fig.load[(scenario, conns)] = res
-                        if res.failures:
-                            fails.add(
-                                f"throughput ({t.fig.dispatch}, {scenario}, {conns} conns): "
-                                "failed requests",
-                                f"non200={res.non200} rpc_errors={res.rpc_errors} "
-                                f"tool_errors={res.tool_errors} "
-                                f"socket_errors={res.socket_errors}; first: {res.first_bad}",
-                                res.failures,
-                            )
-        for t in targets:
-            label = f"plan contention ({CONTENTION_WRITERS} writers x {CONTENTION_CALLS} calls)"
-            with phase(t.fig, label):
-                t.fig.contention = run(plan_contention(t.ep, fails))
-                t.fig.cross_team = run(cross_team(t.ep_other, t.fig.contention["room"], fails))
-            label = f"event exactness ({EVENT_WRITERS} writers x {EVENTS_PER_WRITER} post_event)"
-            with phase(t.fig, label):
-                t.fig.events = run(event_exactness(t.ep, fails))
+            if "contention" in ONLY:
+                label = f"plan contention ({CONTENTION_WRITERS} writers x {CONTENTION_CALLS} calls)"
+                with phase(t.fig, label):
+                    t.fig.contention = run(plan_contention(t.ep, fails))
+                    t.fig.cross_team = run(cross_team(t.ep_other, t.fig.contention["room"], fails))
+            if "events" in ONLY:
+                label = (
+                    f"event exactness ({EVENT_WRITERS} writers x {EVENTS_PER_WRITER} post_event)"
+                )
+                with phase(t.fig, label):
+                    t.fig.events = run(event_exactness(t.ep, fails))
+        if "push" in ONLY and targets:
+            # One server is enough: the thin one (the default), else the first.
+            t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
+            push_phases(t, fails, run)
         for t in targets:
             if not t.srv.alive():
                 fails.add(f"server ({t.fig.dispatch}) died during the bench", t.srv.log_tail())
@@ -963,13 +1035,112 @@ def _events_section(figs: list[ModeFigures]) -> list[str]:
     return [*lines, table(rows), ""]
 
 
+def _push_section(figs: list[ModeFigures]) -> list[str]:
+    fig = next((f for f in figs if f.push), None)
+    lines = [
+        "6. Push latency: from a write to the waiting agent's wake-up "
+        f"(ms, p50 / p99; {fig.dispatch if fig else '-'} server)"
+    ]
+    lines += explain(
+        f"{PUSH_EVENTS} events per path after {PUSH_WARM} warm-up ones, one at a time, each a",
+        "post_event JSON-RPC POST from another agent; the clock starts just before the write is",
+        "sent and stops when the waiter has the event. wait_for_events: the waiting call's",
+        f"response has arrived (the wait is re-armed {push.PUSH_GAP * 1000:.0f} ms before each",
+        "write, on its own keep-alive connection). SSE: one GET .../events/stream held open",
+        "throughout, the `id:`/`data:` frame parsed. webhook: a local receiver (127.0.0.1) has",
+        "read the delivery POST and checked its HMAC signature; the server runs with",
+        "CELERY_TASK_ALWAYS_EAGER=true (deliveries run in the web process, no Celery worker)",
+        "and WEBHOOK_ALLOW_PRIVATE_NETWORKS=true. post_event = the write's own round trip in the",
+        "same runs, for reference.",
+    )
+    if fig is None:
+        return [*lines, "   (not run)", ""]
+    rows = [["path", "write -> wake-up", "post_event itself", "delivered", "problems"]]
+    for key, label in (("wait", "wait_for_events"), ("sse", "SSE stream"), ("hook", "webhook")):
+        p: push.PushLatency | None = fig.push.get(key)
+        if p is None:
+            rows.append([label, "-", "-", "-", "not run"])
+            continue
+        if not p.available:
+            rows.append([label, "-", "-", "-", p.note])
+            continue
+        problems = [
+            f"{n} {what}"
+            for n, what in (
+                (p.missed, "missed"),
+                (p.duplicates, "duplicate"),
+                (p.unexpected, "unexpected"),
+                (p.early, "returned early"),
+                (p.bad_signatures, "bad signature"),
+            )
+            if n
+        ]
+        if p.note:
+            problems.append(p.note)
+        rows.append(
+            [
+                label,
+                stat(p.seconds).cell(),
+                stat(p.write_seconds).cell(),
+                f"{len(p.seconds)}/{p.sent}",
+                ", ".join(problems) or "none",
+            ]
+        )
+    lines.append(table(rows))
+    hook = fig.push.get("hook")
+    if hook is not None and not hook.available:
+        lines.append(f"   webhook: {hook.note}")
+    many: push.ManyWaiters | None = fig.push.get("many")
+    lines.append("")
+    lines.append(
+        f"   Many waiters: {PUSH_WAITERS} concurrent wait_for_events (distinct agents, one"
+        " connection each) on one room"
+    )
+    lines += explain(
+        "of one server process; once every wait is in (the server's CPU has gone quiet with",
+        "none answered), one post_event. last = from just before that write to the moment the",
+        "last waiter's response has arrived (the figure asked for); first / median likewise.",
+        "woken = waiters whose response carried the written event (must be all).",
+    )
+    if many is None or not many.rounds:
+        lines.append("   (not run)")
+        return [*lines, ""]
+    rows = [["round", "armed in", "first", "median", "last", "woken", "post_event"]]
+    for k, r in enumerate(many.rounds):
+        rows.append(
+            [
+                str(k + 1),
+                f"{r['arm_seconds']:.2f} s",
+                f"{r['first'] * 1000:.1f} ms",
+                f"{r['median'] * 1000:.1f} ms",
+                f"{r['last'] * 1000:.1f} ms",
+                f"{r['woken']}/{many.waiters}",
+                f"{r['write_seconds'] * 1000:.1f} ms",
+            ]
+        )
+    lines.append(table(rows))
+    lasts = sorted(r["last"] for r in many.rounds)
+    lines.append(
+        f"   Last of {many.waiters} waiters woken after {lasts[len(lasts) // 2] * 1000:.0f} ms"
+        f" (median of {len(lasts)} rounds)."
+    )
+    return [*lines, ""]
+
+
 def report(figs: list[ModeFigures], fails: Failures, wrk_used: bool) -> str:
     lines = ["", "=" * 100, "Roomservice bench", environment_line(), "=" * 100, ""]
-    lines += _floor_section(figs)
-    lines += _latency_section(figs)
-    lines += _throughput_section(figs, wrk_used)
-    lines += _contention_section(figs)
-    lines += _events_section(figs)
+    if "floor" in ONLY:
+        lines += _floor_section(figs)
+    if "latency" in ONLY:
+        lines += _latency_section(figs)
+    if "throughput" in ONLY:
+        lines += _throughput_section(figs, wrk_used)
+    if "contention" in ONLY:
+        lines += _contention_section(figs)
+    if "events" in ONLY:
+        lines += _events_section(figs)
+    if "push" in ONLY:
+        lines += _push_section(figs)
     for f in figs:
         if f.log_problems:
             lines.append(f"Server log ({f.dispatch}): {len(f.log_problems)} error line(s), e.g.:")
@@ -984,10 +1155,14 @@ def report(figs: list[ModeFigures], fails: Failures, wrk_used: bool) -> str:
             for sample in fails.samples.get(check, [])[: 2 if k < 6 else 0]:
                 lines.append("     " + sample.replace("\n", "\n     "))
     else:
-        lines.append(
-            "CORRECTNESS: all checks passed "
-            "(no failed calls, no lost updates, every event exactly once)."
-        )
+        checked = ["no failed calls"]
+        if "contention" in ONLY:
+            checked.append("no lost updates")
+        if "events" in ONLY:
+            checked.append("every event exactly once")
+        if "push" in ONLY:
+            checked.append("every push delivered once, every waiter woken")
+        lines.append(f"CORRECTNESS: all checks passed ({', '.join(checked)}).")
     lines.append("")
     return "\n".join(lines)
 
@@ -1003,8 +1178,12 @@ def main() -> int:
     except ImportError:
         loop_factory = None
     runner = asyncio.Runner(loop_factory=loop_factory)
+    # Section 6 runs against one server (thin): alone, it needs no second one.
+    default_dispatch = "thin" if ONLY == ("push",) else "thin,sdk"
     dispatches = [
-        d.strip() for d in os.environ.get("BENCH_DISPATCH", "thin,sdk").split(",") if d.strip()
+        d.strip()
+        for d in os.environ.get("BENCH_DISPATCH", default_dispatch).split(",")
+        if d.strip()
     ]
     keys = server.Keys.fresh()
     key_prefix = f"rsbench-{secrets.token_hex(4)}"
@@ -1012,7 +1191,7 @@ def main() -> int:
     fails = Failures()
     figs: list[ModeFigures] = []
     wrk_used = loads.wrk_path() is not None
-    if not wrk_used:
+    if not wrk_used and "throughput" in ONLY:
         print(
             "wrk not found: throughput falls back to the Python load generator (client-bound).",
             flush=True,

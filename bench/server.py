@@ -126,6 +126,11 @@ def start(dispatch: str, var_root: Path, keys: Keys, key_prefix: str) -> BenchSe
         # must never trip: the bench drives thousands of calls a second from one team.
         "RATE_LIMIT_PER_MINUTE": RATE_LIMIT,
         "RATE_LIMIT_INVITE_PER_MINUTE": RATE_LIMIT,
+        # Push (bench section 6): the SSE stream must not be refused for the team's cap;
+        # webhook deliveries go to a receiver on 127.0.0.1 and run in the web process.
+        "SSE_STREAMS_PER_TEAM": "1000",
+        "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+        "CELERY_TASK_ALWAYS_EAGER": "true",
     }
     external_redis = os.environ.get("REDIS_URL", "")
     redis_url = external_redis or f"unix://{var_dir / 'redis' / 'redis.sock'}"
