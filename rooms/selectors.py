@@ -264,6 +264,12 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> dict[str, Any]:
     }
 
 
+async def event_newest_id(room: RoomRef) -> str:
+    """The id of the newest event, or "0-0" for an empty log."""
+    newest = await store.event_range(room.keys, start="-", end="+", count=1, reverse=True)
+    return newest[0][0] if newest else "0-0"
+
+
 async def event_follow(
     room: RoomRef, *, after: str | None, keepalive_seconds: float
 ) -> AsyncIterator[dict[str, Any] | None]:

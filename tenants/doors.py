@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -120,6 +121,8 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
     if caller is None:
         return _unauthorized()
     try:
+        # The same check (and message) as every tool's roomId argument.
+        registry.arguments_parse(registry.tool_get("read_plan"), {"roomId": room_id})
         ref = await room_access(caller, room_id, False)
     except DomainError as exc:
         return _error(exc)
@@ -136,22 +139,32 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
         )
         response["Retry-After"] = str(int(keepalive))
         return response
+    # Fix the starting point now, before the first byte goes out, so an event written
+    # while the client is still reading the headers is not skipped.
     after = request.headers.get("Last-Event-ID") or request.GET.get("lastEventId")
+    if not after:
+        after = await selectors.event_newest_id(ref)
 
     async def body() -> AsyncIterator[bytes]:
+        renewed = time.monotonic()
         try:
             yield f"retry: 2000\n: stream {stream_id} for {room_id}\n\n".encode()
             async for event in selectors.event_follow(
                 ref, after=after, keepalive_seconds=keepalive
             ):
                 if event is None:
-                    await store.stream_admit(
-                        caller.team_id, stream_id, now_ms=clock.now_ms(), lease_ms=lease_ms, cap=cap
-                    )
                     yield b": keep-alive\n\n"
-                    continue
-                data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-                yield f"id: {event['id']}\ndata: {data}\n\n".encode()
+                else:
+                    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                    yield f"id: {event['id']}\ndata: {data}\n\n".encode()
+                # Renew the team slot on a timer, busy or quiet; a stream that lost its
+                # slot (the team went over its cap meanwhile) ends.
+                if time.monotonic() - renewed >= keepalive:
+                    renewed = time.monotonic()
+                    if not await store.stream_admit(
+                        caller.team_id, stream_id, now_ms=clock.now_ms(), lease_ms=lease_ms, cap=cap
+                    ):
+                        return
         finally:
             await store.stream_release(caller.team_id, stream_id)
 
