@@ -22,7 +22,7 @@ from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import DomainError
 from rooms.refs import RoomRef
-from rooms.report import TIMELINE_TYPES, report_markdown
+from rooms.report import room_report
 from tenants import errors as tenant_errors
 from tenants import people, selectors, services, webhooks
 from tenants.access import room_access
@@ -220,20 +220,16 @@ def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> Htt
 @team_view(owner=True)
 def member_remove(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
     membership = _membership(viewer, membership_id)
-    owners = viewer.team.memberships.filter(role="owner")
-    if membership.role == "owner" and owners.count() == 1:
-        return render(
-            request,
-            "dashboard/team.html",
-            {
-                "viewer": viewer,
-                "members": selectors.members_of(viewer.team),
-                "form": forms.MemberInviteForm(),
-                "error": "A team keeps at least one owner.",
-            },
-            status=400,
-        )
-    services.membership_remove(membership=membership, actor=viewer.actor)
+    try:
+        services.membership_remove(membership=membership, actor=viewer.actor)
+    except DomainError as exc:
+        context = {
+            "viewer": viewer,
+            "members": selectors.members_of(viewer.team),
+            "form": forms.MemberInviteForm(),
+            "error": exc.message,
+        }
+        return render(request, "dashboard/team.html", context, status=exc.status)
     return redirect("team")
 
 
@@ -263,20 +259,13 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
 
 
 async def _room_cards(caller: Caller, rooms: list[Room]) -> list[dict[str, Any]]:
-    cards = []
-    for room in rooms:
-        ref = await room_access(caller, room.room_id, False)
-        plan = await room_selectors.plan_get(ref)
-        presence = await room_selectors.presence_list(ref)
-        cards.append(
-            {
-                "room": room,
-                "online": [p["agentId"] for p in presence if p["status"] == "online"],
-                "done": sum(1 for t in plan["tasks"] if t["status"] == "done"),
-                "total": len(plan["tasks"]),
-            }
-        )
-    return cards
+    return [
+        {
+            "room": room,
+            **await room_selectors.room_overview(await room_access(caller, room.room_id, False)),
+        }
+        for room in rooms
+    ]
 
 
 @team_view()
@@ -439,23 +428,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 
 def _report(caller: Caller, found: Room) -> str:
     async def build() -> str:
-        ref = await room_access(caller, found.room_id, False)
-        snapshot = await room_selectors.room_snapshot(ref, events=100)
-        histories = {}
-        for entry in snapshot["context"]:
-            if entry["type"] == "api_contract":
-                histories[entry["id"]] = await room_selectors.context_history(
-                    ref, entry_id=entry["id"]
-                )
-        timeline: list[dict[str, Any]] = []
-        since = None
-        while True:  # the whole retained log, oldest first, page by page
-            page = await room_selectors.event_list(ref, since=since, limit=100, order="asc")
-            timeline += [e for e in page if e["type"] in TIMELINE_TYPES or e.get("reply_to_id")]
-            if len(page) < 100 or len(timeline) > 2000:
-                break
-            since = page[-1]["id"]
-        return report_markdown(found.room_id, snapshot, histories, timeline)
+        return await room_report(await room_access(caller, found.room_id, False))
 
     return store.run_sync(build)
 

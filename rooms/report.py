@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rooms import selectors
+from rooms.refs import RoomRef
+
 TIMELINE_TYPES = {"task_added", "task_updated", "context_available", "context_updated"}
 
 
@@ -135,3 +138,22 @@ def _timeline_line(event: dict[str, Any]) -> str:
         verb = "wrote" if kind == "context_available" else "updated"
         return f"{event['from']} {verb} {p.get('type')} “{p.get('summary')}” (v{p.get('version')})"
     return f"{event['from']} → {event['to']}: {kind}"
+
+
+async def room_report(room: RoomRef, *, most_events: int = 2000) -> str:
+    """Read the room (its whole retained log, oldest first, page by page) and write the report."""
+    snapshot = await selectors.room_snapshot(room, events=100)
+    histories = {
+        entry["id"]: await selectors.context_history(room, entry_id=entry["id"])
+        for entry in snapshot["context"]
+        if entry["type"] == "api_contract"
+    }
+    timeline: list[dict[str, Any]] = []
+    since = None
+    while True:
+        page = await selectors.event_list(room, since=since, limit=100, order="asc")
+        timeline += [e for e in page if e["type"] in TIMELINE_TYPES or e.get("reply_to_id")]
+        if len(page) < 100 or len(timeline) > most_events:
+            break
+        since = page[-1]["id"]
+    return report_markdown(room.room_id, snapshot, histories, timeline)

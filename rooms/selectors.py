@@ -250,6 +250,17 @@ async def context_history(room: RoomRef, *, entry_id: str) -> list[dict[str, Any
     return versions
 
 
+async def room_overview(room: RoomRef) -> dict[str, Any]:
+    """A room at a glance: who is online and how far the plan is."""
+    plan = await plan_get(room)
+    presence = await presence_list(room)
+    return {
+        "online": [p["agentId"] for p in presence if p["status"] == "online"],
+        "done": sum(1 for t in plan["tasks"] if t["status"] == "done"),
+        "total": len(plan["tasks"]),
+    }
+
+
 async def room_snapshot(room: RoomRef, *, events: int = 50) -> dict[str, Any]:
     """Everything a person watching the room sees, in one read of each primitive."""
     context = await context_list(room, type_=None, author=None)

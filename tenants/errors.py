@@ -56,3 +56,4 @@ RATE_LIMITED = (
     "Rate limit reached: {limit} tool calls a minute for this {scope}. Retry after {retry} s."
 )
 TEAM_EXISTS = "A team with the slug {slug!r} already exists."
+LAST_OWNER = "A team keeps at least one owner: make someone else an owner first."

@@ -182,18 +182,14 @@ def share_link_create(
 
 
 def share_link_revoke(*, link: ShareLink, actor: str) -> ShareLink:
-    if link.revoked_at is None:
-        with transaction.atomic():
-            link.revoked_at = timezone.now()
-            link.save(update_fields=["revoked_at"])
-            services.audit_record(
-                team=link.room.team,
-                actor=actor,
-                action="share.revoke",
-                object_type="share_link",
-                object_id=link.pk,
-                detail={"room": link.room.room_id},
-            )
+    services.revocation_record(
+        link,
+        team=link.room.team,
+        actor=actor,
+        action="share.revoke",
+        object_type="share_link",
+        detail={"room": link.room.room_id},
+    )
     return link
 
 

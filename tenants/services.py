@@ -120,7 +120,15 @@ def membership_change_role(*, membership: Membership, role: str, actor: str) -> 
 
 
 def membership_remove(*, membership: Membership, actor: str) -> None:
+    """Remove a member; a team always keeps at least one owner."""
     team, user_id = membership.team, membership.user_id
+    if (
+        membership.role == Membership.Role.OWNER
+        and not team.memberships.filter(role=Membership.Role.OWNER)
+        .exclude(pk=membership.pk)
+        .exists()
+    ):
+        raise errors.NotPermittedError(errors.LAST_OWNER)
     membership.delete()
     audit_record(
         team=team, actor=actor, action="membership.remove", object_type="user", object_id=user_id
@@ -161,20 +169,42 @@ def api_key_create(
     return MintedKey(key=key, secret=secret)
 
 
+def revocation_record(
+    credential: ApiKey | Invite | Any,
+    *,
+    team: Team,
+    actor: str,
+    action: str,
+    object_type: str,
+    detail: dict[str, Any],
+) -> None:
+    """Revoke a key, invite or share link once (a second revoke changes nothing), with its
+    audit row in the same transaction."""
+    if credential.revoked_at is not None:
+        return
+    with transaction.atomic():
+        credential.revoked_at = timezone.now()
+        credential.save(update_fields=["revoked_at"])
+        audit_record(
+            team=team,
+            actor=actor,
+            action=action,
+            object_type=object_type,
+            object_id=credential.pk,
+            detail=detail,
+        )
+
+
 def api_key_revoke(*, key: ApiKey, actor: str = "system") -> ApiKey:
     """Refused from the very next request on every process: the cache entry goes too."""
-    if key.revoked_at is None:
-        with transaction.atomic():
-            key.revoked_at = timezone.now()
-            key.save(update_fields=["revoked_at"])
-            audit_record(
-                team=key.team,
-                actor=actor,
-                action="key.revoke",
-                object_type="api_key",
-                object_id=key.pk,
-                detail={"prefix": key.prefix},
-            )
+    revocation_record(
+        key,
+        team=key.team,
+        actor=actor,
+        action="key.revoke",
+        object_type="api_key",
+        detail={"prefix": key.prefix},
+    )
     store.run_sync(store.bearer_cache_delete, key.digest)
     return key
 
@@ -285,18 +315,14 @@ def invite_create(
 
 
 def invite_revoke(*, invite: Invite, actor: str = "system") -> Invite:
-    if invite.revoked_at is None:
-        with transaction.atomic():
-            invite.revoked_at = timezone.now()
-            invite.save(update_fields=["revoked_at"])
-            audit_record(
-                team=invite.team,
-                actor=actor,
-                action="invite.revoke",
-                object_type="invite",
-                object_id=invite.pk,
-                detail={"room": invite.room.room_id, "prefix": invite.prefix},
-            )
+    revocation_record(
+        invite,
+        team=invite.team,
+        actor=actor,
+        action="invite.revoke",
+        object_type="invite",
+        detail={"room": invite.room.room_id, "prefix": invite.prefix},
+    )
     store.run_sync(store.bearer_cache_delete, invite.digest)
     return invite
 
