@@ -68,7 +68,7 @@ async def test_two_waits_of_one_agent_share_the_events_exactly_once(room: RoomRe
     waits = [
         asyncio.ensure_future(
             services.event_wait(
-                room, agent_id="a", timeout_ms=1_500, limit=10, addressed_only=False
+                room, agent_id="a", timeout_ms=3_000, limit=10, addressed_only=False
             )
         )
         for _ in range(2)
