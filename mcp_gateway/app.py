@@ -35,7 +35,7 @@ from mcp_types.version import (
 from pydantic import ValidationError
 
 from mcp_gateway import tools
-from tenants.auth import Caller, bearer_from_header, caller_from_bearer
+from tenants.auth import UNAUTHORIZED, Caller, bearer_from_header, caller_from_bearer
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +60,6 @@ HTTP_STATUS = {
     T.UNSUPPORTED_PROTOCOL_VERSION: 400,
     T.METHOD_NOT_FOUND: 404,
 }
-UNAUTHORIZED = (
-    "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
-)
 
 
 UNAVAILABLE = "The service is temporarily unavailable (its store did not answer); retry shortly."

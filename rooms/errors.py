@@ -21,6 +21,13 @@ class DomainError(Exception):
         self.message = message
         self.extra = extra or {}
 
+    def body(self) -> dict[str, Any]:
+        """What an HTTP door answers (with `status` and `headers()`)."""
+        return {"message": self.message, "code": self.code, "extra": self.extra}
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
 
 class RoomError(DomainError):
     pass

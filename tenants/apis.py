@@ -27,14 +27,9 @@ from rooms.errors import DomainError
 from rooms.schemas import ROOM_ID_PATTERN
 from tenants import errors, selectors, services, webhooks
 from tenants.access import room_access
-from tenants.auth import Caller, bearer_from_header, caller_from_bearer
+from tenants.auth import UNAUTHORIZED, Caller, bearer_from_header, caller_from_bearer
 from tenants.models import ApiKey, Invite, Room, Webhook, WebhookDelivery
 from tenants.ratelimit import rate_limit_check
-
-UNAUTHORIZED = (
-    "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
-)
-
 
 # --- Authentication and errors ---------------------------------------------------------------
 
@@ -64,12 +59,7 @@ class HasCaller(BasePermission):
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, DomainError):
-        mapped = Response(
-            {"message": exc.message, "code": exc.code, "extra": exc.extra}, status=exc.status
-        )
-        if isinstance(exc, errors.RateLimitedError):
-            mapped["Retry-After"] = str(exc.retry_after_seconds)
-        return mapped
+        return Response(exc.body(), status=exc.status, headers=exc.headers())
     response = drf_exception_handler(exc, context)
     if response is not None and isinstance(response.data, dict) and "detail" in response.data:
         detail = response.data.pop("detail")

@@ -28,6 +28,10 @@ from tenants.db import db_run
 from tenants.models import ApiKey, Invite
 
 BEARER_CACHE_SECONDS = 60
+# What every door answers (with 401) to a missing or unknown bearer.
+UNAUTHORIZED = (
+    "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
+)
 
 
 @dataclass(frozen=True, slots=True)

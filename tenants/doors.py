@@ -27,27 +27,18 @@ from django.views.decorators.csrf import csrf_exempt
 from rooms import clock, errors, registry, selectors, store
 from rooms.errors import DomainError
 from tenants.access import room_access, tool_run
-from tenants.auth import Caller, bearer_from_header, caller_from_bearer
+from tenants.auth import UNAUTHORIZED, Caller, bearer_from_header, caller_from_bearer
 from tenants.db import db_run
-from tenants.errors import RateLimitedError
 from tenants.models import Membership, Room
 
 log = logging.getLogger(__name__)
-UNAUTHORIZED = (
-    "Missing or unknown bearer secret. Send 'Authorization: Bearer <team key or invite>'."
-)
 NOT_JSON = "The body must be a JSON object of the tool's arguments."
 ROOM_MISMATCH = "roomId in the body ({body}) differs from the room in the URL ({url})."
 TOO_MANY_STREAMS = "This team already has {cap} event streams open; close one and retry."
 
 
 def _error(exc: DomainError) -> JsonResponse:
-    response = JsonResponse(
-        {"message": exc.message, "code": exc.code, "extra": exc.extra}, status=exc.status
-    )
-    if isinstance(exc, RateLimitedError):
-        response["Retry-After"] = str(exc.retry_after_seconds)
-    return response
+    return JsonResponse(exc.body(), status=exc.status, headers=exc.headers())
 
 
 def _unauthorized() -> JsonResponse:

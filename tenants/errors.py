@@ -41,6 +41,9 @@ class RateLimitedError(TenantError):
         super().__init__(message, extra={"retryAfter": retry_after_seconds, **(extra or {})})
         self.retry_after_seconds = retry_after_seconds
 
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_seconds)}
+
 
 ROOM_CAP_REACHED = (
     "This team already owns its maximum of {cap} rooms. Archive a room or ask the team's "

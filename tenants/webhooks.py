@@ -56,8 +56,32 @@ def url_refusal(url: str) -> str | None:
         return "only http(s) URLs with a host"
     if parts.username or parts.password:
         return "credentials in the URL"
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return "a port out of range"
+    try:
+        parts.hostname.encode("idna")
+    except UnicodeError:
+        return "a host name that cannot be encoded"
     if settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS:
         return None
+    try:
+        infos = socket.getaddrinfo(parts.hostname, port)
+    except (socket.gaierror, UnicodeError):
+        return f"{parts.hostname} does not resolve"
+    for info in infos:
+        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])  # drop an IPv6 zone
+        if (
+            address.is_private
+            or address.is_loopback
+            or address.is_link_local
+            or address.is_reserved
+            or address.is_multicast
+            or address.is_unspecified
+        ):
+            return f"{parts.hostname} resolves to a non-public address ({address})"
+    return None
     try:
         infos = socket.getaddrinfo(
             parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)

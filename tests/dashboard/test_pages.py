@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from asgiref.sync import async_to_sync
 from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
@@ -235,8 +234,6 @@ def test_the_room_page_shows_board_agents_feed_context_vars(ann: Person) -> None
 
 def test_a_contract_page_lists_versions_and_what_changed(ann: Person) -> None:
     room = _filled_room(ann)
-    from tenants.models import Room as RoomModel  # noqa: F401
-
     page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
     entry_id = re.search(r"/context/(c_[A-Za-z0-9]+)\">auth contract", page).group(1)  # type: ignore[union-attr]
     history = ann.client.get(f"/rooms/{room.room_id}/context/{entry_id}").content.decode()
@@ -420,4 +417,3 @@ def test_static_files_are_served_without_a_cdn() -> None:
     assert asyncio.run(get("/static/app.css")).status_code == 200
     assert asyncio.run(get("/static/admin/css/base.css")).status_code == 200
     assert asyncio.run(get("/static/../config/settings.py")).status_code == 404
-    _ = async_to_sync  # imported for symmetry with the other tests' helpers

@@ -30,7 +30,13 @@ def test_api_smoke(settings) -> None:
     inv = r.json()["secret"]
     r = c.get(f"/room/{room}", HTTP_AUTHORIZATION=f"Bearer {inv}")
     assert r.status_code == 200, r.content
-    print(r.json())
+    assert r.json()["tasks"] == {
+        "total": 0,
+        "pending": 0,
+        "in_progress": 0,
+        "done": 0,
+        "blocked": 0,
+    }
     assert c.get("/api/v1/keys", HTTP_AUTHORIZATION=f"Bearer {inv}").status_code == 403
     assert c.get("/api/v1/keys").status_code == 401
     r = c.get("/api/v1/schema/")

@@ -276,3 +276,38 @@ def test_the_rest_api_registers_lists_logs_and_disables(receiver: Receiver) -> N
     assert private.status_code == 403 and private.json()["message"].startswith(
         "Webhook URL refused:"
     )
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("http://example.com:99999/hook", "a port out of range"),
+        ("http://" + "a" * 70 + ".example.com/", "a host name that cannot be encoded"),
+        ("http:///nohost", "only http(s) URLs with a host"),
+    ],
+)
+def test_malformed_receiver_urls_are_refused_not_a_crash(
+    url: str, reason: str, settings: Any
+) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    room = make_room()
+    with pytest.raises(errors.NotPermittedError) as caught:
+        webhooks.webhook_create(room=room, url=url, actor="t")
+    assert caught.value.message == webhooks.URL_REFUSED.format(reason=reason)
+
+
+def test_another_team_cannot_register_a_webhook_on_a_room() -> None:
+    owner = services.team_for_slug("hooks-owner")
+    room = services.room_create(team=owner, room_id=new_room_id("theirs"), actor="t")
+    intruder = services.api_key_create(
+        team=services.team_for_slug("hooks-intruder"), name="k"
+    ).secret
+    response = APIClient().post(
+        f"/api/v1/rooms/{room.room_id}/webhooks",
+        {"url": "https://example.com/h"},
+        format="json",
+        HTTP_AUTHORIZATION=f"Bearer {intruder}",
+    )
+    assert response.status_code == 404
+    assert response.json()["message"] == "Room not found or access denied."
+    assert not Webhook.objects.filter(room=room).exists()
