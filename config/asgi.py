@@ -16,6 +16,8 @@ django_app = get_asgi_application()
 from config.static import static_app  # noqa: E402
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
 from rooms import store  # noqa: E402
+from tenants.auth import static_teams_ensure  # noqa: E402
+from tenants.db import db_run  # noqa: E402
 
 mcp_app = build_server()
 HEALTH_BODY = b'{"status":"ok"}'
@@ -25,6 +27,12 @@ async def _lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            try:
+                # The static API_KEYS teams exist before anyone can take their slugs.
+                await db_run(static_teams_ensure)
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
             # Everything imported so far lives for the whole process: keep it out of the
             # collector's generations, so GC pauses stay short under load (bench: p99).
             gc.collect()

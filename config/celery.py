@@ -1,4 +1,4 @@
-"""The Celery app: webhook deliveries (and, with their issues, archiving and retention)."""
+"""The Celery app: webhook deliveries and the retry of pending Redis clean-ups."""
 
 from __future__ import annotations
 
@@ -10,4 +10,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("roomservice")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["tenants"])
+app.autodiscover_tasks(["mcp_gateway"])

@@ -70,13 +70,16 @@ def main() -> int:
     workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
     var_dir.mkdir(parents=True, exist_ok=True)
     embedded = ensure_redis_url(var_dir / "redis")
-    worker = None
+    worker = relay = None
     try:
         import django
         from django.core.management import call_command
 
         django.setup()
         call_command("migrate", interactive=False, verbosity=0)
+        from tenants.auth import static_teams_ensure
+
+        static_teams_ensure()
         secret = None
         if not os.environ.get("API_KEYS"):
             from tenants.services import demo_key_ensure
@@ -85,6 +88,7 @@ def main() -> int:
             secret = minted.secret if minted else None
         print(_banner(host, port, secret), flush=True)
         worker = _start_worker()
+        relay = _start_relay()
 
         import uvicorn
 
@@ -105,6 +109,8 @@ def main() -> int:
     except (KeyboardInterrupt, SystemExit):
         pass
     finally:
+        if relay is not None:
+            _stop(relay)
         if worker is not None:
             _stop(worker)
         if embedded is not None:
@@ -113,8 +119,8 @@ def main() -> int:
 
 
 def _start_worker() -> subprocess.Popen[bytes] | None:
-    """The Celery worker (webhook deliveries), unless tasks run in-process (eager) or
-    RUN_WORKER=0 (production runs its workers separately)."""
+    """The Celery worker (webhook deliveries) with its beat (periodic tasks), unless tasks
+    run in-process (eager) or RUN_WORKER=0 (production runs its workers separately)."""
     from django.conf import settings
 
     if settings.CELERY_TASK_ALWAYS_EAGER or os.environ.get("RUN_WORKER", "1") == "0":
@@ -127,12 +133,27 @@ def _start_worker() -> subprocess.Popen[bytes] | None:
             "-A",
             "config.celery",
             "worker",
+            "--beat",
+            "--schedule",
+            str(Path(os.environ.get("ROOMSERVICE_VAR_DIR", BASE_DIR / "var")) / "celerybeat"),
             "--pool=solo",
             "--loglevel=WARNING",
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",
         ],
+        cwd=BASE_DIR,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        start_new_session=True,
+    )
+
+
+def _start_relay() -> subprocess.Popen[bytes] | None:
+    """The webhook relay (mcp_gateway/relay.py), unless RUN_RELAY=0."""
+    if os.environ.get("RUN_RELAY", "1") == "0":
+        return None
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "relay_webhooks"],
         cwd=BASE_DIR,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
         start_new_session=True,

@@ -47,7 +47,6 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
-    "channels",
     "rooms",
     "tenants",
     "dashboard",
@@ -162,9 +161,18 @@ RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600)
 RATE_LIMIT_INVITE_PER_MINUTE = env_int("RATE_LIMIT_INVITE_PER_MINUTE", 600)
 # The limiter's Redis (default: REDIS_URL). When it fails, requests go through (fail open).
 RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL", "")
-# Server-sent event streams a team may hold open at once, and the keep-alive period.
+# Server-sent event streams a team may hold open at once; a guest (an invite, a share
+# link) has its own, smaller budget that never counts against its team's.
 SSE_STREAMS_PER_TEAM = env_int("SSE_STREAMS_PER_TEAM", 20)
+SSE_STREAMS_PER_GUEST = env_int("SSE_STREAMS_PER_GUEST", 2)
+# The keep-alive period: also how often every open stream and waiting call re-checks that
+# its credential is still live (revocations reach them sooner, through Redis).
 SSE_KEEPALIVE_SECONDS = env_int("SSE_KEEPALIVE_SECONDS", 15)
+# After this long a stream ends and the client reconnects (and is checked again).
+SSE_MAX_LIFETIME_SECONDS = env_int("SSE_MAX_LIFETIME_SECONDS", 900)
+# wait_for_events calls waiting at once, per team and per guest.
+WAITERS_PER_TEAM = env_int("WAITERS_PER_TEAM", 1000)
+WAITERS_PER_GUEST = env_int("WAITERS_PER_GUEST", 5)
 # Static team keys, "team:secret,team2:secret2" (seeds/000 §8.1).
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.
@@ -183,6 +191,10 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or (
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULE = {
+    # Redis clean-ups of deleted rows that could not run at the time (tenants.purges).
+    "purges-retry": {"task": "purges.retry", "schedule": 60.0},
+}
 
 # --- Webhooks ---------------------------------------------------------------------------
 # Receivers on private, loopback, link-local (cloud metadata) or reserved addresses are
@@ -192,8 +204,8 @@ WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
 # A webhook is disabled after this many deliveries in a row failed for good.
 WEBHOOK_DISABLE_AFTER = env_int("WEBHOOK_DISABLE_AFTER", 5)
-
-CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+# How often the relay re-reads which rooms have webhooks (it is also told at once).
+RELAY_REFRESH_SECONDS = env_int("RELAY_REFRESH_SECONDS", 30)
 
 REST_FRAMEWORK: dict[str, object] = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
@@ -214,7 +226,7 @@ SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "tenants.doors.add_tool_paths",
+        "mcp_gateway.openapi.add_tool_paths",
     ],
     "APPEND_COMPONENTS": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     "SECURITY": [{"bearer": []}],

@@ -2,14 +2,15 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from tenants import apis, doors
+from mcp_gateway import rest, sse
+from tenants import apis
 
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/v1/rooms/<str:room_id>/tools/<str:tool>", doors.tool_door, name="api-room-tool"),
-    path("api/v1/tools/<str:tool>", doors.tool_door, name="api-tool"),
-    path("api/v1/rooms/<str:room_id>/events/stream", doors.event_stream, name="api-room-stream"),
+    path("api/v1/rooms/<str:room_id>/tools/<str:tool>", rest.tool_door, name="api-room-tool"),
+    path("api/v1/tools/<str:tool>", rest.tool_door, name="api-tool"),
+    path("api/v1/rooms/<str:room_id>/events/stream", sse.event_stream, name="api-room-stream"),
     path("api/v1/", include("tenants.urls")),
     path("room/<str:room_id>", apis.RoomSummaryApi.as_view(), name="room-summary"),
     path("", include("dashboard.urls")),

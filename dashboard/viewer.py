@@ -1,5 +1,6 @@
-"""Who is looking at a dashboard page: a signed-in person with their teams, or a session
-entered with a team key. Every view scopes by this and nothing else."""
+"""Who is looking at a dashboard page: a signed-in person in one of their teams, a session
+entered with a team key, or (for shared rooms) a share link. Each becomes a `Caller`
+through tenants.auth like every other credential, and every page asks tenants.access."""
 
 from __future__ import annotations
 
@@ -14,10 +15,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 
 from tenants import selectors
-from tenants.auth import Caller, caller_for_team_key_digest
+from tenants.auth import KeySession, PersonSession, caller_resolve_sync
+from tenants.capabilities import Caller, Manage
 from tenants.models import Team
 
-MANAGERS = ("owner", "admin")
 SESSION_TEAM = "team"
 SESSION_KEY_DIGEST = "apikey_digest"
 
@@ -25,51 +26,66 @@ SESSION_KEY_DIGEST = "apikey_digest"
 @dataclass
 class Viewer:
     team: Team
-    role: str
     caller: Caller
     user: User | None = None
     teams: list[tuple[Team, str]] = field(default_factory=list)
 
+    def may(self, what: Manage) -> bool:
+        return self.caller.may(what)
+
     @property
     def can_manage(self) -> bool:
-        return self.role in MANAGERS
+        """Keys, invites, share links, webhooks, rooms (owners, admins, full team keys)."""
+        return self.caller.may(Manage.KEYS)
 
     @property
     def is_owner(self) -> bool:
-        return self.role == "owner"
+        return self.caller.may(Manage.TEAM)
+
+    @property
+    def can_write(self) -> bool:
+        return self.caller.write
+
+    @property
+    def role(self) -> str:
+        if self.caller.role:
+            return self.caller.role
+        return "admin" if self.can_manage else "viewer" if not self.can_write else "member"
 
     @property
     def actor(self) -> str:
-        return f"user:{self.user.pk}" if self.user is not None else self.caller.actor
+        return self.caller.actor
 
 
 def viewer_for(request: HttpRequest) -> Viewer | None:
     digest = request.session.get(SESSION_KEY_DIGEST)
     if digest and settings.AUTH_MODE in ("apikey", "both"):
-        caller = caller_for_team_key_digest(str(digest))
-        if caller is None:  # revoked since: the session ends with it
+        caller = caller_resolve_sync(KeySession(str(digest)))
+        team = selectors.team_get(caller.team_id) if caller is not None else None
+        if caller is None or team is None:  # revoked since: the session ends with it
             request.session.flush()
             return None
-        team = selectors.team_get(caller.team_id)
-        if team is None:
-            from tenants.services import team_for_slug
-
-            team = team_for_slug(caller.team_id)
-        return Viewer(team=team, role="admin", caller=caller, teams=[(team, "admin")])
+        return Viewer(team=team, caller=caller, teams=[(team, "key")])
     user = request.user
     if not isinstance(user, User) or not user.is_authenticated:
         return None
-    teams = selectors.teams_for_user(user.pk)
-    if not teams:
-        return None
     chosen = request.session.get(SESSION_TEAM)
-    team, role = next(((t, r) for t, r in teams if t.slug == chosen), teams[0])
-    caller = Caller(team_id=team.slug, kind="user", credential_id=str(user.pk))
-    return Viewer(team=team, role=role, caller=caller, user=user, teams=teams)
+    caller = caller_resolve_sync(
+        PersonSession(user_id=user.pk, team_id=int(chosen) if chosen else None)
+    )
+    if caller is None and chosen:  # no longer a member of the chosen team: fall back
+        caller = caller_resolve_sync(PersonSession(user_id=user.pk))
+    if caller is None:
+        return None
+    team = selectors.team_get(caller.team_id)
+    if team is None:
+        return None
+    return Viewer(team=team, caller=caller, user=user, teams=selectors.teams_for_user(user.pk))
 
 
-def team_view(*, manage: bool = False, owner: bool = False) -> Callable[..., Any]:
-    """Require a viewer; `manage`/`owner` narrow it by role (others get 404, not a hint)."""
+def team_view(*, requires: Manage | None = None) -> Callable[..., Any]:
+    """Require a viewer; with `requires`, one whose capabilities include it (others get
+    404, not a hint)."""
 
     def decorate(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
         @wraps(view)
@@ -77,7 +93,7 @@ def team_view(*, manage: bool = False, owner: bool = False) -> Callable[..., Any
             viewer = viewer_for(request)
             if viewer is None:
                 return redirect(f"{settings.LOGIN_URL}?next={request.path}")
-            if (manage and not viewer.can_manage) or (owner and not viewer.is_owner):
+            if requires is not None and not viewer.may(requires):
                 raise Http404("not found")
             return view(request, viewer, *args, **kwargs)
 

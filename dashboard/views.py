@@ -23,10 +23,11 @@ from rooms import store
 from rooms.errors import DomainError
 from rooms.refs import RoomRef
 from rooms.report import room_report
+from rooms.results import RoomSnapshot
+from tenants import access, people, selectors, services, webhooks
 from tenants import errors as tenant_errors
-from tenants import people, selectors, services, webhooks
-from tenants.access import room_access
-from tenants.auth import Caller, caller_for_team_key_digest
+from tenants.auth import KeySession, ShareToken, caller_resolve_sync
+from tenants.capabilities import Caller, Manage
 from tenants.credentials import secret_digest
 from tenants.models import Membership, Room
 
@@ -41,13 +42,13 @@ def public_url(request: HttpRequest) -> str:
 
 def _room(viewer: Viewer, room_id: str) -> Room:
     try:
-        return selectors.access_room_by_id(viewer.caller, room_id)
-    except tenant_errors.NotFoundError:
+        return access.room_for_caller(viewer.caller, room_id)
+    except DomainError:
         raise Http404("not found") from None
 
 
 def _ref(caller: Caller, room: Room) -> RoomRef:
-    return store.run_sync(room_access, caller, room.room_id, False)
+    return store.run_sync(access.room_access, caller, room.room_id, write=False)
 
 
 def _expiry(seconds: str | None) -> Any:
@@ -89,7 +90,7 @@ def login_view(request: HttpRequest) -> HttpResponse:
                 error = "Too many failed attempts. Wait a few minutes and try again."
             else:
                 digest = secret_digest(key_form.cleaned_data["key"].strip())
-                if caller_for_team_key_digest(digest) is not None:
+                if caller_resolve_sync(KeySession(digest)) is not None:
                     request.session.cycle_key()
                     request.session[SESSION_KEY_DIGEST] = digest
                     return redirect("rooms")
@@ -168,10 +169,10 @@ def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
 @require_POST
 @team_view()
 def team_switch(request: HttpRequest, viewer: Viewer) -> HttpResponse:
-    slug = request.POST.get("team", "")
-    if not any(t.slug == slug for t, _ in viewer.teams):
+    chosen = request.POST.get("team", "")
+    if not any(str(t.pk) == chosen for t, _ in viewer.teams):
         raise Http404("not found")
-    request.session[SESSION_TEAM] = slug
+    request.session[SESSION_TEAM] = chosen
     return redirect("rooms")
 
 
@@ -180,7 +181,7 @@ def team(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     form = forms.MemberInviteForm(request.POST or None)
     sent = ""
     if request.method == "POST":
-        if not viewer.is_owner or viewer.user is None:
+        if not viewer.may(Manage.TEAM) or viewer.user is None:
             raise Http404("not found")
         if form.is_valid():
             people.member_invite_create(
@@ -205,7 +206,7 @@ def team(request: HttpRequest, viewer: Viewer) -> HttpResponse:
 
 
 @require_POST
-@team_view(owner=True)
+@team_view(requires=Manage.TEAM)
 def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
     membership = _membership(viewer, membership_id)
     form = forms.RoleForm(request.POST)
@@ -217,7 +218,7 @@ def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> Htt
 
 
 @require_POST
-@team_view(owner=True)
+@team_view(requires=Manage.TEAM)
 def member_remove(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
     membership = _membership(viewer, membership_id)
     try:
@@ -248,7 +249,7 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
     user = request.user
     if request.method == "POST" and isinstance(user, User) and user.is_authenticated:
         people.member_invite_accept(invite=invite, user=user)
-        request.session[SESSION_TEAM] = invite.team.slug
+        request.session[SESSION_TEAM] = str(invite.team_id)
         return redirect("rooms")
     return render(
         request, "dashboard/join.html", {"invite": invite, "signed_in": user.is_authenticated}
@@ -262,7 +263,9 @@ async def _room_cards(caller: Caller, rooms: list[Room]) -> list[dict[str, Any]]
     return [
         {
             "room": room,
-            **await room_selectors.room_overview(await room_access(caller, room.room_id, False)),
+            **await room_selectors.room_overview(
+                await access.room_access(caller, room.room_id, write=False)
+            ),
         }
         for room in rooms
     ]
@@ -272,7 +275,7 @@ async def _room_cards(caller: Caller, rooms: list[Room]) -> list[dict[str, Any]]
 def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     form = forms.RoomForm(request.POST or None)
     if request.method == "POST":
-        if not viewer.can_manage:
+        if not viewer.may(Manage.ROOMS):
             raise Http404("not found")
         if form.is_valid():
             try:
@@ -286,7 +289,7 @@ def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
                 form.add_error("room_id", exc.message)
             else:
                 return redirect("room", room_id=room.room_id)
-    listed = list(selectors.rooms_for_team(viewer.team.slug))
+    listed = list(selectors.rooms_of_team(viewer.team.pk))
     cards = store.run_sync(_room_cards, viewer.caller, listed)
     return render(request, "dashboard/rooms.html", {"viewer": viewer, "cards": cards, "form": form})
 
@@ -305,14 +308,14 @@ STATUS_LABELS = (
 )
 
 
-def _live_context(snapshot: dict[str, Any]) -> dict[str, Any]:
+def _live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
     tasks = snapshot["plan"]["tasks"]
     titles = {t["id"]: t["title"] for t in tasks}
     columns = [
         (status, label, [t for t in tasks if t["status"] == status])
         for status, label in STATUS_LABELS
     ]
-    events = snapshot["events"]
+    events: list[dict[str, Any]] = [dict(e) for e in snapshot["events"]]
     by_id = {e["id"]: e for e in events}
     threads: list[dict[str, Any]] = []
     for event in events:
@@ -325,7 +328,7 @@ def _live_context(snapshot: dict[str, Any]) -> dict[str, Any]:
         "columns": columns,
         "titles": titles,
         "events": threads,
-        "context": _context_view(snapshot["context"]),
+        "context": _context_view([dict(e) for e in snapshot["context"]]),
     }
 
 
@@ -372,7 +375,7 @@ def context_entry(
         {
             "viewer": viewer,
             "room": found,
-            "history": _context_view(list(reversed(history))),
+            "history": _context_view([dict(e) for e in reversed(history)]),
             "current": history[-1],
         },
     )
@@ -382,7 +385,7 @@ def context_entry(
 def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
     secret = ""
-    if request.method == "POST" and viewer.can_manage:
+    if request.method == "POST" and viewer.may(Manage.KEYS):
         secret = services.api_key_create(
             team=viewer.team, name=f"agents of {found.room_id}", actor=viewer.actor
         ).secret
@@ -428,7 +431,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 
 def _report(caller: Caller, found: Room) -> str:
     async def build() -> str:
-        return await room_report(await room_access(caller, found.room_id, False))
+        return await room_report(await access.room_access(caller, found.room_id, write=False))
 
     return store.run_sync(build)
 
@@ -456,7 +459,7 @@ def report_download(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpR
 # --- Keys, invites, share links ------------------------------------------------------------------
 
 
-@team_view(manage=True)
+@team_view(requires=Manage.KEYS)
 def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     form = forms.KeyForm(request.POST or None)
     minted = None
@@ -475,14 +478,14 @@ def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
         "dashboard/keys.html",
         {
             "viewer": viewer,
-            "keys": selectors.keys_for_team(viewer.team.slug),
+            "keys": selectors.keys_of_team(viewer.team.pk),
             "form": form,
             "minted": minted,
         },
     )
 
 
-@team_view(manage=True)
+@team_view(requires=Manage.KEYS)
 def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpResponse:
     try:
         key = selectors.access_key_by_id(viewer.caller, key_id)
@@ -505,7 +508,7 @@ def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpRespons
     )
 
 
-@team_view(manage=True)
+@team_view(requires=Manage.INVITES)
 def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
     form = forms.InviteForm(request.POST or None)
@@ -536,7 +539,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 
 
 @require_POST
-@team_view(manage=True)
+@team_view(requires=Manage.INVITES)
 def invite_revoke(
     request: HttpRequest, viewer: Viewer, room_id: str, invite_id: int
 ) -> HttpResponse:
@@ -549,7 +552,7 @@ def invite_revoke(
     return redirect("invites", room_id=found.room_id)
 
 
-@team_view(manage=True)
+@team_view(requires=Manage.INVITES)
 def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
     form = forms.ShareForm(request.POST or None)
@@ -579,7 +582,7 @@ def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 
 
 @require_POST
-@team_view(manage=True)
+@team_view(requires=Manage.INVITES)
 def share_revoke(request: HttpRequest, viewer: Viewer, room_id: str, link_id: int) -> HttpResponse:
     found = _room(viewer, room_id)
     try:
@@ -591,18 +594,13 @@ def share_revoke(request: HttpRequest, viewer: Viewer, room_id: str, link_id: in
 
 
 def _share(token: str) -> tuple[Room, Caller]:
-    link = people.share_link_resolve(token)
-    if link is None:
+    caller = caller_resolve_sync(ShareToken(token))
+    if caller is None or caller.room is None:
         raise Http404("This link is unknown, revoked or expired.")
-    room_found = link.room
-    caller = Caller(
-        team_id=room_found.team.slug,
-        kind="invite",
-        credential_id=f"share:{link.pk}",
-        allowed_room=room_found.room_id,
-        read_only=True,
-    )
-    return room_found, caller
+    try:
+        return access.room_for_caller(caller, caller.room), caller
+    except DomainError:
+        raise Http404("This link is unknown, revoked or expired.") from None
 
 
 def shared_room(request: HttpRequest, token: str) -> HttpResponse:
@@ -631,16 +629,16 @@ def shared_room_live(request: HttpRequest, token: str) -> HttpResponse:
 # --- Audit ------------------------------------------------------------------------------------
 
 
-@team_view(owner=True)
+@team_view(requires=Manage.TEAM)
 def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
-    rows = selectors.audit_for_team(viewer.team.slug)[:500]
+    rows = selectors.audit_of_team(viewer.team.pk)[:500]
     return render(request, "dashboard/audit.html", {"viewer": viewer, "rows": rows})
 
 
 # --- Webhooks ---------------------------------------------------------------------------------
 
 
-@team_view(manage=True)
+@team_view(requires=Manage.WEBHOOKS)
 def room_webhooks(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
     form = forms.WebhookForm(request.POST or None)
@@ -676,7 +674,7 @@ def room_webhooks(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRes
 
 
 @require_POST
-@team_view(manage=True)
+@team_view(requires=Manage.WEBHOOKS)
 def webhook_disable(
     request: HttpRequest, viewer: Viewer, room_id: str, webhook_id: int
 ) -> HttpResponse:

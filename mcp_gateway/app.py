@@ -35,7 +35,8 @@ from mcp_types.version import (
 from pydantic import ValidationError
 
 from mcp_gateway import tools
-from tenants.auth import UNAUTHORIZED, Caller, bearer_from_header, caller_from_bearer
+from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve
+from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
 
@@ -121,7 +122,7 @@ async def dispatch_thin(caller: Caller, method: str, version: str, req: Any) -> 
         except tools.UnknownTool as exc:
             raise RpcError(T.INVALID_PARAMS, str(exc)) from None
     if method == "tools/list":
-        return T.ListToolsResult(tools=tools.tool_list())
+        return tools.tool_list_result()
     if method == "initialize":
         requested = req.params.protocol_version
         return T.InitializeResult(
@@ -153,7 +154,7 @@ def _build_sdk_server() -> Any:
     from mcp.shared.exceptions import MCPError
 
     async def on_list_tools(ctx: ServerRequestContext, params: Any) -> T.ListToolsResult:
-        return T.ListToolsResult(tools=tools.tool_list())
+        return tools.tool_list_result()
 
     async def on_call_tool(
         ctx: ServerRequestContext, params: T.CallToolRequestParams
@@ -269,7 +270,7 @@ class McpGateway:
             )
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        caller = await caller_from_bearer(bearer_from_header(headers.get("authorization")))
+        caller = await caller_resolve(bearer_from_header(headers.get("authorization")))
         if caller is None:
             await _send_json(
                 send,

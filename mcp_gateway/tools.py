@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import mcp_types as T
 
+from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry
-from tenants.access import tool_run
-from tenants.auth import Caller
+from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
 
@@ -21,13 +21,15 @@ INTERNAL_FAILURE = (
 )
 
 
-@lru_cache(maxsize=1)
+@cache
 def tool_list() -> list[T.Tool]:
+    """Built once per process from the registry: input and output schemas, annotations."""
     return [
         T.Tool(
             name=t.name,
             description=t.description,
             input_schema=t.input_schema(),
+            output_schema=t.output_schema(),
             annotations=T.ToolAnnotations(
                 read_only_hint=t.read_only,
                 destructive_hint=False,
@@ -39,33 +41,54 @@ def tool_list() -> list[T.Tool]:
     ]
 
 
+@cache
+def tool_list_result() -> T.ListToolsResult:
+    return T.ListToolsResult(tools=tool_list())
+
+
 class UnknownTool(Exception):
     """tools/call named no tool: a protocol error (-32602), not a tool error."""
 
 
-def _text_result(value: Any) -> T.CallToolResult:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def text_result(tool: registry.Tool, value: Any) -> T.CallToolResult:
+    """roomd's shape as the text; the same value as structuredContent (a list wrapped as
+    {"result": [...]}, since structured content is an object)."""
+    structured = {"result": value} if tool.wraps_output() else value
     return T.CallToolResult(
-        content=[T.TextContent(type="text", text=text)],
-        structured_content=value if isinstance(value, dict) else None,
+        content=[T.TextContent(type="text", text=_dumps(value))],
+        structured_content=structured,
     )
 
 
-def _error_result(message: str) -> T.CallToolResult:
-    return T.CallToolResult(content=[T.TextContent(type="text", text=message)], is_error=True)
+def error_result(exc: errors.DomainError) -> T.CallToolResult:
+    """The message an agent acts on; its machine-readable detail (the closest ids, the
+    bound agent, a retry time) follows as a second text block when there is any."""
+    content: list[Any] = [T.TextContent(type="text", text=exc.message)]
+    if exc.extra:
+        content.append(
+            T.TextContent(type="text", text=_dumps({"code": exc.code, "extra": exc.extra}))
+        )
+    return T.CallToolResult(content=content, is_error=True)
 
 
 async def tool_call(caller: Caller, name: str, arguments: Any) -> T.CallToolResult:
     """Run one tool for `caller`. Every failure the agent can correct is a tool error."""
-    if name not in registry.TOOLS_BY_NAME:
+    tool = registry.TOOLS_BY_NAME.get(name)
+    if tool is None:
         raise UnknownTool(
             registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
         )
     try:
         value = await tool_run(caller, name, arguments)
     except errors.DomainError as exc:
-        return _error_result(exc.message)
+        return error_result(exc)
     except Exception:
         log.exception("tool %s failed", name)
-        return _error_result(INTERNAL_FAILURE)
-    return _text_result(value)
+        return T.CallToolResult(
+            content=[T.TextContent(type="text", text=INTERNAL_FAILURE)], is_error=True
+        )
+    return text_result(tool, value)

@@ -74,9 +74,29 @@ class ReadOnlyCallerError(DomainError):
     status = 403
 
 
+class CredentialLostError(DomainError):
+    """The credential a long call or stream began with was revoked, expired or removed."""
+
+    code = "credential_revoked"
+    status = 401
+
+
+# The one answer to "you may not touch this room", whatever the reason: another team's
+# room, an unknown id (when rooms are not claimed on first touch), a malformed id, a room
+# outside an invite's scope, a room id that cannot be created. The same text, code and
+# status at every door (seeds/000 §8.2).
 ROOM_ACCESS_DENIED = (
-    "Room not found or access denied. Check the roomId; a room belongs to the team that "
-    "first used it, and an invite reaches only its own room."
+    "Room not found or access denied. Check the roomId (2-64 characters of a-z, 0-9, '_' "
+    "and '-'); a room belongs to one team, and an invite reaches only its own room. "
+    "list_rooms shows the rooms you can reach."
+)
+ROOM_ID_INVALID = (
+    'Invalid arguments: roomId "{room_id}" is not a room id: 2-64 characters of a-z, 0-9, '
+    "'_' and '-', starting with a letter or digit, with no '__'."
+)
+CREDENTIAL_LOST = (
+    "The credential this call began with was revoked, expired or removed while it waited. "
+    "Ask the team for a live key or invite."
 )
 
 # --- Messages (templates the tests assert on) ------------------------------------------

@@ -78,6 +78,11 @@ class RoomKeys:
         return self._k("cursors")
 
     @property
+    def cursors_readonly(self) -> str:
+        """Hash: [read-only credential, agent id] (JSON) -> last event id delivered to it."""
+        return self._k("cursors_ro")
+
+    @property
     def reads(self) -> str:
         """Hash: event id -> JSON list of read receipts."""
         return self._k("reads")
@@ -106,11 +111,6 @@ class RoomKeys:
     def fence(self) -> str:
         """String counter: the room's last fencing token."""
         return self._k("fence")
-
-    @property
-    def hooked(self) -> str:
-        """String: present while the room has an active webhook (so writes nudge the relay)."""
-        return self._k("hooked")
 
     @property
     def active_mark(self) -> str:
@@ -145,6 +145,7 @@ class RoomKeys:
             self.context_versions,
             self.events,
             self.cursors,
+            self.cursors_readonly,
             self.reads,
             self.presence,
             self.vars,
@@ -152,7 +153,6 @@ class RoomKeys:
             self.lock_tokens,
             self.fence,
             self.seq,
-            self.hooked,
         ]
 
 
@@ -165,9 +165,33 @@ def room_of_wake_channel(channel: str) -> str:
     return channel[channel.index("{") + 1 : channel.rindex("}")]
 
 
-def bearer_cache(digest: str) -> str:
-    """String (JSON): who a dynamic key's digest belongs to, cached for the hot path."""
-    return f"{prefix()}:bearer:{digest}"
+@dataclass(frozen=True, slots=True)
+class BearerKeys:
+    """A credential digest's cache entry and its generation, in one slot (one hash tag), so
+    "fill the cache unless the generation moved" is one atomic step on a cluster too."""
+
+    digest: str
+
+    @property
+    def cache(self) -> str:
+        """String (JSON): who the digest belongs to, cached for the hot path."""
+        return f"{prefix()}:{{bearer:{self.digest}}}:caller"
+
+    @property
+    def generation(self) -> str:
+        """String counter: bumped on every revocation, so a fill begun before it is dropped."""
+        return f"{prefix()}:{{bearer:{self.digest}}}:gen"
+
+
+def revocations_channel() -> str:
+    """Pub/sub channel: a credential reference ("key:12", "user:7", "team:3") whose live
+    uses must be checked again now."""
+    return f"{prefix()}:revocations"
+
+
+def webhooks_channel() -> str:
+    """Pub/sub channel: a room id whose webhooks changed (the relay listens to it)."""
+    return f"{prefix()}:webhooks-changed"
 
 
 def rate_window(bucket: str) -> str:
@@ -175,6 +199,6 @@ def rate_window(bucket: str) -> str:
     return f"{prefix()}:ratelimit:{bucket}"
 
 
-def open_streams(team_id: str) -> str:
-    """Sorted set: a team's open SSE streams -> lease expiry, epoch ms."""
-    return f"{prefix()}:streams:{team_id}"
+def open_slots(bucket: str) -> str:
+    """Sorted set: a budget's open streams or waiters ("streams:team:3") -> lease expiry ms."""
+    return f"{prefix()}:slots:{bucket}"

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from rooms import clock
+from rooms.results import ContextEntry, Event, Task
 from rooms.store import StreamEntry
 
 EVENT_ID_RE = re.compile(r"^(\d{1,20})-(\d{1,20})$")
@@ -19,31 +20,32 @@ def is_event_id(value: str) -> bool:
     return m is not None and int(m.group(1)) < _U64 and int(m.group(2)) < _U64
 
 
-def task_from_json(raw: str) -> dict[str, Any]:
+def task_from_json(raw: str) -> Task:
+    """A stored task, as the protocol shows it (the store wrote it from a `Task`)."""
     task: dict[str, Any] = json.loads(raw)
     # A task re-encoded by Lua may carry `{}` where an empty list was meant.
     for name in ("depends_on", "notes"):
         if task.get(name) == {}:
             task[name] = []
-    return task
+    return cast(Task, task)
 
 
-def context_from_json(entry_json: str, payload_json: str) -> dict[str, Any]:
+def context_from_json(entry_json: str, payload_json: str) -> ContextEntry:
     entry: dict[str, Any] = json.loads(entry_json)
     if entry.get("consuming_agents") == {}:
         entry["consuming_agents"] = []
     entry["payload"] = json.loads(payload_json)
-    return entry
+    return cast(ContextEntry, entry)
 
 
 def event_ms(event_id: str) -> int:
     return int(event_id.split("-", 1)[0])
 
 
-def event_from_entry(entry: StreamEntry) -> dict[str, Any]:
+def event_from_entry(entry: StreamEntry) -> Event:
     """An event's timestamp is its stream id's time, so order and time never disagree."""
     eid, fields = entry
-    event: dict[str, Any] = {
+    event: Event = {
         "id": eid,
         "type": fields.get("type", ""),
         "from": fields.get("from", ""),

@@ -7,6 +7,7 @@ proves the check"); a handler never builds a RoomRef from a tool argument.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 from rooms.keys import RoomKeys
@@ -17,8 +18,17 @@ class RoomRef:
     room_id: str
     team_id: str
     keys: RoomKeys = field(repr=False)
-    # The agent name a bound key or invite forces onto writes (tenancy issue); None = free.
-    bound_agent: str | None = None
-    read_only: bool = False
-    # The room has an active webhook: a write should nudge the webhook relay.
-    hooked: bool = False
+    # A read-only caller reads with cursors of its own (its credential's namespace), so it
+    # can follow the log without ever moving the cursor of the agent it names.
+    cursor_scope: str | None = None
+
+    @property
+    def cursors_key(self) -> str:
+        return self.keys.cursors if self.cursor_scope is None else self.keys.cursors_readonly
+
+    def cursor_field(self, agent_id: str) -> str:
+        """The field of `cursors_key` that holds this agent's position (a JSON pair in the
+        read-only hash, so no agent name can collide with a namespaced one)."""
+        if self.cursor_scope is None:
+            return agent_id
+        return json.dumps([self.cursor_scope, agent_id], ensure_ascii=False)

@@ -1,56 +1,124 @@
-"""THE table of tools: name -> input model, operation, description, read-only flag.
+"""THE table of tools: name -> input model, output type, operation, description, flags.
 
-MCP's tools/list and tools/call and the REST door are generated from this one table; no
-door holds logic of its own. Tool names and argument names are roomd's (TOOLS.md) and
-meet the service names only here.
+MCP's tools/list and tools/call, the REST door and its OpenAPI paths are generated from
+this one table; no door holds logic of its own. Tool names and argument names are roomd's
+(TOOLS.md) and meet the service names only here. Each row is typed end to end: its
+operation takes the row's input model and returns the row's output type, so mypy checks
+every argument and every result shape.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from rooms import errors, selectors, services
+from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
 
-Operation = Callable[[Any, Any], Awaitable[Any]]
+In = TypeVar("In", bound=s.ToolInput)
+RoomIn = TypeVar("RoomIn", bound=s.RoomInput)
+Out = TypeVar("Out")
 
 
-class Access(Protocol):
-    """What a door knows about its caller, as the registry needs it (tenants implements it)."""
+class CallerScope(Protocol):
+    """What a tool that names no room may ask of its caller (tenants.access implements it)."""
 
-    async def room(self, room_id: str, write: bool) -> RoomRef:
-        """The access check: a RoomRef, or a DomainError with one text for every denial."""
-        ...
-
-    async def rooms(self) -> list[dict[str, Any]]:
+    async def rooms(self) -> list[r.RoomRow]:
         """The rooms this caller may reach."""
         ...
 
 
 @dataclass(frozen=True, slots=True)
-class Tool:
+class _Row(Generic[In, Out]):
     name: str
-    input_model: type[s.ToolInput]
-    # scope "room": run(RoomRef, args) after the access check; "caller": run(Access, args).
-    run: Operation
+    input_model: type[In]
+    output: TypeAdapter[Out] = field(repr=False)
     description: str
+    # True: the tool needs no write capability (it reads; cursor tools move only the
+    # caller's own cursor).
     read_only: bool
     # False for calls that change state even when they only read (cursors move), or whose
     # repetition adds something.
     idempotent: bool = True
-    scope: Literal["room", "caller"] = "room"
+    # True for calls that wait (wait_for_events): they hold a waiter slot and end when the
+    # credential is revoked.
+    waits: bool = False
 
     def input_schema(self) -> dict[str, Any]:
-        schema = self.input_model.model_json_schema(by_alias=True)
-        schema.pop("title", None)
-        schema.setdefault("properties", {})
+        return _input_schema(self.input_model)
+
+    def output_schema(self) -> dict[str, Any]:
+        return _output_schema(self.name, self.output)
+
+    def wraps_output(self) -> bool:
+        """MCP's structuredContent is an object: a list result goes in as {"result": [...]}
+        (the SDK's convention), while the text content stays roomd's bare list."""
+        return _wraps(self.name, self.output)
+
+    def actors(self) -> tuple[str, ...]:
+        """The argument fields that name who acts (bound credentials act only as their agent)."""
+        return s.actor_fields(self.input_model)
+
+
+@dataclass(frozen=True, slots=True)
+class RoomTool(_Row[RoomIn, Out]):
+    """A tool on one room: run(RoomRef, args) after the access check made the RoomRef."""
+
+    run: Callable[[RoomRef, RoomIn], Awaitable[Out]] = field(kw_only=True, repr=False)
+
+    @property
+    def scope(self) -> Literal["room"]:
+        return "room"
+
+
+@dataclass(frozen=True, slots=True)
+class CallerTool(_Row[In, Out]):
+    """A tool that names no room: run(the caller's scope, args)."""
+
+    run: Callable[[CallerScope, In], Awaitable[Out]] = field(kw_only=True, repr=False)
+
+    @property
+    def scope(self) -> Literal["caller"]:
+        return "caller"
+
+
+Tool = RoomTool[Any, Any] | CallerTool[Any, Any]
+
+
+@cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+@cache
+def _output_schema(name: str, output: TypeAdapter[Any]) -> dict[str, Any]:
+    schema = output.json_schema(by_alias=True)
+    if schema.get("type") == "object":
         return schema
+    defs = schema.pop("$defs", None)
+    wrapped: dict[str, Any] = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    }
+    if defs:
+        wrapped["$defs"] = defs
+    return wrapped
+
+
+@cache
+def _wraps(name: str, output: TypeAdapter[Any]) -> bool:
+    return output.json_schema(by_alias=True).get("type") != "object"
 
 
 CONTEXT_TYPES_HELP = (
@@ -62,278 +130,421 @@ CONTEXT_TYPES_HELP = (
     "blocking_task_id?}; note: {text, references?: [str]}."
 )
 
+# --- The operations: each adapts one tool's arguments to one service or selector ----------
+
+
+async def _list_rooms(scope: CallerScope, a: s.ListRoomsInput) -> list[r.RoomRow]:
+    return await scope.rooms()
+
+
+async def _read_plan(room: RoomRef, a: s.ReadPlanInput) -> r.Plan:
+    return await selectors.plan_get(room)
+
+
+async def _add_task(room: RoomRef, a: s.AddTaskInput) -> r.Task:
+    return await services.task_add(
+        room,
+        title=a.title,
+        description=a.description,
+        depends_on=a.depends_on,
+        priority=a.priority,
+        agent_id=a.agentId,
+    )
+
+
+async def _update_task(room: RoomRef, a: s.UpdateTaskInput) -> r.Task:
+    return await services.task_update(
+        room,
+        task_id=a.taskId,
+        status=a.status,
+        owner_given="owner" in a.model_fields_set,
+        owner=a.owner,
+        note=a.note,
+        description=a.description,
+        agent_id=a.agentId,
+    )
+
+
+async def _get_task(room: RoomRef, a: s.GetTaskInput) -> r.Task:
+    return await selectors.task_get(room, task_id=a.taskId)
+
+
+async def _get_unblocked_tasks(room: RoomRef, a: s.GetUnblockedTasksInput) -> list[r.Task]:
+    return await selectors.task_list_unblocked(room, agent_id=a.agentId)
+
+
+async def _get_my_tasks(room: RoomRef, a: s.GetMyTasksInput) -> list[r.Task]:
+    return await selectors.task_list_for_agent(room, agent_id=a.agentId)
+
+
+async def _get_my_summary(room: RoomRef, a: s.GetMySummaryInput) -> r.Summary:
+    return await services.agent_summary(room, agent_id=a.agentId)
+
+
+async def _write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntry:
+    return await services.context_write(
+        room,
+        type_=a.type,
+        summary=a.summary,
+        consuming_agents=a.consuming_agents,
+        payload=a.payload,
+        author=a.author,
+    )
+
+
+async def _read_context(room: RoomRef, a: s.ReadContextInput) -> r.ContextEntry:
+    return await selectors.context_get(room, entry_id=a.id)
+
+
+async def _list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEntry]:
+    return await selectors.context_list(room, type_=a.type, author=a.author)
+
+
+async def _update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEntry:
+    return await services.context_update(
+        room,
+        entry_id=a.id,
+        author=a.author,
+        summary=a.summary,
+        consuming_agents=a.consuming_agents,
+        payload=a.payload,
+        expected_version=a.expectedVersion,
+    )
+
+
+async def _post_event(room: RoomRef, a: s.PostEventInput) -> r.Event:
+    return await services.event_post(room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload)
+
+
+async def _read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
+    return await selectors.event_list(room, since=a.since, limit=a.limit, order=a.order)
+
+
+async def _get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unread:
+    return await services.event_take_unread(
+        room, agent_id=a.agentId, limit=a.limit, addressed_only=a.addressedOnly
+    )
+
+
+async def _wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
+    return await services.event_wait(
+        room,
+        agent_id=a.agentId,
+        timeout_ms=a.timeoutMs,
+        limit=a.limit,
+        addressed_only=a.addressedOnly,
+    )
+
+
+async def _mark_event_read(room: RoomRef, a: s.MarkEventReadInput) -> r.EventMarked:
+    return await services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId)
+
+
+async def _get_event_reads(room: RoomRef, a: s.GetEventReadsInput) -> r.EventReads:
+    return await selectors.event_reads_get(room, event_id=a.eventId)
+
+
+async def _reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
+    return await services.event_post(
+        room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
+    )
+
+
+async def _heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
+    return await services.presence_heartbeat(room, agent_id=a.agentId)
+
+
+async def _get_presence(room: RoomRef, a: s.GetPresenceInput) -> list[r.AgentPresence]:
+    return await selectors.presence_list(room)
+
+
+async def _acquire_lock(room: RoomRef, a: s.AcquireLockInput) -> r.LockGranted:
+    return await services.lock_acquire(
+        room, resource=a.resource, agent_id=a.agentId, ttl_seconds=a.ttlSeconds
+    )
+
+
+async def _release_lock(room: RoomRef, a: s.ReleaseLockInput) -> r.LockReleased:
+    return await services.lock_release(room, resource=a.resource, agent_id=a.agentId)
+
+
+async def _list_locks(room: RoomRef, a: s.ListLocksInput) -> list[r.LockRow]:
+    return await selectors.lock_list(room)
+
+
+async def _set_shared_var(room: RoomRef, a: s.SetSharedVarInput) -> r.VarSet:
+    return await services.var_set(room, key=a.key, value=a.value, agent_id=a.agentId)
+
+
+async def _get_shared_var(room: RoomRef, a: s.GetSharedVarInput) -> r.VarGot:
+    return await selectors.var_get(room, key=a.key)
+
+
+async def _list_shared_vars(room: RoomRef, a: s.ListSharedVarsInput) -> r.VarList:
+    return await selectors.var_list(room)
+
+
+# --- The table ------------------------------------------------------------------------------
+
+_TASK = TypeAdapter(r.Task)
+_TASKS = TypeAdapter(list[r.Task])
+_ENTRY = TypeAdapter(r.ContextEntry)
+_EVENT = TypeAdapter(r.Event)
+
 TOOLS: tuple[Tool, ...] = (
     # --- Rooms
-    Tool(
+    CallerTool(
         "list_rooms",
         s.ListRoomsInput,
-        lambda access, a: access.rooms(),
+        TypeAdapter(list[r.RoomRow]),
         "The rooms your key can reach (your team's rooms; for an invite, its one room), with "
         "status and last activity.",
         read_only=True,
-        scope="caller",
+        run=_list_rooms,
     ),
     # --- Plan
-    Tool(
+    RoomTool(
         "read_plan",
         s.ReadPlanInput,
-        lambda room, a: selectors.plan_get(room),
+        TypeAdapter(r.Plan),
         "Read the room's whole plan: every task in plan order with status, owner and "
         "dependencies. Start here to see what there is to do.",
         read_only=True,
+        run=_read_plan,
     ),
-    Tool(
+    RoomTool(
         "add_task",
         s.AddTaskInput,
-        lambda room, a: services.task_add(
-            room,
-            title=a.title,
-            description=a.description,
-            depends_on=a.depends_on,
-            priority=a.priority,
-            agent_id=a.agentId,
-        ),
+        _TASK,
         "Add a pending, unowned task to the plan. depends_on lists task ids that must be done "
         "first (unknown ids are accepted but keep the task blocked; see `warnings`).",
         read_only=False,
         idempotent=False,
+        run=_add_task,
     ),
-    Tool(
+    RoomTool(
         "update_task",
         s.UpdateTaskInput,
-        lambda room, a: services.task_update(
-            room,
-            task_id=a.taskId,
-            status=a.status,
-            owner_given="owner" in a.model_fields_set,
-            owner=a.owner,
-            note=a.note,
-            description=a.description,
-            agent_id=a.agentId,
-        ),
+        _TASK,
         "Change a task's status (pending/in_progress/done/blocked) and optionally its owner "
         '(set yourself to claim it; "" or null clears it), add a note, or replace the '
         "description. Atomic: no need to take a lock first. Emits task_updated.",
         read_only=False,
         idempotent=False,
+        run=_update_task,
     ),
-    Tool(
+    RoomTool(
         "get_task",
         s.GetTaskInput,
-        lambda room, a: selectors.task_get(room, task_id=a.taskId),
+        _TASK,
         "Read one task by id.",
         read_only=True,
+        run=_get_task,
     ),
-    Tool(
+    RoomTool(
         "get_unblocked_tasks",
         s.GetUnblockedTasksInput,
-        lambda room, a: selectors.task_list_unblocked(room, agent_id=a.agentId),
+        _TASKS,
         "Pending tasks whose dependencies all exist and are done, by priority then plan order. "
         "With agentId, tasks owned by other agents are left out. Use it to pick your next task.",
         read_only=True,
+        run=_get_unblocked_tasks,
     ),
-    Tool(
+    RoomTool(
         "get_my_tasks",
         s.GetMyTasksInput,
-        lambda room, a: selectors.task_list_for_agent(room, agent_id=a.agentId),
+        _TASKS,
         "Tasks whose owner is agentId.",
         read_only=True,
+        run=_get_my_tasks,
     ),
-    Tool(
+    RoomTool(
         "get_my_summary",
         s.GetMySummaryInput,
-        lambda room, a: services.agent_summary(room, agent_id=a.agentId),
+        TypeAdapter(r.Summary),
         "One call for a cold start: your tasks, your unread events (up to 50, marked as "
         "delivered like get_unread_events), how many context entries changed since you last "
         "looked, and who is present.",
         read_only=True,
         idempotent=False,
+        run=_get_my_summary,
     ),
     # --- Context
-    Tool(
+    RoomTool(
         "write_context",
         s.WriteContextInput,
-        lambda room, a: services.context_write(
-            room,
-            type_=a.type,
-            summary=a.summary,
-            consuming_agents=a.consuming_agents,
-            payload=a.payload,
-            author=a.author,
-        ),
+        _ENTRY,
         "Record a typed artifact (API contract, decision, task note, change request, note) at "
         "version 1.0; each consuming agent gets a context_available event. " + CONTEXT_TYPES_HELP,
         read_only=False,
         idempotent=False,
+        run=_write_context,
     ),
-    Tool(
+    RoomTool(
         "read_context",
         s.ReadContextInput,
-        lambda room, a: selectors.context_get(room, entry_id=a.id),
+        _ENTRY,
         "Read one context entry (its current version) by id.",
         read_only=True,
+        run=_read_context,
     ),
-    Tool(
+    RoomTool(
         "list_context",
         s.ListContextInput,
-        lambda room, a: selectors.context_list(room, type_=a.type, author=a.author),
+        TypeAdapter(list[r.ContextEntry]),
         "List context entries, newest first, optionally of one type or by one author.",
         read_only=True,
+        run=_list_context,
     ),
-    Tool(
+    RoomTool(
         "update_context",
         s.UpdateContextInput,
-        lambda room, a: services.context_update(
-            room,
-            entry_id=a.id,
-            author=a.author,
-            summary=a.summary,
-            consuming_agents=a.consuming_agents,
-            payload=a.payload,
-            expected_version=a.expectedVersion,
-        ),
+        _ENTRY,
         "Revise a context entry in place: the version goes 1.0 -> 1.1 -> 1.2, the previous "
         "version is kept, consumers get context_updated. Pass expectedVersion to refuse the "
         "update if someone changed the entry since you read it. The payload is re-validated "
         "against the entry's type.",
         read_only=False,
         idempotent=False,
+        run=_update_context,
     ),
     # --- Events
-    Tool(
+    RoomTool(
         "post_event",
         s.PostEventInput,
-        lambda room, a: services.event_post(
-            room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload
-        ),
+        _EVENT,
         "Append an event to the room's log (an open type string such as peer_request). For "
         "durable requests write a change_request context entry instead.",
         read_only=False,
         idempotent=False,
+        run=_post_event,
     ),
-    Tool(
+    RoomTool(
         "read_events",
         s.ReadEventsInput,
-        lambda room, a: selectors.event_list(room, since=a.since, limit=a.limit, order=a.order),
+        TypeAdapter(list[r.Event]),
         "Read the log without moving your cursor: the newest `limit` events, newest first; "
         "with since (an ISO time or an event id) only later ones; with order='asc' the first "
         "`limit` after since, to page through the whole log.",
         read_only=True,
+        run=_read_events,
     ),
-    Tool(
+    RoomTool(
         "get_unread_events",
         s.GetUnreadEventsInput,
-        lambda room, a: services.event_take_unread(
-            room, agent_id=a.agentId, limit=a.limit, addressed_only=a.addressedOnly
-        ),
+        TypeAdapter(r.Unread),
         "Events you have not been given yet, oldest first, up to limit; your cursor moves past "
         "them, so each event reaches you exactly once. Call again while count == limit.",
         read_only=True,
         idempotent=False,
+        run=_get_unread_events,
     ),
-    Tool(
+    RoomTool(
         "wait_for_events",
         s.WaitForEventsInput,
-        lambda room, a: services.event_wait(
-            room,
-            agent_id=a.agentId,
-            timeout_ms=a.timeoutMs,
-            limit=a.limit,
-            addressed_only=a.addressedOnly,
-        ),
+        TypeAdapter(r.Waited),
         "Like get_unread_events, but when nothing is unread it waits (up to timeoutMs, at most "
         "30,000) and returns the moment another agent writes to the room; "
         "{events: [], timedOut: true} if nothing came. Use it instead of polling.",
         read_only=True,
         idempotent=False,
+        waits=True,
+        run=_wait_for_events,
     ),
-    Tool(
+    RoomTool(
         "mark_event_read",
         s.MarkEventReadInput,
-        lambda room, a: services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId),
+        TypeAdapter(r.EventMarked),
         "Record an explicit read receipt for one event (see get_event_reads).",
         read_only=False,
+        run=_mark_event_read,
     ),
-    Tool(
+    RoomTool(
         "get_event_reads",
         s.GetEventReadsInput,
-        lambda room, a: selectors.event_reads_get(room, event_id=a.eventId),
+        TypeAdapter(r.EventReads),
         "Who has marked an event as read, and when.",
         read_only=True,
+        run=_get_event_reads,
     ),
-    Tool(
+    RoomTool(
         "reply_to_event",
         s.ReplyToEventInput,
-        lambda room, a: services.event_post(
-            room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
-        ),
+        _EVENT,
         "Post an event that answers another one (linked by reply_to_id).",
         read_only=False,
         idempotent=False,
+        run=_reply_to_event,
     ),
     # --- Presence
-    Tool(
+    RoomTool(
         "heartbeat",
         s.HeartbeatInput,
-        lambda room, a: services.presence_heartbeat(room, agent_id=a.agentId),
+        TypeAdapter(r.Heartbeat),
         "Say you are here (online for 120 s after each heartbeat); returns who else is.",
         read_only=False,
+        run=_heartbeat,
     ),
-    Tool(
+    RoomTool(
         "get_presence",
         s.GetPresenceInput,
-        lambda room, a: selectors.presence_list(room),
+        TypeAdapter(list[r.AgentPresence]),
         "Every agent the room has seen, online (heartbeat within 120 s) or offline, with lastSeen.",
         read_only=True,
+        run=_get_presence,
     ),
     # --- Locks
-    Tool(
+    RoomTool(
         "acquire_lock",
         s.AcquireLockInput,
-        lambda room, a: services.lock_acquire(
-            room, resource=a.resource, agent_id=a.agentId, ttl_seconds=a.ttlSeconds
-        ),
+        TypeAdapter(r.LockGranted),
         "Take an advisory lock on a resource name for ttlSeconds (1-300, default 30). Returns "
         "acquired, the actual holder, and a fencingToken that grows with every new grant. "
         "Acquiring a lock you hold renews it. Plan writes do not need it.",
         read_only=False,
         idempotent=False,
+        run=_acquire_lock,
     ),
-    Tool(
+    RoomTool(
         "release_lock",
         s.ReleaseLockInput,
-        lambda room, a: services.lock_release(room, resource=a.resource, agent_id=a.agentId),
+        TypeAdapter(r.LockReleased),
         "Release a lock you hold (only the holder can).",
         read_only=False,
+        run=_release_lock,
     ),
-    Tool(
+    RoomTool(
         "list_locks",
         s.ListLocksInput,
-        lambda room, a: selectors.lock_list(room),
+        TypeAdapter(list[r.LockRow]),
         "Locks currently held, with owner and expiry.",
         read_only=True,
+        run=_list_locks,
     ),
     # --- Shared variables
-    Tool(
+    RoomTool(
         "set_shared_var",
         s.SetSharedVarInput,
-        lambda room, a: services.var_set(room, key=a.key, value=a.value, agent_id=a.agentId),
+        TypeAdapter(r.VarSet),
         "Set a small shared string (a port, a staging URL). Emits shared_var_set.",
         read_only=False,
+        run=_set_shared_var,
     ),
-    Tool(
+    RoomTool(
         "get_shared_var",
         s.GetSharedVarInput,
-        lambda room, a: selectors.var_get(room, key=a.key),
+        TypeAdapter(r.VarGot),
         "Read one shared variable: {key, value, found}; the value is the string that was set.",
         read_only=True,
+        run=_get_shared_var,
     ),
-    Tool(
+    RoomTool(
         "list_shared_vars",
         s.ListSharedVarsInput,
-        lambda room, a: selectors.var_list(room),
+        TypeAdapter(r.VarList),
         "Every shared variable of the room.",
         read_only=True,
+        run=_list_shared_vars,
     ),
 )
 
@@ -381,19 +592,8 @@ def arguments_parse(tool: Tool, arguments: Any) -> s.ToolInput:
     except (UnicodeEncodeError, TypeError, ValueError):
         raise errors.ToolArgumentsError(BAD_TEXT) from None
     try:
-        return tool.input_model.model_validate(arguments)
+        parsed: s.ToolInput = tool.input_model.model_validate(arguments)
+        return parsed
     except ValidationError as exc:
         message, fields = _describe_validation(tool.input_model, exc)
         raise errors.ToolArgumentsError(message, extra={"fields": fields}) from None
-
-
-async def tool_invoke(name: str, arguments: Any, access: Access) -> Any:
-    """Validate, check access (the door's `access` makes the RoomRef), run. Raises
-    DomainError for anything the caller can correct."""
-    tool = tool_get(name)
-    args = arguments_parse(tool, arguments)
-    if tool.scope == "caller":
-        return await tool.run(access, args)
-    assert isinstance(args, s.RoomInput)
-    room = await access.room(args.roomId, not tool.read_only)
-    return await tool.run(room, args)

@@ -8,8 +8,14 @@ from typing import Any
 
 from rooms import selectors
 from rooms.refs import RoomRef
+from rooms.results import ContextEntry, Event, RoomSnapshot
 
 TIMELINE_TYPES = {"task_added", "task_updated", "context_available", "context_updated"}
+
+
+def _obj(value: Any) -> dict[str, Any]:
+    """A payload as a mapping, whatever an agent stored there (a string, a list, null)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _cell(text: Any) -> str:
@@ -18,9 +24,9 @@ def _cell(text: Any) -> str:
 
 def report_markdown(
     room_id: str,
-    snapshot: dict[str, Any],
-    histories: dict[str, list[dict[str, Any]]],
-    timeline: list[dict[str, Any]],
+    snapshot: RoomSnapshot,
+    histories: dict[str, list[ContextEntry]],
+    timeline: list[Event],
 ) -> str:
     plan = snapshot["plan"]
     tasks = plan["tasks"]
@@ -54,13 +60,13 @@ def report_markdown(
         out.append("_The plan is empty._")
     out.append("")
 
-    by_type: dict[str, list[dict[str, Any]]] = {}
+    by_type: dict[str, list[ContextEntry]] = {}
     for entry in snapshot["context"]:
         by_type.setdefault(entry["type"], []).append(entry)
 
     out += ["## Decisions", ""]
     for entry in by_type.get("arch_decision", []):
-        p = entry["payload"]
+        p = _obj(entry["payload"])
         out += [
             f"### {p.get('title', entry['summary'])} (v{entry['version']}, {entry['author']})",
             "",
@@ -78,7 +84,7 @@ def report_markdown(
 
     out += ["## Contracts", ""]
     for entry in by_type.get("api_contract", []):
-        p = entry["payload"]
+        p = _obj(entry["payload"])
         out += [
             f"### {p.get('service', entry['summary'])} — contract v{entry['version']} "
             f"(API version {p.get('version', '?')})",
@@ -106,7 +112,7 @@ def report_markdown(
 
     out += ["## Change requests", ""]
     for entry in by_type.get("change_request", []):
-        p = entry["payload"]
+        p = _obj(entry["payload"])
         out.append(
             f"- **{p.get('requested_by')} → {p.get('target_agent')}** ({p.get('urgency')}): "
             f"{p.get('description')} — v{entry['version']}"
@@ -124,13 +130,13 @@ def report_markdown(
     return "\n".join(out)
 
 
-def _timeline_line(event: dict[str, Any]) -> str:
-    p = event.get("payload") or {}
+def _timeline_line(event: Event) -> str:
+    p = _obj(event.get("payload"))
     kind = event["type"]
     if kind == "task_added":
         return f"task added: {p.get('title')}"
     if kind == "task_updated":
-        task = p.get("task") or {}
+        task = _obj(p.get("task"))
         note = f" — {p['note']}" if p.get("note") else ""
         moved = f"{p.get('previousStatus')} → {task.get('status')}"
         return f"{event['from']} moved “{task.get('title')}” {moved}{note}"
@@ -148,7 +154,7 @@ async def room_report(room: RoomRef, *, most_events: int = 2000) -> str:
         for entry in snapshot["context"]
         if entry["type"] == "api_contract"
     }
-    timeline: list[dict[str, Any]] = []
+    timeline: list[Event] = []
     since = None
     while True:
         page = await selectors.event_list(room, since=since, limit=100, order="asc")

@@ -8,7 +8,9 @@ fails loudly instead of doing the wrong thing quietly. Size limits are TOOLS.md'
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Literal
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -27,12 +29,26 @@ MAX_CONSUMERS = 50
 MAX_VAR_VALUE = 4_096
 MAX_DEPENDS_ON = 100
 ROOM_ID_PATTERN = r"^[a-z0-9][a-z0-9_-]{1,63}$"
+_ROOM_ID = re.compile(ROOM_ID_PATTERN)
+ROOM_ID_RULE = (
+    "2-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit, with no '__'"
+)
 
 
-def _no_double_underscore(value: str) -> str:
-    if "__" in value:
-        raise ValueError("a roomId may not contain '__'")
-    return value
+def room_id_valid(value: str) -> bool:
+    """THE roomId rule (TOOLS.md). Checked in one place, the access check, so that a
+    malformed id can be answered exactly like a room the caller may not touch."""
+    return _ROOM_ID.fullmatch(value) is not None and "__" not in value
+
+
+@dataclass(frozen=True, slots=True)
+class ActorMarker:
+    """Marks an argument that names who is acting (agentId, from, author, requestedBy): a
+    key or invite bound to an agent acts only as that agent (tenants.access.actors_bind).
+    Arguments that name someone else (a task's owner, a message's `to`) are not marked."""
+
+
+ACTOR = ActorMarker()
 
 
 def _payload_size(value: Any) -> Any:
@@ -42,17 +58,22 @@ def _payload_size(value: Any) -> Any:
     return value
 
 
+# Any string reaches the access check, which applies the rule (room_id_valid); the
+# published schema still shows the pattern to clients.
 RoomId = Annotated[
     str,
-    StringConstraints(pattern=ROOM_ID_PATTERN),
-    AfterValidator(_no_double_underscore),
+    StringConstraints(min_length=1, max_length=256),
     Field(
         description="The room: 2-64 chars of a-z, 0-9, '_' and '-', starting with a letter "
-        "or digit."
+        "or digit.",
+        json_schema_extra={"pattern": ROOM_ID_PATTERN},
     ),
 ]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-AgentId = Annotated[Name, Field(description="Your agent name within the team, e.g. 'backend'.")]
+AgentId = Annotated[
+    Name, ACTOR, Field(description="Your agent name within the team, e.g. 'backend'.")
+]
+ActorName = Annotated[Name, ACTOR]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Payload = Annotated[JsonValue, AfterValidator(_payload_size)]
 TaskStatus = Literal["pending", "in_progress", "done", "blocked"]
@@ -226,7 +247,7 @@ EventType = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 class PostEventInput(RoomInput):
     type: EventType
-    from_: Name = Field(alias="from")
+    from_: ActorName = Field(alias="from")
     to: Name = "all"
     payload: Payload = Field(default_factory=dict)
 
@@ -237,6 +258,22 @@ class ReadEventsInput(RoomInput):
     )
     limit: Annotated[int, Field(ge=1, le=100)] = 20
     order: Literal["desc", "asc"] = "desc"
+
+
+def _marked(annotation: Any) -> bool:
+    """Whether ACTOR sits on this annotation or inside it (`AgentId | None`)."""
+    if any(isinstance(m, ActorMarker) for m in getattr(annotation, "__metadata__", ())):
+        return True
+    return any(_marked(arg) for arg in get_args(annotation))
+
+
+def actor_fields(model: type[BaseModel]) -> tuple[str, ...]:
+    """The model's fields that name the acting agent (those carrying the ACTOR marker)."""
+    return tuple(
+        name
+        for name, info in model.model_fields.items()
+        if any(isinstance(m, ActorMarker) for m in info.metadata) or _marked(info.annotation)
+    )
 
 
 class GetUnreadEventsInput(AgentInput):
@@ -267,7 +304,7 @@ class GetEventReadsInput(RoomInput):
 class ReplyToEventInput(RoomInput):
     replyToId: Identifier
     type: EventType
-    from_: Name = Field(alias="from")
+    from_: ActorName = Field(alias="from")
     to: Name = "all"
     payload: Payload = Field(default_factory=dict)
 

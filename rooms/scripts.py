@@ -33,11 +33,10 @@ local function id_score(id)
 end
 """
 
-# KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys, the last being the
-# "hooked" flag
+# KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys
 # ARGV[1] team id, ARGV[2] idle ttl ms, ARGV[3] now (ISO), ARGV[4] "1" to claim an unowned room
-# -> {1, claimed(0/1), hooked(0/1)} the caller's team owns it; {0} nobody owns it (and no
-#    claim asked); {-1} another team owns it
+# -> {1, claimed(0/1)} the caller's team owns it; {0} nobody owns it (and no claim asked);
+#    {-1} another team owns it
 ACCESS_ROOM_SCRIPT = (
     _PRELUDE
     + r"""
@@ -52,7 +51,7 @@ end
 if owner ~= ARGV[1] then return {-1} end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 touch(ARGV[2], 1, #KEYS)
-return {1, claimed, redis.call('EXISTS', KEYS[#KEYS])}
+return {1, claimed}
 """
 )
 
@@ -220,9 +219,11 @@ return {1, eid}
 """
 )
 
-# KEYS[1] events, KEYS[2] cursors, KEYS[3] ctx_changed
-# ARGV[1] agent id, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent or "all",
-# ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips count)
+# KEYS[1] events, KEYS[2] the cursors hash (the writers', or the read-only callers'),
+# KEYS[3] ctx_changed
+# ARGV[1] the cursor's field, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent
+# or "all", ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips
+# count), ARGV[6] the agent id `to` is matched against
 # -> {cursor after the call, previous cursor, events in the log, context entries changed
 #     after the previous cursor, 1 if the scan stopped at ARGV[5] before finding `limit`
 #     events (call again: more may follow), entry, entry, ...}
@@ -251,7 +252,7 @@ while #out < limit and scanned < scan_cap do
       keep = false
       local f = e[2]
       for i = 1, #f, 2 do
-        if f[i] == 'to' and (f[i + 1] == 'all' or f[i + 1] == ARGV[1]) then keep = true end
+        if f[i] == 'to' and (f[i + 1] == 'all' or f[i + 1] == ARGV[6]) then keep = true end
       end
     end
     if keep then table.insert(out, e) end
@@ -388,11 +389,11 @@ redis.call('PEXPIRE', KEYS[1], window)
 return {1, tonumber(ARGV[3]) - count - 1}
 """
 
-# KEYS[1] a team's open-streams sorted set
-# ARGV[1] stream id, ARGV[2] now ms, ARGV[3] lease ms, ARGV[4] most streams at once
-# -> 1 admitted (or lease renewed), 0 the team is at its limit
+# KEYS[1] a budget's slot set (its open streams, or its waiting calls)
+# ARGV[1] slot id, ARGV[2] now ms, ARGV[3] lease ms, ARGV[4] most slots at once
+# -> 1 admitted (or lease renewed), 0 the budget is at its limit
 # Members expire unless renewed, so a server that dies does not hold its slots forever.
-ADMIT_STREAM_SCRIPT = r"""
+ADMIT_SLOT_SCRIPT = r"""
 local now = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZSCORE', KEYS[1], ARGV[1]) == false
@@ -402,4 +403,24 @@ end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
+"""
+
+# KEYS[1] a digest's cached caller, KEYS[2] its generation counter
+# ARGV[1] the caller JSON, ARGV[2] ttl ms, ARGV[3] the generation read before the lookup
+# -> 1 cached, 0 dropped (the credential was revoked since: its generation moved)
+# Why a generation and not just a delete on revoke: a request that read the database just
+# before the revocation would otherwise put the revoked credential back into the cache.
+FILL_BEARER_SCRIPT = r"""
+local generation = tonumber(redis.call('GET', KEYS[2]) or '0')
+if generation ~= tonumber(ARGV[3]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS[1] a digest's cached caller, KEYS[2] its generation counter
+# ARGV: none
+# -> the new generation
+FORGET_BEARER_SCRIPT = r"""
+redis.call('DEL', KEYS[1])
+return redis.call('INCR', KEYS[2])
 """

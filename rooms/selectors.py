@@ -7,8 +7,7 @@ import asyncio
 import itertools
 import json
 import math
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncGenerator
 
 from django.conf import settings
 
@@ -21,12 +20,26 @@ from rooms.records import (
     task_from_json,
 )
 from rooms.refs import RoomRef
+from rooms.results import (
+    AgentPresence,
+    ContextEntry,
+    Event,
+    EventReads,
+    LockRow,
+    Plan,
+    ReadReceipt,
+    RoomOverview,
+    RoomSnapshot,
+    Task,
+    VarGot,
+    VarList,
+)
 from rooms.suggest import closest, describe
 
 # --- Plan -------------------------------------------------------------------------------
 
 
-async def plan_get(room: RoomRef) -> dict[str, Any]:
+async def plan_get(room: RoomRef) -> Plan:
     stored = await store.plan_read(room.keys)
     created = stored.created_at or clock.now_iso()
     return {
@@ -51,20 +64,20 @@ async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundErro
     )
 
 
-async def task_get(room: RoomRef, *, task_id: str) -> dict[str, Any]:
+async def task_get(room: RoomRef, *, task_id: str) -> Task:
     raw = await store.task_get(room.keys, task_id)
     if raw is None:
         raise await task_not_found(room, task_id)
     return task_from_json(raw)
 
 
-def _priority_key(item: tuple[int, dict[str, Any]]) -> tuple[float, int]:
+def _priority_key(item: tuple[int, Task]) -> tuple[float, int]:
     index, task = item
     p = task.get("priority")
     return (float(p) if isinstance(p, int | float) else math.inf, index)
 
 
-async def task_list_unblocked(room: RoomRef, *, agent_id: str | None) -> list[dict[str, Any]]:
+async def task_list_unblocked(room: RoomRef, *, agent_id: str | None) -> list[Task]:
     """Pending tasks whose every dependency exists and is done; a missing dependency is
     unmet (seeds/000 §4.3), so an ill-formed plan stalls rather than proceeds."""
     plan = await plan_get(room)
@@ -81,7 +94,7 @@ async def task_list_unblocked(room: RoomRef, *, agent_id: str | None) -> list[di
     return [t for _, t in sorted(ready, key=_priority_key)]
 
 
-async def task_list_for_agent(room: RoomRef, *, agent_id: str) -> list[dict[str, Any]]:
+async def task_list_for_agent(room: RoomRef, *, agent_id: str) -> list[Task]:
     plan = await plan_get(room)
     return [t for t in plan["tasks"] if t.get("owner") == agent_id]
 
@@ -105,7 +118,7 @@ async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFo
     )
 
 
-async def context_get(room: RoomRef, *, entry_id: str) -> dict[str, Any]:
+async def context_get(room: RoomRef, *, entry_id: str) -> ContextEntry:
     found = await store.context_get(room.keys, entry_id)
     if found is None:
         raise await context_not_found(room, entry_id)
@@ -114,7 +127,7 @@ async def context_get(room: RoomRef, *, entry_id: str) -> dict[str, Any]:
 
 async def context_list(
     room: RoomRef, *, type_: str | None, author: str | None
-) -> list[dict[str, Any]]:
+) -> list[ContextEntry]:
     """Newest first (roomd's order is undefined)."""
     entries = [context_from_json(e, p) for e, p in await store.context_all(room.keys)]
     return [
@@ -161,9 +174,7 @@ def since_bound(since: str) -> str:
     return f"{max(ms, -1) + 1}-0"
 
 
-async def event_list(
-    room: RoomRef, *, since: str | None, limit: int, order: str
-) -> list[dict[str, Any]]:
+async def event_list(room: RoomRef, *, since: str | None, limit: int, order: str) -> list[Event]:
     """Newest `limit` first by default (roomd); with order="asc" and `since`, the first
     `limit` after it, so a reader can page through the whole retained log."""
     start = since_bound(since) if since else "-"
@@ -173,23 +184,22 @@ async def event_list(
     return [event_from_entry(e) for e in entries]
 
 
-async def event_reads_get(room: RoomRef, *, event_id: str) -> dict[str, Any]:
+async def event_reads_get(room: RoomRef, *, event_id: str) -> EventReads:
     if not is_event_id(event_id) or await store.event_get(room.keys, event_id) is None:
         raise await event_not_found(room, event_id)
     raw = await store.event_reads(room.keys, event_id)
-    reads = json.loads(raw) if raw else []
-    if reads == {}:
-        reads = []
+    decoded = json.loads(raw) if raw else []
+    reads: list[ReadReceipt] = decoded if isinstance(decoded, list) else []
     return {"eventId": event_id, "readBy": [r["agentId"] for r in reads], "reads": reads}
 
 
 # --- Presence ---------------------------------------------------------------------------
 
 
-def presence_rows(seen: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def presence_rows(seen: list[tuple[str, int]]) -> list[AgentPresence]:
     online_ms = int(settings.PRESENCE_ONLINE_SECONDS) * 1000
     now = clock.now_ms()
-    rows = [
+    rows: list[AgentPresence] = [
         {
             "agentId": agent,
             "status": "online" if now - ms <= online_ms else "offline",
@@ -201,14 +211,14 @@ def presence_rows(seen: list[tuple[str, int]]) -> list[dict[str, Any]]:
     return rows
 
 
-async def presence_list(room: RoomRef) -> list[dict[str, Any]]:
+async def presence_list(room: RoomRef) -> list[AgentPresence]:
     return presence_rows(await store.presence_all(room.keys))
 
 
 # --- Locks, shared variables ------------------------------------------------------------
 
 
-async def lock_list(room: RoomRef) -> list[dict[str, Any]]:
+async def lock_list(room: RoomRef) -> list[LockRow]:
     now = clock.now_ms()
     return [
         {"resource": res, "owner": holder, "expiresAt": clock.iso_from_ms(now + remaining)}
@@ -216,12 +226,12 @@ async def lock_list(room: RoomRef) -> list[dict[str, Any]]:
     ]
 
 
-async def var_get(room: RoomRef, *, key: str) -> dict[str, Any]:
+async def var_get(room: RoomRef, *, key: str) -> VarGot:
     value = await store.var_get(room.keys, key)
     return {"key": key, "value": value, "found": value is not None}
 
 
-async def var_list(room: RoomRef) -> dict[str, Any]:
+async def var_list(room: RoomRef) -> VarList:
     found = await store.var_all(room.keys)
     return {"vars": dict(sorted(found.items())), "count": len(found)}
 
@@ -233,13 +243,15 @@ def _version_key(version: str) -> tuple[int, ...]:
         return (0,)
 
 
-async def context_history(room: RoomRef, *, entry_id: str) -> list[dict[str, Any]]:
+async def context_history(room: RoomRef, *, entry_id: str) -> list[ContextEntry]:
     """Every version of an entry, oldest first, the current one last; each after the first
     carries `changes`: what differs from the version before it."""
     current = await context_get(room, entry_id=entry_id)
-    previous = [json.loads(v) for v in await store.context_versions_of(room.keys, entry_id)]
+    previous: list[ContextEntry] = [
+        json.loads(v) for v in await store.context_versions_of(room.keys, entry_id)
+    ]
     for entry in previous:
-        if entry.get("consuming_agents") == {}:
+        if entry.get("consuming_agents") == {}:  # type: ignore[comparison-overlap]  # cjson's {}
             entry["consuming_agents"] = []
     versions = sorted(previous, key=lambda e: _version_key(str(e.get("version", "0"))))
     versions.append(current)
@@ -250,7 +262,7 @@ async def context_history(room: RoomRef, *, entry_id: str) -> list[dict[str, Any
     return versions
 
 
-async def room_overview(room: RoomRef) -> dict[str, Any]:
+async def room_overview(room: RoomRef) -> RoomOverview:
     """A room at a glance: who is online and how far the plan is."""
     plan = await plan_get(room)
     presence = await presence_list(room)
@@ -261,7 +273,7 @@ async def room_overview(room: RoomRef) -> dict[str, Any]:
     }
 
 
-async def room_snapshot(room: RoomRef, *, events: int = 50) -> dict[str, Any]:
+async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
     """Everything a person watching the room sees, in one read of each primitive."""
     context = await context_list(room, type_=None, author=None)
     return {
@@ -283,7 +295,7 @@ async def event_newest_id(room: RoomRef) -> str:
 
 async def event_follow(
     room: RoomRef, *, after: str | None, keepalive_seconds: float
-) -> AsyncIterator[dict[str, Any] | None]:
+) -> AsyncGenerator[Event | None, None]:
     """Every event after `after` (an event id; None = from now on), in log order, as they
     are written; None whenever `keepalive_seconds` pass quietly. Ends only when the caller
     stops iterating. Resuming with the last id seen gives no gap and no repeat."""

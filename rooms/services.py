@@ -21,6 +21,19 @@ from rooms.records import (
     task_from_json,
 )
 from rooms.refs import RoomRef
+from rooms.results import (
+    ContextEntry,
+    Event,
+    EventMarked,
+    Heartbeat,
+    LockGranted,
+    LockReleased,
+    Summary,
+    Task,
+    Unread,
+    VarSet,
+    Waited,
+)
 from rooms.schemas import CONTEXT_PAYLOADS
 
 _ID_ALPHABET = string.ascii_letters + string.digits
@@ -33,8 +46,10 @@ def new_id(prefix: str) -> str:
     return prefix + "".join(secrets.choice(_ID_ALPHABET) for _ in range(12))
 
 
-def _who(room: RoomRef, claimed: str | None) -> str:
-    return room.bound_agent or claimed or UNNAMED_AGENT
+def _who(claimed: str | None) -> str:
+    """Who a write is attributed to. A bound credential's name was put into the arguments
+    by the access check already (tenants.access.actors_bind); rooms/ trusts them."""
+    return claimed or UNNAMED_AGENT
 
 
 # --- Plan -------------------------------------------------------------------------------
@@ -48,11 +63,11 @@ async def task_add(
     depends_on: list[str],
     priority: int | None,
     agent_id: str | None,
-) -> dict[str, Any]:
+) -> Task:
     """A new pending, unowned task. Unknown dependency ids are kept (a missing dependency
     is unmet, seeds/000 §4.3) and listed in `warnings`."""
     now = clock.now_iso()
-    task: dict[str, Any] = {
+    task: Task = {
         "id": new_id("t_"),
         "title": title,
         "description": description,
@@ -75,9 +90,11 @@ async def task_add(
                 + "; this task stays blocked until they exist and are done."
             )
     await store.task_add(
-        room.keys, task_id=task["id"], task_json=dumps(task), now_iso=now, by=_who(room, agent_id)
+        room.keys, task_id=task["id"], task_json=dumps(task), now_iso=now, by=_who(agent_id)
     )
-    return {**task, "warnings": warnings} if warnings else task
+    if warnings:
+        task["warnings"] = warnings
+    return task
 
 
 async def task_update(
@@ -90,13 +107,13 @@ async def task_update(
     note: str | None,
     description: str | None,
     agent_id: str | None,
-) -> dict[str, Any]:
+) -> Task:
     """One atomic step however many agents write at once: no lost update, no "busy"."""
     changes: dict[str, Any] = {
         "status": status,
         "set_owner": owner_given,
         "owner": owner or None,
-        "by": _who(room, agent_id or owner),
+        "by": _who(agent_id or owner),
     }
     if note is not None:
         changes["note"] = note
@@ -147,12 +164,12 @@ async def context_write(
     consuming_agents: list[str],
     payload: dict[str, Any],
     author: str,
-) -> dict[str, Any]:
+) -> ContextEntry:
     """A typed entry at version 1.0; its consumers get a `context_available` event."""
     _validate_payload(type_, payload)
-    author = _who(room, author)
+    author = _who(author)
     consumers = list(dict.fromkeys(consuming_agents))
-    entry: dict[str, Any] = {
+    entry: ContextEntry = {
         "id": new_id("c_"),
         "type": type_,
         "author": author,
@@ -160,18 +177,27 @@ async def context_write(
         "summary": summary,
         "consuming_agents": consumers,
         "version": "1.0",
+        "payload": payload,
     }
-    note = {k: entry[k] for k in ("id", "type", "version", "summary", "author", "consuming_agents")}
+    note = {
+        "id": entry["id"],
+        "type": entry["type"],
+        "version": entry["version"],
+        "summary": entry["summary"],
+        "author": entry["author"],
+        "consuming_agents": entry["consuming_agents"],
+    }
+    stored = {k: v for k, v in entry.items() if k != "payload"}
     await store.context_write(
         room.keys,
         entry_id=entry["id"],
-        entry_json=dumps(entry),
+        entry_json=dumps(stored),
         payload_json=dumps(payload),
         author=author,
         to=_recipient(consumers),
         event_payload_json=dumps(note),
     )
-    return {**entry, "payload": payload}
+    return entry
 
 
 async def context_update(
@@ -183,7 +209,7 @@ async def context_update(
     consuming_agents: list[str] | None,
     payload: dict[str, Any] | None,
     expected_version: str | None,
-) -> dict[str, Any]:
+) -> ContextEntry:
     """Bump the version (1.0 -> 1.1 -> ...), keep the previous one in history. Concurrent
     updates each get their own version; with `expected_version` a stale writer is told."""
     if payload is not None:
@@ -192,7 +218,7 @@ async def context_update(
             raise await selectors.context_not_found(room, entry_id)
         # The type never changes, so validating against it before the atomic step is safe.
         _validate_payload(context_from_json(*current)["type"], payload)
-    changes: dict[str, Any] = {"author": _who(room, author)}
+    changes: dict[str, Any] = {"author": _who(author)}
     if summary is not None:
         changes["summary"] = summary
     if consuming_agents is not None:
@@ -228,8 +254,8 @@ async def event_post(
     to: str,
     payload: Any,
     reply_to: str | None = None,
-) -> dict[str, Any]:
-    sender = _who(room, from_)
+) -> Event:
+    sender = _who(from_)
     if reply_to is not None and not is_event_id(reply_to):
         raise await selectors.event_not_found(room, reply_to)
     eid = await store.event_append(
@@ -253,15 +279,26 @@ def _empty_reason(batch: store.UnreadBatch) -> str:
     )
 
 
+async def _unread(
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
+) -> store.UnreadBatch:
+    return await store.event_read_unread(
+        room.keys,
+        cursors_key=room.cursors_key,
+        cursor_field=room.cursor_field(agent_id),
+        agent_id=agent_id,
+        limit=limit,
+        addressed_only=addressed_only,
+    )
+
+
 async def event_take_unread(
     room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
-) -> dict[str, Any]:
+) -> Unread:
     """Events after the agent's cursor, oldest first; the cursor moves to the last one
     returned in the same atomic step, so each event reaches each agent exactly once."""
-    batch = await store.event_read_unread(
-        room.keys, agent_id=_who(room, agent_id), limit=limit, addressed_only=addressed_only
-    )
-    result: dict[str, Any] = {
+    batch = await _unread(room, agent_id=_who(agent_id), limit=limit, addressed_only=addressed_only)
+    result: Unread = {
         "events": [event_from_entry(e) for e in batch.events],
         "cursor": batch.cursor,
         "count": len(batch.events),
@@ -271,8 +308,8 @@ async def event_take_unread(
     return result
 
 
-async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> dict[str, Any]:
-    agent = _who(room, agent_id)
+async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> EventMarked:
+    agent = _who(agent_id)
     ok = is_event_id(event_id) and await store.event_mark_read(
         room.keys, event_id=event_id, agent_id=agent, now_iso=clock.now_iso()
     )
@@ -281,11 +318,11 @@ async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> dic
     return {"eventId": event_id, "agentId": agent, "ok": True}
 
 
-async def agent_summary(room: RoomRef, *, agent_id: str) -> dict[str, Any]:
+async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
     """The cold-start call: own tasks, unread events (consumed, like get_unread_events),
     how many context entries changed since the agent last looked, and who is here."""
-    agent = _who(room, agent_id)
-    batch = await store.event_read_unread(room.keys, agent_id=agent, limit=50, addressed_only=False)
+    agent = _who(agent_id)
+    batch = await _unread(room, agent_id=agent, limit=50, addressed_only=False)
     my_tasks = await selectors.task_list_for_agent(room, agent_id=agent)
     presence = await selectors.presence_list(room)
     return {
@@ -302,16 +339,16 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> dict[str, Any]:
 # --- Presence, locks, shared variables ------------------------------------------------------
 
 
-async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> dict[str, Any]:
-    agent = _who(room, agent_id)
+async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> Heartbeat:
+    agent = _who(agent_id)
     seen = await store.presence_beat(room.keys, agent_id=agent, now_ms=clock.now_ms())
     return {"agentId": agent, "presence": selectors.presence_rows(seen)}
 
 
 async def lock_acquire(
     room: RoomRef, *, resource: str, agent_id: str, ttl_seconds: int
-) -> dict[str, Any]:
-    agent = _who(room, agent_id)
+) -> LockGranted:
+    agent = _who(agent_id)
     now = clock.now_ms()
     grant = await store.lock_acquire(
         room.keys, resource=resource, agent_id=agent, ttl_ms=ttl_seconds * 1000, now_ms=now
@@ -326,11 +363,11 @@ async def lock_acquire(
     }
 
 
-async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> dict[str, Any]:
+async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> LockReleased:
     released, holder = await store.lock_release(
-        room.keys, resource=resource, agent_id=_who(room, agent_id)
+        room.keys, resource=resource, agent_id=_who(agent_id)
     )
-    result: dict[str, Any] = {"released": released, "resource": resource}
+    result: LockReleased = {"released": released, "resource": resource}
     if not released:
         result["holder"] = holder
         result["message"] = (
@@ -341,25 +378,23 @@ async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> dict[s
     return result
 
 
-async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> dict[str, Any]:
-    await store.var_set(room.keys, key=key, value=value, agent_id=_who(room, agent_id))
+async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> VarSet:
+    await store.var_set(room.keys, key=key, value=value, agent_id=_who(agent_id))
     return {"key": key, "value": value}
 
 
 async def event_wait(
     room: RoomRef, *, agent_id: str, timeout_ms: int, limit: int, addressed_only: bool
-) -> dict[str, Any]:
+) -> Waited:
     """get_unread_events that waits: returns at once when something is unread, else the
     moment a write to the room lands (through any server process), else `timedOut` at the
     timeout. Same cursor, same exactly-once rule. No polling: it sleeps on the room's wake
     channel, registered before each read so no write can slip between read and sleep."""
-    agent = _who(room, agent_id)
+    agent = _who(agent_id)
     deadline = time.monotonic() + timeout_ms / 1000
     while True:
         async with store.room_watch(room.keys) as woken:
-            batch = await store.event_read_unread(
-                room.keys, agent_id=agent, limit=limit, addressed_only=addressed_only
-            )
+            batch = await _unread(room, agent_id=agent, limit=limit, addressed_only=addressed_only)
             if batch.events:
                 return {
                     "events": [event_from_entry(e) for e in batch.events],

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -21,12 +22,14 @@ from redis.commands.core import AsyncScript
 
 from rooms import scripts
 from rooms.keys import (
+    BearerKeys,
     RoomKeys,
-    bearer_cache,
-    open_streams,
+    open_slots,
     rate_window,
+    revocations_channel,
     room_of_wake_channel,
     wake_pattern,
+    webhooks_channel,
 )
 
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
@@ -67,9 +70,10 @@ def client() -> aioredis.Redis:
 
 async def close_client() -> None:
     loop = asyncio.get_running_loop()
-    hub = _hubs.pop(loop, None)
-    if hub is not None:
-        await hub.close()
+    for hubs in (_hubs, _signal_hubs):
+        hub = hubs.pop(loop, None)
+        if hub is not None:
+            await hub.close()
     for registry in (_clients, _limiter_clients):
         found = registry.pop(loop, None)
         if found is not None:
@@ -124,40 +128,20 @@ def _cap() -> int:
     return int(settings.ROOM_EVENT_CAP)
 
 
-async def ping() -> bool:
-    """One PING round trip: proves the store answers."""
-    return bool(await _awaited(client().ping()))
-
-
 # --- Rooms ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RoomAccess:
-    code: int  # 1 the team owns it, 0 nobody does (no claim asked), -1 another team does
-    hooked: bool = False  # the room has an active webhook
-
-
-async def room_access(keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool) -> RoomAccess:
-    """Check (and with `claim`, take) ownership; refreshes the room's idle TTL on success."""
-    rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta, keys.hooked)]
+async def room_access(keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool) -> int:
+    """1 the team owns the room, 0 Redis knows no owner (and no claim was asked), -1 another
+    team owns it. With `claim`, an unowned room becomes the team's. Refreshes the room's
+    idle TTL when the team owns it."""
+    rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta)]
     res = await _run(
         scripts.ACCESS_ROOM_SCRIPT,
-        [keys.owner, keys.meta, *rest, keys.hooked],
+        [keys.owner, keys.meta, *rest],
         [team_id, _ttl(), now_iso, "1" if claim else "0"],
     )
-    return RoomAccess(code=int(res[0]), hooked=len(res) > 2 and int(res[2]) == 1)
-
-
-async def room_hooked_set(keys: RoomKeys, hooked: bool) -> None:
-    if hooked:
-        await client().set(keys.hooked, "1", px=_ttl())
-    else:
-        await client().delete(keys.hooked)
-
-
-async def room_owner(keys: RoomKeys) -> str | None:
-    return cast("str | None", await client().get(keys.owner))
+    return int(res[0])
 
 
 # --- Plan -------------------------------------------------------------------------------
@@ -318,10 +302,6 @@ async def context_all(keys: RoomKeys) -> list[tuple[str, str]]:
     return [(entries[i], payloads.get(i, "null")) for i in order if i in entries]
 
 
-async def context_ids(keys: RoomKeys) -> list[str]:
-    return [str(i) for i in await client().zrevrange(keys.context_created, 0, -1)]
-
-
 # --- Events -----------------------------------------------------------------------------
 
 StreamEntry = tuple[str, dict[str, str]]
@@ -382,9 +362,16 @@ UNREAD_SCAN_STEP = 1000
 
 
 async def event_read_unread(
-    keys: RoomKeys, *, agent_id: str, limit: int, addressed_only: bool
+    keys: RoomKeys,
+    *,
+    cursors_key: str,
+    cursor_field: str,
+    agent_id: str,
+    limit: int,
+    addressed_only: bool,
 ) -> UnreadBatch:
-    """Take up to `limit` events after the agent's cursor, moving it atomically.
+    """Take up to `limit` events after the agent's cursor (`cursor_field` of `cursors_key`),
+    moving it atomically. `agent_id` is whom `addressed_only` matches events against.
 
     With `addressed_only`, events for others are skipped; one script call scans at most
     UNREAD_SCAN_STEP entries (so Redis is never blocked for long), and we call again while
@@ -395,13 +382,14 @@ async def event_read_unread(
     while True:
         res = await _run(
             scripts.READ_UNREAD_SCRIPT,
-            [keys.events, keys.cursors, keys.context_changed],
+            [keys.events, cursors_key, keys.context_changed],
             [
-                agent_id,
+                cursor_field,
                 limit - len(events),
                 "1" if addressed_only else "0",
                 _ttl(),
                 UNREAD_SCAN_STEP,
+                agent_id,
             ],
         )
         step = UnreadBatch(
@@ -526,31 +514,34 @@ async def var_all(keys: RoomKeys) -> dict[str, str]:
     return cast("dict[str, str]", await _awaited(client().hgetall(keys.vars)))
 
 
-# --- Housekeeping (tests and operators) -------------------------------------------------
+# --- Tenancy's hot-path caches ------------------------------------------------------------
 
 
-async def delete_matching(pattern: str) -> int:
-    """Delete every key matching `pattern` (SCAN, never KEYS). For test teardown only."""
-    r = client()
-    n = 0
-    async for k in r.scan_iter(match=pattern, count=500):
-        n += int(await r.delete(k))
-    return n
+async def bearer_cached(digest: str) -> tuple[str | None, int]:
+    """(the cached caller JSON or None, the digest's generation), in one round trip. A fill
+    must carry that generation: a revocation in between bumps it and the fill is dropped."""
+    keys = BearerKeys(digest)
+    cached, generation = await client().mget([keys.cache, keys.generation])
+    return (str(cached) if cached is not None else None), int(generation or 0)
 
 
-# --- Tenancy's hot-path cache -----------------------------------------------------------
+async def bearer_cache_fill(digest: str, value: str, *, ttl_seconds: int, generation: int) -> bool:
+    """Cache `value` unless the digest was revoked since `generation` was read."""
+    keys = BearerKeys(digest)
+    res = await _run(
+        scripts.FILL_BEARER_SCRIPT,
+        [keys.cache, keys.generation],
+        [value, ttl_seconds * 1000, generation],
+    )
+    return int(res) == 1
 
 
-async def bearer_cache_get(digest: str) -> str | None:
-    return cast("str | None", await client().get(bearer_cache(digest)))
-
-
-async def bearer_cache_set(digest: str, value: str, *, ttl_seconds: int) -> None:
-    await client().set(bearer_cache(digest), value, ex=ttl_seconds)
-
-
-async def bearer_cache_delete(digest: str) -> None:
-    await client().delete(bearer_cache(digest))
+async def bearers_forget(digests: list[str]) -> None:
+    """Revocation: bump each digest's generation and drop its cache entry, atomically per
+    digest, so no request already in flight can put it back."""
+    for digest in digests:
+        keys = BearerKeys(digest)
+        await _run(scripts.FORGET_BEARER_SCRIPT, [keys.cache, keys.generation], [])
 
 
 async def room_owner_cache(keys: RoomKeys, team_id: str) -> None:
@@ -564,8 +555,19 @@ async def room_activity_due(keys: RoomKeys, *, every_seconds: int) -> bool:
 
 
 async def room_forget(keys: RoomKeys) -> None:
-    """Delete every key of a room (room deletion; tests)."""
-    await client().delete(*keys.durable(), keys.active_mark)
+    """Delete every key of a room (the room, or its team, was deleted): its durable keys,
+    its live locks, and the activity mark."""
+    r = client()
+    resources = [str(x) for x in await r.zrange(keys.lock_index, 0, -1)]
+    await r.delete(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
+
+
+async def buckets_forget(buckets: list[str]) -> None:
+    """Delete the rate windows and slot sets of budgets that no longer exist."""
+    if buckets:
+        names = [rate_window(b) for b in buckets]
+        names += [open_slots(f"{kind}:{b}") for b in buckets for kind in ("streams", "waiters")]
+        await client().delete(*names)
 
 
 # --- Rate limiting (its own connection: when it fails, requests go through) --------------
@@ -720,17 +722,109 @@ async def room_watch(keys: RoomKeys) -> AsyncIterator[asyncio.Event]:
         hub.unwatch(keys.room_id, woken)
 
 
-# --- Open streams per team ---------------------------------------------------------------
+# --- Budgets of open streams and waiters ------------------------------------------------------
 
 
-async def stream_admit(
-    team_id: str, stream_id: str, *, now_ms: int, lease_ms: int, cap: int
-) -> bool:
+async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, cap: int) -> bool:
+    """Take (or renew) one of `cap` slots of `bucket`; False when all are taken. Slots are
+    leases: a server that dies without releasing frees them when they lapse."""
     res = await _run(
-        scripts.ADMIT_STREAM_SCRIPT, [open_streams(team_id)], [stream_id, now_ms, lease_ms, cap]
+        scripts.ADMIT_SLOT_SCRIPT, [open_slots(bucket)], [slot_id, now_ms, lease_ms, cap]
     )
     return int(res) == 1
 
 
-async def stream_release(team_id: str, stream_id: str) -> None:
-    await client().zrem(open_streams(team_id), stream_id)
+async def slot_release(bucket: str, slot_id: str) -> None:
+    await client().zrem(open_slots(bucket), slot_id)
+
+
+# --- Service signals: revocations and webhook changes, to every process --------------------------
+
+
+async def revocation_publish(refs: list[str]) -> None:
+    """Tell every process that these credentials' live uses must be checked again now."""
+    r = client()
+    for ref in refs:
+        await r.publish(revocations_channel(), ref)
+
+
+async def webhooks_changed_publish(room_id: str) -> None:
+    await client().publish(webhooks_channel(), room_id)
+
+
+SignalCallback = Callable[[str, str], None]
+
+
+class SignalHub:
+    """One SUBSCRIBE per event loop to the service's signal channels; each message is
+    handed to every registered callback as (channel, payload). A reconnection is reported
+    as ("", "") so listeners can re-check everything they hold."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[SignalCallback] = []
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def listen(self, callback: SignalCallback) -> None:
+        self._callbacks.append(callback)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        await self._ready.wait()
+
+    def unlisten(self, callback: SignalCallback) -> None:
+        with contextlib.suppress(ValueError):
+            self._callbacks.remove(callback)
+
+    def _tell(self, channel: str, payload: str) -> None:
+        for callback in list(self._callbacks):
+            try:
+                callback(channel, payload)
+            except Exception:  # a listener's bug must not stop the others
+                logging.getLogger(__name__).exception("signal listener failed")
+
+    async def _run(self) -> None:
+        channels = [revocations_channel(), webhooks_channel()]
+        while True:
+            pubsub = client().pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(*channels)
+                self._ready.set()
+                self._tell("", "")
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self._tell(str(message["channel"]), str(message["data"]))
+            except asyncio.CancelledError:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                raise
+            except (aioredis.RedisError, OSError):
+                self._ready.clear()
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await asyncio.sleep(0.5)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+_signal_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SignalHub] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def signal_hub() -> SignalHub:
+    loop = asyncio.get_running_loop()
+    found = _signal_hubs.get(loop)
+    if found is None:
+        found = _signal_hubs[loop] = SignalHub()
+    return found
+
+
+def is_revocation(channel: str) -> bool:
+    return channel == revocations_channel()
+
+
+def is_webhooks_change(channel: str) -> bool:
+    return channel == webhooks_channel()

@@ -1,118 +1,129 @@
-"""The room access check: the only maker of `RoomRef` (STYLE.md "the type proves the check").
+"""Who may do what: every check of every door, from the caller's capabilities alone.
 
-Redis answers the hot path (the room's cached owner); Postgres is the record and is asked
-only when Redis does not know the room. Another team's room, an unknown room when
-first-touch claiming is off, and a room outside an invite's scope all get the same error
-text and shape, whatever the room holds (seeds/000 §8.2, §8.5).
+- `require(caller, Manage.X)`: managing keys, invites, webhooks, rooms, the team.
+- `room_access(caller, room_id, write=...)`: the only maker of `RoomRef` (STYLE.md, "the
+  type proves the check").
+- `actors_bind(caller, tool, args)`: a bound credential acts only as its agent.
+- `room_for_caller(caller, room_id)`: a room row for the account API and the dashboard,
+  with the same answer for "missing" and "not yours".
+
+The room check. Redis answers the hot path (the room's cached owner); Postgres is the
+record. Every other case — Redis does not know the room, another team owns it, the id is
+malformed, the room is outside an invite's scope — takes one path: ask the database, then
+refuse with the one denial. So, with first-touch claiming off, another team's room, an
+unknown id and a malformed one cost the same work and get the same answer (seeds/000 §8.2,
+§8.5): nothing to learn from the text or the time.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 
 from rooms import clock, errors, registry, store
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
+from rooms.results import RoomRow
+from rooms.schemas import ToolInput, room_id_valid
+from tenants import errors as tenant_errors
 from tenants import selectors, services
-from tenants.auth import Caller
+from tenants.capabilities import Caller, Manage
 from tenants.db import db_run
-from tenants.ratelimit import rate_limit_check
-from tenants.webhooks import room_has_webhooks
+from tenants.models import Room
 
-log = logging.getLogger(__name__)
-READ_ONLY_REFUSED = (
-    "This key is read-only: it may call reading tools only (read_plan, list_context, "
-    "read_events, ...). Ask the team for a key that may write."
-)
 ACTIVITY_EVERY_SECONDS = 60
+# What a malformed room id is checked as: an id no room can have (it holds "__"), so the
+# same Redis step and the same database query run as for any other refused id.
+DENIED_PROBE = "denied__probe"
 
 
-def _denied() -> errors.RoomAccessError:
+def denied() -> errors.RoomAccessError:
     return errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
 
 
-async def room_access(caller: Caller, room_id: str, write: bool) -> RoomRef:
-    if write and caller.read_only:
-        raise errors.ReadOnlyCallerError(READ_ONLY_REFUSED)
-    if caller.allowed_room is not None and caller.allowed_room != room_id:
-        raise _denied()
-    keys = RoomKeys(room_id)
-    now = clock.now_iso()
-    found = await store.room_access(keys, team_id=caller.team_id, now_iso=now, claim=False)
-    if found.code == 0:
-        # Redis does not know this room: the database decides, claiming it on first touch
-        # when that is allowed (team keys only; invites never claim).
-        may_claim = caller.allowed_room is None and bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
-        owner: str | None
-        if may_claim:
-            owner = await db_run(
-                services.room_claim, team_slug=caller.team_id, room_id=room_id, actor=caller.actor
+def require(caller: Caller, what: Manage) -> None:
+    """Refuse unless the caller may manage `what`."""
+    if not caller.may(what):
+        raise tenant_errors.NotPermittedError(
+            tenant_errors.MANAGE_REFUSED.format(
+                what=what.value, who=caller.describe(), how=tenant_errors.MANAGE_HOW[what.value]
             )
-        else:
-            owner = await db_run(services.room_owner_get, room_id)
-        if owner != caller.team_id:
-            raise _denied()
-        found = await store.room_access(keys, team_id=caller.team_id, now_iso=now, claim=True)
-        if found.code == 1 and await db_run(room_has_webhooks, room_id):
-            # Redis had forgotten the room (idle expiry): restore its webhook flag too.
-            await store.room_hooked_set(keys, True)
-            found = store.RoomAccess(code=1, hooked=True)
-    if found.code != 1:
-        raise _denied()
+        )
+
+
+def require_write(caller: Caller) -> None:
+    if not caller.write:
+        raise errors.ReadOnlyCallerError(tenant_errors.READ_ONLY_REFUSED)
+
+
+def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInput:
+    """A bound credential acts only as its agent: every argument naming the actor must be
+    its name (a mismatch is refused, naming the bound agent) and is filled in when left
+    out. Arguments naming someone else (a task's new owner, a message's `to`) stay free."""
+    if caller.agent is None:
+        return args
+    updates: dict[str, str] = {}
+    for name in tool.actors():
+        given = getattr(args, name)
+        if given is None:
+            updates[name] = caller.agent
+        elif given != caller.agent:
+            field = type(args).model_fields[name].alias or name
+            raise tenant_errors.ActorMismatchError(
+                tenant_errors.ACTOR_MISMATCH.format(agent=caller.agent, field=field, given=given),
+                extra={"boundAgent": caller.agent, "field": field},
+            )
+    return args.model_copy(update=updates) if updates else args
+
+
+async def room_access(caller: Caller, room_id: str, *, write: bool) -> RoomRef:
+    """The room, if this caller may reach it (and write, when asked). First touch of an
+    unknown id claims it for the caller's team when claiming is on and the caller is a
+    writable team credential; invites, share links and read-only callers never claim."""
+    if write:
+        require_write(caller)
+    claiming = bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
+    well_formed = room_id_valid(room_id)
+    if not well_formed and claiming:
+        # Claiming on: ids are the protocol's to invent, so say what a valid one is.
+        raise errors.ToolArgumentsError(errors.ROOM_ID_INVALID.format(room_id=room_id[:80]))
+    reachable = well_formed and (caller.room is None or caller.room == room_id)
+    keys = RoomKeys(room_id if well_formed else DENIED_PROBE)
+    team = str(caller.team_id)
+    now = clock.now_iso()
+    found = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
+    if found != 1 or not reachable:
+        owner = await db_run(services.room_owner_id, keys.room_id)
+        if owner is None and reachable and claiming and caller.write and not caller.guest:
+            owner = await db_run(
+                services.room_claim, team_id=caller.team_id, room_id=room_id, actor=caller.actor
+            )
+        if owner != caller.team_id or not reachable:
+            raise denied()
+        # The database says it is ours (a new claim, an expired or stale Redis entry).
+        await store.room_owner_cache(keys, team)
+        await store.room_access(keys, team_id=team, now_iso=now, claim=True)
     if await store.room_activity_due(keys, every_seconds=ACTIVITY_EVERY_SECONDS):
         await db_run(services.room_touch_activity, room_id)
-    return RoomRef(
-        room_id=room_id,
-        team_id=caller.team_id,
-        keys=keys,
-        bound_agent=caller.bound_agent,
-        read_only=caller.read_only,
-        hooked=found.hooked,
-    )
+    return RoomRef(room_id=room_id, team_id=team, keys=keys, cursor_scope=caller.cursor_scope)
 
 
-async def room_list(caller: Caller) -> list[dict[str, Any]]:
-    """The caller's rooms: the team's, or an invite's one room."""
-    return await db_run(selectors.room_list_for_caller, caller)
-
-
-@dataclass(slots=True)
-class CallerAccess:
-    """The registry's view of one caller (rooms.registry.Access)."""
+@dataclass(frozen=True, slots=True)
+class CallerRooms:
+    """A caller's scope for tools that name no room (rooms.registry.CallerScope)."""
 
     caller: Caller
-    reached: RoomRef | None = None
 
-    async def room(self, room_id: str, write: bool) -> RoomRef:
-        self.reached = await room_access(self.caller, room_id, write)
-        return self.reached
-
-    async def rooms(self) -> list[dict[str, Any]]:
-        return await room_list(self.caller)
+    async def rooms(self) -> list[RoomRow]:
+        return await db_run(selectors.room_list_for_caller, self.caller)
 
 
-async def tool_run(caller: Caller, name: str, arguments: Any) -> Any:
-    """One tool call for `caller`, as every door runs it: counted against the rate limit,
-    validated, access-checked, run. Raises DomainError for anything the caller can fix."""
-    tool = registry.tool_get(name)
-    await rate_limit_check(caller)
-    access = CallerAccess(caller)
-    result = await registry.tool_invoke(name, arguments, access)
-    if not tool.read_only and access.reached is not None and access.reached.hooked:
-        await webhooks_nudge(access.reached.room_id)
-    return result
-
-
-async def webhooks_nudge(room_id: str) -> None:
-    """Ask the relay to deliver the room's new events (a Celery task; it reads the stream
-    itself, so a lost nudge only delays delivery until the next write)."""
-    from tenants.tasks import webhook_relay
-
-    try:
-        await db_run(webhook_relay.delay, room_id)
-    except Exception:
-        log.exception("could not queue the webhook relay for %s", room_id)
+def room_for_caller(caller: Caller, room_id: str) -> Room:
+    """The caller's room row, or the one denial (the same for "missing" and "not yours")."""
+    if caller.room is not None and caller.room != room_id:
+        raise denied()
+    room = selectors.rooms_of_team(caller.team_id).filter(room_id=room_id).first()
+    if room is None:
+        raise denied()
+    return room

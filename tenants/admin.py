@@ -19,9 +19,16 @@ class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]
 
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
-    list_display = ["slug", "name", "room_cap", "created_at"]
+    """A team's slug never changes once it exists (everything refers to the team's id, and a
+    slug must not start naming someone else). Deleting a team here removes its Redis state
+    and cached credentials too (tenants.purges)."""
+
+    list_display = ["slug", "name", "is_static", "room_cap", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["slug", "is_static", "created_at"] if obj is not None else ["is_static"]
 
 
 @admin.register(Membership)

@@ -24,12 +24,11 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import DomainError
-from rooms.schemas import ROOM_ID_PATTERN
-from tenants import errors, selectors, services, webhooks
-from tenants.access import room_access
-from tenants.auth import UNAUTHORIZED, Caller, bearer_from_header, caller_from_bearer
-from tenants.models import ApiKey, Invite, Room, Webhook, WebhookDelivery
-from tenants.ratelimit import rate_limit_check
+from rooms.schemas import ROOM_ID_RULE, room_id_valid
+from tenants import access, budgets, selectors, services, webhooks
+from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve_sync
+from tenants.capabilities import Caller, Manage
+from tenants.models import ApiKey, Invite, Room, Team, Webhook, WebhookDelivery
 
 # --- Authentication and errors ---------------------------------------------------------------
 
@@ -41,7 +40,7 @@ class BearerAuthentication(BaseAuthentication):
         header = request.META.get("HTTP_AUTHORIZATION")
         if not header:
             return None
-        caller = store.run_sync(caller_from_bearer, bearer_from_header(header))
+        caller = caller_resolve_sync(bearer_from_header(header))
         if caller is None:
             raise exceptions.AuthenticationFailed(UNAUTHORIZED)
         return (None, caller)
@@ -88,21 +87,25 @@ class BearerView(APIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        # Every API call counts against the caller's rate limit, like a tool call.
-        store.run_sync(rate_limit_check, self.caller(request))
+        # Every API call counts against the caller's budget, like a tool call.
+        store.run_sync(budgets.call_charge, self.caller(request))
 
     def caller(self, request: Request) -> Caller:
         assert isinstance(request.auth, Caller)
         return request.auth
 
-    def team_caller(self, request: Request, *, write: bool) -> Caller:
-        """Managing keys, rooms and invites takes a team key (and a writable one to change)."""
+    def managing(self, request: Request, what: Manage) -> Caller:
+        """The caller, if it may manage `what` (tenants.access decides; this only asks)."""
         caller = self.caller(request)
-        if not caller.is_team_key:
-            raise errors.NotPermittedError(errors.TEAM_KEYS_ONLY)
-        if write and caller.read_only:
-            raise errors.NotPermittedError(errors.READ_ONLY_KEY)
+        access.require(caller, what)
         return caller
+
+
+def team_of(caller: Caller) -> Team:
+    team = selectors.team_get(caller.team_id)
+    if team is None:  # the team was deleted while this request was on its way
+        raise exceptions.AuthenticationFailed(UNAUTHORIZED)
+    return team
 
 
 _iso = selectors.iso
@@ -128,23 +131,29 @@ ERRORS = {
 
 class MeOut(serializers.Serializer):  # type: ignore[type-arg]
     team = serializers.CharField()
+    teamId = serializers.IntegerField()
     kind = serializers.ChoiceField(choices=["static", "key", "invite"])
     roomId = serializers.CharField(allow_null=True)
     agent = serializers.CharField(allow_null=True)
     readOnly = serializers.BooleanField()
+    manage = serializers.ListField(child=serializers.CharField())
 
 
 class MeApi(BearerView):
-    @extend_schema(responses={200: MeOut, **ERRORS}, summary="Who this bearer is")
+    @extend_schema(
+        responses={200: MeOut, **ERRORS}, summary="Who this bearer is, and what it may do"
+    )
     def get(self, request: Request) -> Response:
         c = self.caller(request)
         return Response(
             {
-                "team": c.team_id,
+                "team": c.team_slug,
+                "teamId": c.team_id,
                 "kind": c.kind,
-                "roomId": c.allowed_room,
-                "agent": c.bound_agent,
-                "readOnly": c.read_only,
+                "roomId": c.room,
+                "agent": c.agent,
+                "readOnly": not c.write,
+                "manage": sorted(c.manage),
             }
         )
 
@@ -189,16 +198,16 @@ def key_row(key: ApiKey) -> dict[str, Any]:
 class KeyListApi(BearerView):
     @extend_schema(responses={200: KeyOut(many=True), **ERRORS}, summary="The team's keys")
     def get(self, request: Request) -> Response:
-        caller = self.team_caller(request, write=False)
-        return Response([key_row(k) for k in selectors.keys_for_team(caller.team_id)])
+        caller = self.managing(request, Manage.KEYS)
+        return Response([key_row(k) for k in selectors.keys_of_team(caller.team_id)])
 
     @extend_schema(request=KeyIn, responses={201: MintedKeyOut, **ERRORS}, summary="Mint a key")
     def post(self, request: Request) -> Response:
-        caller = self.team_caller(request, write=True)
+        caller = self.managing(request, Manage.KEYS)
         data = KeyIn(data=request.data)
         data.is_valid(raise_exception=True)
         minted = services.api_key_create(
-            team=services.team_for_slug(caller.team_id),
+            team=team_of(caller),
             name=data.validated_data["name"],
             agent_name=data.validated_data["agentName"],
             read_only=data.validated_data["readOnly"],
@@ -212,7 +221,7 @@ class KeyListApi(BearerView):
 class KeyRevokeApi(BearerView):
     @extend_schema(request=None, responses={200: KeyOut, **ERRORS}, summary="Revoke a key")
     def post(self, request: Request, key_id: int) -> Response:
-        caller = self.team_caller(request, write=True)
+        caller = self.managing(request, Manage.KEYS)
         key = selectors.access_key_by_id(caller, key_id)
         return Response(key_row(services.api_key_revoke(key=key, actor=caller.actor)))
 
@@ -229,14 +238,14 @@ class RoomOut(serializers.Serializer):  # type: ignore[type-arg]
 
 
 class RoomIn(serializers.Serializer):  # type: ignore[type-arg]
-    roomId = serializers.RegexField(
-        ROOM_ID_PATTERN, required=False, help_text="Leave out for an unguessable generated id."
+    roomId = serializers.CharField(
+        max_length=64, required=False, help_text="Leave out for an unguessable generated id."
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
 
     def validate_roomId(self, value: str) -> str:
-        if "__" in value:
-            raise serializers.ValidationError("a roomId may not contain '__'")
+        if not room_id_valid(value):
+            raise serializers.ValidationError(f"a roomId is {ROOM_ID_RULE}")
         return value
 
 
@@ -251,11 +260,11 @@ class RoomListApi(BearerView):
         summary="Create a room",
     )
     def post(self, request: Request) -> Response:
-        caller = self.team_caller(request, write=True)
+        caller = self.managing(request, Manage.ROOMS)
         data = RoomIn(data=request.data)
         data.is_valid(raise_exception=True)
         room = services.room_create(
-            team=services.team_for_slug(caller.team_id),
+            team=team_of(caller),
             room_id=data.validated_data.get("roomId"),
             name=data.validated_data["name"],
             actor=caller.actor,
@@ -310,22 +319,20 @@ def invite_row(invite: Invite) -> dict[str, Any]:
 
 
 class InviteListApi(BearerView):
-    def _room(self, request: Request, room_id: str, *, write: bool) -> tuple[Caller, Room]:
-        caller = self.team_caller(request, write=write)
-        return caller, selectors.access_room_by_id(caller, room_id)
+    def _room(self, request: Request, room_id: str) -> tuple[Caller, Room]:
+        caller = self.managing(request, Manage.INVITES)
+        return caller, access.room_for_caller(caller, room_id)
 
     @extend_schema(responses={200: InviteOut(many=True), **ERRORS}, summary="A room's invites")
     def get(self, request: Request, room_id: str) -> Response:
-        _, room = self._room(request, room_id, write=False)
-        return Response(
-            [invite_row(i) for i in selectors.invites_for_room(room).select_related("room")]
-        )
+        _, room = self._room(request, room_id)
+        return Response([invite_row(i) for i in selectors.invites_for_room(room)])
 
     @extend_schema(
         request=InviteIn, responses={201: MintedInviteOut, **ERRORS}, summary="Invite to a room"
     )
     def post(self, request: Request, room_id: str) -> Response:
-        caller, room = self._room(request, room_id, write=True)
+        caller, room = self._room(request, room_id)
         data = InviteIn(data=request.data)
         data.is_valid(raise_exception=True)
         seconds = data.validated_data["expiresInSeconds"]
@@ -345,8 +352,8 @@ class InviteListApi(BearerView):
 class InviteRevokeApi(BearerView):
     @extend_schema(request=None, responses={200: InviteOut, **ERRORS}, summary="Revoke an invite")
     def post(self, request: Request, room_id: str, invite_id: int) -> Response:
-        caller = self.team_caller(request, write=True)
-        room = selectors.access_room_by_id(caller, room_id)
+        caller = self.managing(request, Manage.INVITES)
+        room = access.room_for_caller(caller, room_id)
         invite = selectors.access_invite_by_id(room, invite_id)
         return Response(invite_row(services.invite_revoke(invite=invite, actor=caller.actor)))
 
@@ -373,9 +380,7 @@ class TeamCreateApi(BearerView):
         summary="Create a team and its first key (static keys only)",
     )
     def post(self, request: Request) -> Response:
-        caller = self.caller(request)
-        if caller.kind != "static":
-            raise errors.NotPermittedError(errors.STATIC_KEYS_ONLY)
+        caller = self.managing(request, Manage.TEAMS)
         data = TeamIn(data=request.data)
         data.is_valid(raise_exception=True)
         team = services.team_create(
@@ -412,7 +417,7 @@ class RoomSummaryOut(serializers.Serializer):  # type: ignore[type-arg]
 
 
 async def room_summary(caller: Caller, room: Room) -> dict[str, Any]:
-    ref = await room_access(caller, room.room_id, False)
+    ref = await access.room_access(caller, room.room_id, write=False)
     plan = await room_selectors.plan_get(ref)
     counts = {"total": len(plan["tasks"])}
     for state in ("pending", "in_progress", "done", "blocked"):
@@ -433,7 +438,7 @@ class RoomSummaryApi(BearerView):
     @extend_schema(responses={200: RoomSummaryOut, **ERRORS}, summary="A room at a glance")
     def get(self, request: Request, room_id: str) -> Response:
         caller = self.caller(request)
-        room = selectors.access_room_by_id(caller, room_id)
+        room = access.room_for_caller(caller, room_id)
         return Response(store.run_sync(room_summary, caller, room))
 
 
@@ -517,16 +522,16 @@ def delivery_row(d: WebhookDelivery) -> dict[str, Any]:
 class WebhookListApi(BearerView):
     @extend_schema(responses={200: WebhookOut(many=True), **ERRORS}, summary="A room's webhooks")
     def get(self, request: Request, room_id: str) -> Response:
-        caller = self.team_caller(request, write=False)
-        room = selectors.access_room_by_id(caller, room_id)
+        caller = self.managing(request, Manage.WEBHOOKS)
+        room = access.room_for_caller(caller, room_id)
         return Response([webhook_row(h) for h in selectors.webhooks_for_room(room)])
 
     @extend_schema(
         request=WebhookIn, responses={201: MintedWebhookOut, **ERRORS}, summary="Register a webhook"
     )
     def post(self, request: Request, room_id: str) -> Response:
-        caller = self.team_caller(request, write=True)
-        room = selectors.access_room_by_id(caller, room_id)
+        caller = self.managing(request, Manage.WEBHOOKS)
+        room = access.room_for_caller(caller, room_id)
         data = WebhookIn(data=request.data)
         data.is_valid(raise_exception=True)
         minted = webhooks.webhook_create(
@@ -544,8 +549,8 @@ class WebhookListApi(BearerView):
 class WebhookDisableApi(BearerView):
     @extend_schema(request=None, responses={200: WebhookOut, **ERRORS}, summary="Disable a webhook")
     def post(self, request: Request, room_id: str, webhook_id: int) -> Response:
-        caller = self.team_caller(request, write=True)
-        room = selectors.access_room_by_id(caller, room_id)
+        caller = self.managing(request, Manage.WEBHOOKS)
+        room = access.room_for_caller(caller, room_id)
         hook = selectors.access_webhook_by_id(room, webhook_id)
         return Response(
             webhook_row(
@@ -561,7 +566,7 @@ class WebhookDeliveriesApi(BearerView):
         responses={200: DeliveryOut(many=True), **ERRORS}, summary="A webhook's delivery log"
     )
     def get(self, request: Request, room_id: str, webhook_id: int) -> Response:
-        caller = self.team_caller(request, write=False)
-        room = selectors.access_room_by_id(caller, room_id)
+        caller = self.managing(request, Manage.WEBHOOKS)
+        room = access.room_for_caller(caller, room_id)
         hook = selectors.access_webhook_by_id(room, webhook_id)
         return Response([delivery_row(d) for d in hook.deliveries.all()[:200]])

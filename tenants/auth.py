@@ -1,32 +1,44 @@
-"""A bearer secret becomes a `Caller`, through this one function, for every door.
+"""Every credential becomes a `Caller` here, through one function, for every door.
 
-Order (seeds/000 §8.1): static keys from API_KEYS (constant time over digests, every key
-checked), then dynamic keys, then invites. Dynamic keys and invites are answered from a
-short Redis cache on the hot path and from the database on a miss; revoking deletes the
-cache entry, so every server process refuses the very next request.
+What a door can present: a bearer secret (MCP, the REST tool door, SSE, the account API),
+a person's dashboard session, a dashboard session entered with a team key, or a share
+link's token. `caller_resolve` turns any of them into one `Caller` with explicit
+capabilities (tenants.capabilities), or None; `credential_lookup` is the only code that
+decides those capabilities.
+
+Bearers, in order (seeds/000 §8.1): static keys from API_KEYS (constant time over digests,
+every key checked), then team keys, then invites. Team keys and invites are answered from a
+short Redis cache on the hot path and from the database on a miss. A revocation bumps the
+digest's generation before it drops the cache entry, and a fill only lands if the
+generation it read is still current, so no request in flight can re-cache a credential
+revoked a moment earlier.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+import logging
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Literal
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import IntegrityError
 from django.utils import timezone
 
 from rooms import clock, store
-from tenants.credentials import (
-    INVITE_PREFIX,
-    secret_digest,
-    static_key_match,
-    static_keys_parse,
+from tenants.capabilities import (
+    STATIC_MANAGEMENT,
+    Caller,
+    key_capabilities,
+    role_capabilities,
 )
+from tenants.credentials import secret_digest, static_key_match, static_keys_parse
 from tenants.db import db_run
-from tenants.models import ApiKey, Invite
+from tenants.models import ApiKey, Invite, Membership, Room, ShareLink, Team
 
+log = logging.getLogger(__name__)
 BEARER_CACHE_SECONDS = 60
 # What every door answers (with 401) to a missing or unknown bearer.
 UNAUTHORIZED = (
@@ -34,25 +46,50 @@ UNAUTHORIZED = (
 )
 
 
+# --- What a door can present ------------------------------------------------------------------
+
+
 @dataclass(frozen=True, slots=True)
-class Caller:
-    team_id: str
-    kind: Literal["static", "key", "invite", "user"]
-    credential_id: str | None = None
-    # An invite reaches one room and never claims (seeds/000 §8.1).
-    allowed_room: str | None = None
-    bound_agent: str | None = None
-    read_only: bool = False
-    expires_at_ms: int | None = None
+class Bearer:
+    secret: str | None
 
-    @property
-    def actor(self) -> str:
-        """How the audit log names this caller."""
-        return f"{self.kind}:{self.credential_id or self.team_id}"
 
-    @property
-    def is_team_key(self) -> bool:
-        return self.kind in ("static", "key")
+@dataclass(frozen=True, slots=True)
+class PersonSession:
+    """A signed-in person. The team is the one the dashboard chose (`team_id`), or the team
+    owning `room_id` (an event stream opened from a room page), or the person's first."""
+
+    user_id: int
+    team_id: int | None = None
+    room_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeySession:
+    """A dashboard session entered with a team key (AUTH_MODE apikey/both): only the key's
+    digest is kept in the session, and the key's own capabilities apply."""
+
+    digest: str
+
+
+@dataclass(frozen=True, slots=True)
+class ShareToken:
+    token: str
+
+
+Presented = Bearer | PersonSession | KeySession | ShareToken
+
+
+def bearer_from_header(value: str | None) -> Bearer:
+    if not value:
+        return Bearer(None)
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer":
+        return Bearer(None)
+    return Bearer(token.strip() or None)
+
+
+# --- Static teams -------------------------------------------------------------------------------
 
 
 @lru_cache(maxsize=4)
@@ -60,57 +97,208 @@ def _static_keys(raw: str) -> list[tuple[str, str]]:
     return static_keys_parse(raw)
 
 
+def static_slugs() -> list[str]:
+    return [slug for slug, _ in _static_keys(str(settings.API_KEYS))]
+
+
+# slug -> team id of the static teams this process has seen (tests clear it with the DB).
+_static_ids: dict[str, int] = {}
+
+STATIC_SLUG_TAKEN = (
+    "API_KEYS names the team {slug!r}, but a team with that slug was created through the "
+    "API or the dashboard; give the static key another team slug."
+)
+
+
+def static_team_get(slug: str) -> Team | None:
+    """The static team of `slug`, created if it does not exist yet. None (and an error in
+    the log) when a non-static team already holds the slug: a static key never reaches a
+    team someone else created."""
+    team = Team.objects.filter(slug=slug).first()
+    if team is None:
+        try:
+            team = Team.objects.create(slug=slug, name=slug, is_static=True)
+        except IntegrityError:
+            team = Team.objects.get(slug=slug)
+    if not team.is_static:
+        log.error(STATIC_SLUG_TAKEN.format(slug=slug))
+        return None
+    _static_ids[slug] = team.pk
+    return team
+
+
+def static_teams_ensure() -> None:
+    """At startup: every API_KEYS team exists (so its slug can never be taken), or the
+    configuration is refused."""
+    for slug in static_slugs():
+        if static_team_get(slug) is None:
+            raise ImproperlyConfigured(STATIC_SLUG_TAKEN.format(slug=slug))
+
+
+def _static_caller(team_id: int, slug: str) -> Caller:
+    return Caller(
+        team_id=team_id,
+        team_slug=slug,
+        kind="static",
+        credential=f"static:{team_id}",
+        write=True,
+        manage=STATIC_MANAGEMENT,
+    )
+
+
+def caches_clear() -> None:
+    """Forget what this process remembers of the database (tests flush it between tests)."""
+    _static_ids.clear()
+
+
+# --- The one place capabilities are decided ----------------------------------------------------
+
+
 def _ms(value: datetime | None) -> int | None:
     return int(value.timestamp() * 1000) if value is not None else None
 
 
-def caller_lookup(digest: str) -> Caller | None:
-    """The database's answer for a dynamic key or invite digest (the cache's source)."""
+def _key_caller(key: ApiKey, *, session: bool) -> Caller:
+    agent = key.agent_name or None
+    write, manage = key_capabilities(read_only=key.read_only, agent=agent)
+    return Caller(
+        team_id=key.team_id,
+        team_slug=key.team.slug,
+        kind="key_session" if session else "key",
+        credential=f"key:{key.pk}",
+        write=write,
+        manage=manage,
+        agent=agent,
+        expires_at_ms=_ms(key.expires_at),
+    )
+
+
+def _digest_lookup(digest: str, *, invites: bool, session: bool) -> Caller | None:
     now = timezone.now()
-    key = (
-        ApiKey.objects.select_related("team").filter(digest=digest, revoked_at__isnull=True).first()
-    )
+    key = ApiKey.objects.select_related("team").filter(digest=digest).first()
     if key is not None:
+        if not key.is_live(now):
+            return None
         ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-        return Caller(
-            team_id=key.team.slug,
-            kind="key",
-            credential_id=str(key.pk),
-            bound_agent=key.agent_name or None,
-            read_only=key.read_only,
-        )
-    invite = (
-        Invite.objects.select_related("team", "room")
-        .filter(digest=digest, revoked_at__isnull=True)
-        .first()
-    )
-    if invite is None or (invite.expires_at is not None and invite.expires_at <= now):
+        return _key_caller(key, session=session)
+    if not invites:
+        return None
+    invite = Invite.objects.select_related("team", "room").filter(digest=digest).first()
+    if invite is None or not invite.is_live(now):
         return None
     Invite.objects.filter(pk=invite.pk).update(last_used_at=now)
     return Caller(
-        team_id=invite.team.slug,
+        team_id=invite.team_id,
+        team_slug=invite.team.slug,
         kind="invite",
-        credential_id=str(invite.pk),
-        allowed_room=invite.room.room_id,
-        bound_agent=invite.agent_name or None,
-        read_only=invite.read_only,
+        credential=f"invite:{invite.pk}",
+        room=invite.room.room_id,
+        write=not invite.read_only,
+        agent=invite.agent_name or None,
         expires_at_ms=_ms(invite.expires_at),
     )
 
 
-def _static_caller(digest: str) -> Caller | None:
-    team = static_key_match(digest, _static_keys(str(settings.API_KEYS)))
-    if team is None:
+def _static_lookup(digest: str) -> Caller | None:
+    slug = static_key_match(digest, _static_keys(str(settings.API_KEYS)))
+    if slug is None:
         return None
-    return Caller(team_id=team, kind="static", credential_id=team)
+    team = static_team_get(slug)
+    return _static_caller(team.pk, slug) if team is not None else None
 
 
-def _from_cache(raw: str) -> Caller | None:
-    data: dict[str, Any] = json.loads(raw)
-    caller = Caller(**data)
-    if caller.expires_at_ms is not None and caller.expires_at_ms <= clock.now_ms():
+def _person_lookup(presented: PersonSession) -> Caller | None:
+    memberships = Membership.objects.filter(
+        user_id=presented.user_id, user__is_active=True
+    ).select_related("team")
+    if presented.room_id is not None:
+        team_id = Room.objects.filter(room_id=presented.room_id).values_list("team_id", flat=True)
+        membership = memberships.filter(team_id__in=team_id).first()
+    elif presented.team_id is not None:
+        membership = memberships.filter(team_id=presented.team_id).first()
+    else:
+        membership = memberships.order_by("team__name", "team_id").first()
+    if membership is None:
         return None
-    return caller
+    write, manage = role_capabilities(membership.role)
+    return Caller(
+        team_id=membership.team_id,
+        team_slug=membership.team.slug,
+        kind="session",
+        credential=f"user:{presented.user_id}",
+        write=write,
+        manage=manage,
+        user_id=presented.user_id,
+        role=membership.role,
+    )
+
+
+def _share_lookup(token: str) -> Caller | None:
+    link = (
+        ShareLink.objects.select_related("room", "room__team")
+        .filter(digest=secret_digest(token))
+        .first()
+    )
+    if link is None or not link.is_live(timezone.now()):
+        return None
+    return Caller(
+        team_id=link.room.team_id,
+        team_slug=link.room.team.slug,
+        kind="share",
+        credential=f"share:{link.pk}",
+        room=link.room.room_id,
+        write=False,
+        expires_at_ms=_ms(link.expires_at),
+    )
+
+
+def credential_lookup(presented: Presented) -> Caller | None:
+    """The database's answer for any credential: who it is and what it may do."""
+    if isinstance(presented, Bearer):
+        if not presented.secret:
+            return None
+        digest = secret_digest(presented.secret)
+        return _static_lookup(digest) or _digest_lookup(digest, invites=True, session=False)
+    if isinstance(presented, KeySession):
+        found = _static_lookup(presented.digest)
+        if found is not None:
+            return found
+        return _digest_lookup(presented.digest, invites=False, session=True)
+    if isinstance(presented, PersonSession):
+        return _person_lookup(presented)
+    return _share_lookup(presented.token)
+
+
+def caller_recheck(caller: Caller) -> bool:
+    """Is the credential behind `caller` still live (not revoked, expired or removed)?
+    Asked of every open stream and waiting call, at each keep-alive and on each signal."""
+    now = timezone.now()
+    kind, _, ident = caller.credential.partition(":")
+    if kind == "static":
+        return Team.objects.filter(
+            pk=caller.team_id, is_static=True, slug__in=static_slugs()
+        ).exists()
+    if kind == "key":
+        key = ApiKey.objects.filter(pk=int(ident), team_id=caller.team_id).first()
+        return key is not None and key.is_live(now)
+    if kind == "invite":
+        invite = Invite.objects.filter(pk=int(ident), team_id=caller.team_id).first()
+        return invite is not None and invite.is_live(now)
+    if kind == "share":
+        link = ShareLink.objects.filter(pk=int(ident), room__team_id=caller.team_id).first()
+        return link is not None and link.is_live(now)
+    if kind == "user":
+        return Membership.objects.filter(
+            user_id=int(ident), team_id=caller.team_id, user__is_active=True
+        ).exists()
+    return False
+
+
+# --- The async doors' entrance, with the bearer cache -------------------------------------------
+
+
+def _expired(caller: Caller) -> bool:
+    return caller.expires_at_ms is not None and caller.expires_at_ms <= clock.now_ms()
 
 
 def _cache_seconds(caller: Caller) -> int:
@@ -120,41 +308,43 @@ def _cache_seconds(caller: Caller) -> int:
     return max(1, min(BEARER_CACHE_SECONDS, left))
 
 
-async def caller_from_bearer(secret: str | None) -> Caller | None:
-    """Who is calling, or None (the door answers 401)."""
+async def _bearer(secret: str | None) -> Caller | None:
     if not secret:
         return None
     digest = secret_digest(secret)
-    found = _static_caller(digest)
-    if found is not None:
-        return found
-    cached = await store.bearer_cache_get(digest)
+    slug = static_key_match(digest, _static_keys(str(settings.API_KEYS)))
+    if slug is not None:
+        team_id = _static_ids.get(slug)
+        if team_id is None:
+            team = await db_run(static_team_get, slug)
+            if team is None:
+                return None
+            team_id = team.pk
+        return _static_caller(team_id, slug)
+    cached, generation = await store.bearer_cached(digest)
     if cached is not None:
-        return _from_cache(cached)
-    caller = await db_run(caller_lookup, digest)
+        found = Caller.from_json(json.loads(cached))
+        return None if _expired(found) else found
+    caller = await db_run(_digest_lookup, digest, invites=True, session=False)
     if caller is not None:
-        await store.bearer_cache_set(
-            digest, json.dumps(asdict(caller)), ttl_seconds=_cache_seconds(caller)
+        await store.bearer_cache_fill(
+            digest,
+            json.dumps(caller.to_json()),
+            ttl_seconds=_cache_seconds(caller),
+            generation=generation,
         )
     return caller
 
 
-def caller_for_team_key_digest(digest: str) -> Caller | None:
-    """A dashboard session entered with a team key (AUTH_MODE apikey/both) keeps only the
-    key's digest and re-checks it on every page, so revoking the key ends the session."""
-    found = _static_caller(digest) or caller_lookup(digest)
-    return found if found is not None and found.is_team_key else None
+async def caller_resolve(presented: Presented) -> Caller | None:
+    """Who is calling, with what capabilities; None: the door answers 401 (or sign in)."""
+    if isinstance(presented, Bearer):
+        return await _bearer(presented.secret)
+    return await db_run(credential_lookup, presented)
 
 
-def bearer_from_header(value: str | None) -> str | None:
-    if not value:
-        return None
-    scheme, _, token = value.partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    token = token.strip()
-    return token or None
-
-
-def looks_like_invite(secret: str) -> bool:
-    return secret.startswith(INVITE_PREFIX)
+def caller_resolve_sync(presented: Presented) -> Caller | None:
+    """`caller_resolve` for sync doors (DRF views, dashboard pages)."""
+    if isinstance(presented, Bearer):
+        return store.run_sync(caller_resolve, presented)
+    return credential_lookup(presented)

@@ -1,26 +1,34 @@
-"""Bearer secrets: generation with a recognisable prefix, digests, constant-time checks."""
+"""Secrets: generation with a recognisable prefix, digests, constant-time checks."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
 import secrets
+from dataclasses import dataclass
 
 KEY_PREFIX = "rs_live_"
 INVITE_PREFIX = "rs_inv_"
+SHARE_PREFIX = "rs_share_"
+JOIN_PREFIX = "rs_join_"
+WEBHOOK_PREFIX = "whsec_"
 DISPLAY_CHARS = 12
 
 
-def secret_generate(prefix: str = KEY_PREFIX) -> str:
-    return prefix + secrets.token_urlsafe(32)
+@dataclass(frozen=True, slots=True)
+class Secret:
+    secret: str  # shown once, never stored (a webhook's excepted: it signs with it)
+    prefix: str  # the first characters, for recognition
+    digest: str  # what is stored and looked up
+
+
+def secret_new(prefix: str) -> Secret:
+    secret = prefix + secrets.token_urlsafe(32)
+    return Secret(secret=secret, prefix=secret[:DISPLAY_CHARS], digest=secret_digest(secret))
 
 
 def secret_digest(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
-
-
-def secret_display_prefix(secret: str) -> str:
-    return secret[:DISPLAY_CHARS]
 
 
 def static_keys_parse(raw: str) -> list[tuple[str, str]]:

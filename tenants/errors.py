@@ -16,8 +16,8 @@ class RoomCapReachedError(TenantError):
     status = 403
 
 
-class RoomIdUnavailableError(TenantError):
-    code = "room_id_unavailable"
+class TeamUnavailableError(TenantError):
+    code = "team_unavailable"
     status = 409
 
 
@@ -26,9 +26,28 @@ class NotPermittedError(TenantError):
     status = 403
 
 
+class ActorMismatchError(TenantError):
+    code = "actor_mismatch"
+    status = 403
+
+
 class NotFoundError(TenantError):
     code = "not_found"
     status = 404
+
+
+class TooManyError(TenantError):
+    """A budget of concurrent things (streams, waiting calls) is used up."""
+
+    code = "too_many"
+    status = 429
+
+    def __init__(self, message: str, *, retry_after_seconds: int) -> None:
+        super().__init__(message, extra={"retryAfter": retry_after_seconds})
+        self.retry_after_seconds = retry_after_seconds
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after_seconds)}
 
 
 class RateLimitedError(TenantError):
@@ -49,14 +68,32 @@ ROOM_CAP_REACHED = (
     "This team already owns its maximum of {cap} rooms. Archive a room or ask the team's "
     "owner to raise the cap."
 )
-ROOM_ID_UNAVAILABLE = "The room id {room_id!r} is not available; choose another or omit it."
-TEAM_KEYS_ONLY = "Only a team key may do this; an invite reaches its one room only."
-STATIC_KEYS_ONLY = "Only a static key (API_KEYS) may create a team (seeds/000 §8.4)."
-READ_ONLY_KEY = "This key is read-only."
+MANAGE_REFUSED = "This credential may not manage {what}: it is {who}. {how}"
+MANAGE_HOW = {
+    "keys": "Managing keys takes a team key that is neither bound to an agent nor read-only, "
+    "or a dashboard owner or admin.",
+    "invites": "Managing invites takes a team key that is neither bound to an agent nor "
+    "read-only, or a dashboard owner or admin.",
+    "webhooks": "Managing webhooks takes a team key that is neither bound to an agent nor "
+    "read-only, or a dashboard owner or admin.",
+    "rooms": "Creating rooms takes a team key that is neither bound to an agent nor read-only, "
+    "or a dashboard owner or admin.",
+    "team": "Managing members and reading the audit log takes a team owner.",
+    "teams": "Only a static key (API_KEYS) may create a team (seeds/000 §8.4).",
+}
+ACTOR_MISMATCH = (
+    'This credential is bound to agent "{agent}": {field} must be "{agent}" (or left out), '
+    'not "{given}".'
+)
+READ_ONLY_REFUSED = (
+    "This credential is read-only: it may call reading tools only (read_plan, list_context, "
+    "read_events, ...). Ask the team for a key that may write."
+)
 KEY_NOT_FOUND = "No such key in this team."
 INVITE_NOT_FOUND = "No such invite for this room."
-RATE_LIMITED = (
-    "Rate limit reached: {limit} tool calls a minute for this {scope}. Retry after {retry} s."
+RATE_LIMITED = "Rate limit reached: {limit} calls a minute for this {scope}. Retry after {retry} s."
+TOO_MANY = (
+    "{what}: this {scope} already has {cap} open at once (the most it may). Close one and retry."
 )
-TEAM_EXISTS = "A team with the slug {slug!r} already exists."
+TEAM_EXISTS = "The team slug {slug!r} is not available; choose another."
 LAST_OWNER = "A team keeps at least one owner: make someone else an owner first."

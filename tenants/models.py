@@ -1,8 +1,10 @@
-"""Account data: teams, memberships, API keys and invites (secrets stored only as SHA-256
-digests), room ownership, and the append-only audit log."""
+"""Account data: teams, memberships, the credentials (keys, invites, member invites, share
+links, webhooks: one abstract model, secrets kept only as SHA-256 digests), room ownership,
+the append-only audit log, and the Redis clean-ups still owed for deleted rows."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -10,10 +12,18 @@ from django.db import models
 
 
 class Team(models.Model):
-    """The unit of ownership: a team owns rooms; its keys act for it."""
+    """The unit of ownership: a team owns rooms; its keys act for it.
+
+    Everything refers to a team by its id, never its slug: room ownership in Redis, cached
+    credentials, rate-limit buckets and audit rows. A slug is a name for people; it never
+    changes, and a deleted team's slug taken again names a different team.
+    """
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
+    is_static = models.BooleanField(
+        default=False, help_text="Created at startup for a static key of API_KEYS."
+    )
     room_cap = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most rooms this team may own; empty = no cap."
     )
@@ -43,13 +53,32 @@ class Membership(models.Model):
         return f"{self.user} in {self.team} ({self.role})"
 
 
-class ApiKey(models.Model):
+class Credential(models.Model):
+    """A secret handed to someone once: only its digest and a display prefix are kept.
+
+    Keys, invites, member invites, share links and webhooks are all minted by one service
+    (`tenants.services.credential_mint`) and live or die by the same fields.
+    """
+
+    prefix = models.CharField(max_length=24, help_text="The first characters, for recognition.")
+    digest = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    def is_live(self, at: datetime) -> bool:
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > at)
+
+
+class ApiKey(Credential):
     """A dynamic team key. The secret is shown once at creation; only its digest is kept."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=200)
-    prefix = models.CharField(max_length=24, help_text="The first characters, for recognition.")
-    digest = models.CharField(max_length=64, unique=True)
     agent_name = models.CharField(
         max_length=128, blank=True, help_text="When set, every call is attributed to this agent."
     )
@@ -57,9 +86,6 @@ class ApiKey(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
@@ -85,23 +111,17 @@ class Room(models.Model):
         return self.room_id
 
 
-class Invite(models.Model):
+class Invite(Credential):
     """A room-scoped bearer: reaches one room, never claims, expires, can be revoked."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invites")
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="invites")
     label = models.CharField(max_length=200, blank=True)
-    prefix = models.CharField(max_length=24)
-    digest = models.CharField(max_length=64, unique=True)
     agent_name = models.CharField(max_length=128, blank=True)
     read_only = models.BooleanField(default=False)
-    expires_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    last_used_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.label or 'invite'} to {self.room_id} ({self.prefix}…)"
@@ -144,45 +164,40 @@ class AuditEvent(models.Model):
         return f"{when} {self.actor} {self.action} {self.object_type}:{self.object_id}"
 
 
-class MemberInvite(models.Model):
+class MemberInvite(Credential):
     """An emailed link that makes its recipient a member of a team (token stored as digest)."""
 
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="member_invites")
     email = models.EmailField()
     role = models.CharField(max_length=16, choices=Membership.Role.choices, default="member")
-    digest = models.CharField(max_length=64, unique=True)
     invited_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField()
     accepted_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.email} -> {self.team} ({self.role})"
 
 
-class ShareLink(models.Model):
+class ShareLink(Credential):
     """A read-only, unguessable, revocable link to a room's live page (token as digest)."""
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="share_links")
     label = models.CharField(max_length=200, blank=True)
-    prefix = models.CharField(max_length=24)
-    digest = models.CharField(max_length=64, unique=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField(null=True, blank=True)
-    revoked_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"share {self.prefix}… of {self.room_id}"
 
 
-class Webhook(models.Model):
-    """A room's wake-up URL: every matching event is POSTed there, signed (seeds/001)."""
+class Webhook(Credential):
+    """A room's wake-up URL: every matching event is POSTed there, signed (seeds/001).
+
+    Its credential is the signing secret: minted like every other secret, but also kept
+    readable (`secret`), because the server signs with it; it is shown to the operator once.
+    """
 
     room = models.ForeignKey(Room, on_delete=models.CASCADE, related_name="webhooks")
     url = models.URLField(max_length=2000)
@@ -201,7 +216,6 @@ class Webhook(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"webhook {self.pk} of {self.room_id} -> {self.url}"
@@ -231,3 +245,26 @@ class WebhookDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"delivery {self.pk} ({self.status})"
+
+
+class PendingPurge(models.Model):
+    """Redis state still to remove for a row that is gone (a team, room or credential).
+
+    Written in the same transaction as the deletion, removed once the purge succeeded, so
+    a Redis outage at that moment delays the clean-up instead of losing it (a periodic
+    task retries what is left).
+    """
+
+    class Kind(models.TextChoices):
+        ROOM = "room"
+        CREDENTIAL = "credential"
+        TEAM = "team"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    value = models.CharField(max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.CharField(max_length=300, blank=True)
+
+    def __str__(self) -> str:
+        return f"purge {self.kind} {self.value}"

@@ -4,7 +4,6 @@ invitations by email link, share links, and the failed-login throttle."""
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import secrets
 from dataclasses import dataclass
@@ -17,13 +16,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from rooms import clock, store
-from rooms.keys import RoomKeys
 from tenants import services
-from tenants.credentials import secret_digest, secret_display_prefix
+from tenants.credentials import JOIN_PREFIX, SHARE_PREFIX, secret_digest
 from tenants.models import MemberInvite, Membership, Room, ShareLink, Team
 
 MEMBER_INVITE_DAYS = 7
-SHARE_PREFIX = "rs_share_"
 
 
 def _team_slug_for(email: str) -> str:
@@ -52,33 +49,20 @@ def user_signup(*, email: str, password: str) -> User:
 
 def user_delete(*, user: User) -> list[str]:
     """Remove a person's data: their memberships, and every team they are the last owner
-    of (with its rooms, keys and invites, in Postgres and Redis). Returns those teams."""
+    of (its rooms, keys and invites go with it; tenants.purges clears their Redis state and
+    ends their live uses). Returns those teams' slugs."""
     removed: list[str] = []
     with transaction.atomic():
         for membership in Membership.objects.filter(user=user).select_related("team"):
             team = membership.team
             owners = team.memberships.filter(role=Membership.Role.OWNER).exclude(user=user)
             if membership.role == Membership.Role.OWNER and not owners.exists():
-                room_ids = list(team.rooms.values_list("room_id", flat=True))
-                digests = list(team.api_keys.values_list("digest", flat=True))
-                digests += list(team.invites.values_list("digest", flat=True))
-                team.delete()
                 removed.append(team.slug)
-                transaction.on_commit(functools.partial(_forget, room_ids, digests))
+                team.delete()
             else:
                 services.membership_remove(membership=membership, actor=f"user:{user.pk}")
         user.delete()
     return removed
-
-
-def _forget(room_ids: list[str], digests: list[str]) -> None:
-    async def run() -> None:
-        for room_id in room_ids:
-            await store.room_forget(RoomKeys(room_id))
-        for digest in digests:
-            await store.bearer_cache_delete(digest)
-
-    store.run_sync(run)
 
 
 # --- Membership invitations ---------------------------------------------------------------
@@ -93,13 +77,13 @@ class MintedMemberInvite:
 def member_invite_create(
     *, team: Team, email: str, role: str, invited_by: User, link_base: str
 ) -> MintedMemberInvite:
-    token = secrets.token_urlsafe(32)
     with transaction.atomic():
-        invite = MemberInvite.objects.create(
+        invite, token = services.credential_mint(
+            MemberInvite,
+            prefix=JOIN_PREFIX,
             team=team,
             email=email.strip().lower(),
             role=role,
-            digest=secret_digest(token),
             invited_by=invited_by,
             expires_at=timezone.now() + timedelta(days=MEMBER_INVITE_DAYS),
         )
@@ -126,12 +110,7 @@ def member_invite_create(
 
 def member_invite_find(token: str) -> MemberInvite | None:
     invite = MemberInvite.objects.select_related("team").filter(digest=secret_digest(token)).first()
-    if (
-        invite is None
-        or invite.accepted_at
-        or invite.revoked_at
-        or invite.expires_at <= timezone.now()
-    ):
+    if invite is None or invite.accepted_at or not invite.is_live(timezone.now()):
         return None
     return invite
 
@@ -160,13 +139,12 @@ class MintedShareLink:
 def share_link_create(
     *, room: Room, label: str, expires_at: datetime | None, created_by: User | None, actor: str
 ) -> MintedShareLink:
-    token = SHARE_PREFIX + secrets.token_urlsafe(24)
     with transaction.atomic():
-        link = ShareLink.objects.create(
+        link, token = services.credential_mint(
+            ShareLink,
+            prefix=SHARE_PREFIX,
             room=room,
             label=label,
-            prefix=secret_display_prefix(token),
-            digest=secret_digest(token),
             created_by=created_by,
             expires_at=expires_at,
         )
@@ -182,27 +160,15 @@ def share_link_create(
 
 
 def share_link_revoke(*, link: ShareLink, actor: str) -> ShareLink:
-    services.revocation_record(
+    services.credential_revoke(
         link,
+        ref=f"share:{link.pk}",
         team=link.room.team,
         actor=actor,
         action="share.revoke",
         object_type="share_link",
         detail={"room": link.room.room_id},
     )
-    return link
-
-
-def share_link_resolve(token: str) -> ShareLink | None:
-    link = (
-        ShareLink.objects.select_related("room", "room__team")
-        .filter(digest=secret_digest(token))
-        .first()
-    )
-    if link is None or link.revoked_at is not None:
-        return None
-    if link.expires_at is not None and link.expires_at <= timezone.now():
-        return None
     return link
 
 

@@ -1,24 +1,34 @@
-"""Reads of account data, always scoped: a query without a team is a bug (PostHog's habit)."""
+"""Reads of account data, always scoped: a query without a team is a bug (PostHog's habit).
+Teams are found by id; a slug is only ever shown."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from django.db.models import QuerySet
 
 from rooms import clock
+from rooms.results import RoomRow
 from tenants import errors
-from tenants.auth import Caller
-from tenants.models import ApiKey, AuditEvent, Invite, Room, Team
+from tenants.capabilities import Caller
+from tenants.models import (
+    ApiKey,
+    AuditEvent,
+    Invite,
+    Membership,
+    Room,
+    ShareLink,
+    Team,
+    Webhook,
+)
 
 
-def team_get(slug: str) -> Team | None:
-    return Team.objects.filter(slug=slug).first()
+def team_get(team_id: int) -> Team | None:
+    return Team.objects.filter(pk=team_id).first()
 
 
-def rooms_for_team(team_slug: str) -> QuerySet[Room]:
-    return Room.objects.filter(team__slug=team_slug).select_related("team").order_by("-created_at")
+def rooms_of_team(team_id: int) -> QuerySet[Room]:
+    return Room.objects.filter(team_id=team_id).select_related("team").order_by("-created_at")
 
 
 def iso(value: datetime | None) -> str | None:
@@ -26,7 +36,7 @@ def iso(value: datetime | None) -> str | None:
     return clock.iso_from_ms(int(value.timestamp() * 1000)) if value is not None else None
 
 
-def room_row(room: Room) -> dict[str, Any]:
+def room_row(room: Room) -> RoomRow:
     return {
         "roomId": room.room_id,
         "name": room.name,
@@ -36,36 +46,30 @@ def room_row(room: Room) -> dict[str, Any]:
     }
 
 
-def room_list_for_caller(caller: Caller) -> list[dict[str, Any]]:
-    rooms = rooms_for_team(caller.team_id)
-    if caller.allowed_room is not None:
-        rooms = rooms.filter(room_id=caller.allowed_room)
+def room_list_for_caller(caller: Caller) -> list[RoomRow]:
+    rooms = rooms_of_team(caller.team_id)
+    if caller.room is not None:
+        rooms = rooms.filter(room_id=caller.room)
     return [room_row(r) for r in rooms]
 
 
-def access_room_by_id(caller: Caller, room_id: str) -> Room:
-    """The caller's room, or NotFound — the same answer for "missing" and "not yours"."""
-    if caller.allowed_room is not None and caller.allowed_room != room_id:
-        raise errors.NotFoundError("Room not found or access denied.")
-    room = rooms_for_team(caller.team_id).filter(room_id=room_id).first()
-    if room is None:
-        raise errors.NotFoundError("Room not found or access denied.")
-    return room
+def keys_of_team(team_id: int) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(team_id=team_id).order_by("-created_at")
 
 
 def access_key_by_id(caller: Caller, key_id: int) -> ApiKey:
-    key = ApiKey.objects.filter(team__slug=caller.team_id, pk=key_id).select_related("team").first()
+    key = ApiKey.objects.filter(team_id=caller.team_id, pk=key_id).select_related("team").first()
     if key is None:
         raise errors.NotFoundError(errors.KEY_NOT_FOUND)
     return key
 
 
-def keys_for_team(team_slug: str) -> QuerySet[ApiKey]:
-    return ApiKey.objects.filter(team__slug=team_slug).order_by("-created_at")
-
-
 def invites_for_room(room: Room) -> QuerySet[Invite]:
-    return Invite.objects.filter(room=room, team=room.team).order_by("-created_at")
+    return (
+        Invite.objects.filter(room=room, team_id=room.team_id)
+        .select_related("room")
+        .order_by("-created_at")
+    )
 
 
 def access_invite_by_id(room: Room, invite_id: int) -> Invite:
@@ -75,26 +79,24 @@ def access_invite_by_id(room: Room, invite_id: int) -> Invite:
     return invite
 
 
-def audit_for_team(team_slug: str) -> QuerySet[AuditEvent]:
-    return AuditEvent.objects.filter(team__slug=team_slug)
+def audit_of_team(team_id: int) -> QuerySet[AuditEvent]:
+    return AuditEvent.objects.filter(team_id=team_id)
 
 
 def teams_for_user(user_id: int) -> list[tuple[Team, str]]:
-    from tenants.models import Membership
-
-    rows = Membership.objects.filter(user_id=user_id).select_related("team").order_by("team__name")
+    rows = (
+        Membership.objects.filter(user_id=user_id)
+        .select_related("team")
+        .order_by("team__name", "team_id")
+    )
     return [(m.team, m.role) for m in rows]
 
 
-def members_of(team: Team) -> list[Any]:
-    from tenants.models import Membership
-
+def members_of(team: Team) -> list[Membership]:
     return list(Membership.objects.filter(team=team).select_related("user").order_by("user__email"))
 
 
-def access_membership_by_id(team: Team, membership_id: int) -> Any:
-    from tenants.models import Membership
-
+def access_membership_by_id(team: Team, membership_id: int) -> Membership:
     found = (
         Membership.objects.filter(team=team, pk=membership_id)
         .select_related("user", "team")
@@ -105,13 +107,11 @@ def access_membership_by_id(team: Team, membership_id: int) -> Any:
     return found
 
 
-def share_links_for_room(room: Room) -> QuerySet[Any]:
-    from tenants.models import ShareLink
-
+def share_links_for_room(room: Room) -> QuerySet[ShareLink]:
     return ShareLink.objects.filter(room=room).order_by("-created_at")
 
 
-def access_share_link_by_id(room: Room, link_id: int) -> Any:
+def access_share_link_by_id(room: Room, link_id: int) -> ShareLink:
     found = (
         share_links_for_room(room).filter(pk=link_id).select_related("room", "room__team").first()
     )
@@ -120,13 +120,11 @@ def access_share_link_by_id(room: Room, link_id: int) -> Any:
     return found
 
 
-def webhooks_for_room(room: Room) -> QuerySet[Any]:
-    from tenants.models import Webhook
-
+def webhooks_for_room(room: Room) -> QuerySet[Webhook]:
     return Webhook.objects.filter(room=room).select_related("room").order_by("-created_at")
 
 
-def access_webhook_by_id(room: Room, webhook_id: int) -> Any:
+def access_webhook_by_id(room: Room, webhook_id: int) -> Webhook:
     found = webhooks_for_room(room).filter(pk=webhook_id).select_related("room__team").first()
     if found is None:
         raise errors.NotFoundError("No such webhook for this room.")

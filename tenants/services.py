@@ -1,7 +1,8 @@
-"""Writes to account data: teams, memberships, keys, invites, room ownership, audit.
+"""Writes to account data: teams, memberships, credentials, room ownership, audit.
 
-Secrets are returned once (`MintedSecret.secret`) and never stored or logged; every
-change that matters to an operator leaves an audit row.
+Secrets are minted by one service (`credential_mint`) and returned once, never stored or
+logged; every change that matters to an operator leaves an audit row. A revocation tells
+every process at once (tenants.purges), after the transaction commits.
 """
 
 from __future__ import annotations
@@ -11,23 +12,21 @@ import secrets
 import string
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from rooms import errors as room_errors
 from rooms import store
 from rooms.keys import RoomKeys
-from tenants import errors
-from tenants.credentials import (
-    INVITE_PREFIX,
-    KEY_PREFIX,
-    secret_digest,
-    secret_display_prefix,
-    secret_generate,
-)
-from tenants.models import ApiKey, AuditEvent, Invite, Membership, Room, Team
+from tenants import errors, purges
+from tenants.auth import static_slugs
+from tenants.credentials import INVITE_PREFIX, KEY_PREFIX, secret_new
+from tenants.models import ApiKey, AuditEvent, Credential, Invite, Membership, Room, Team
+
+C = TypeVar("C", bound=Credential)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,15 +60,56 @@ def audit_record(
     )
 
 
-def user_actor(user: User | None) -> str:
-    return f"user:{user.pk}" if user is not None else "system"
+# --- Credentials: one way to mint, one way to revoke ---------------------------------------------
 
 
-# --- Teams and memberships ---------------------------------------------------------------
+def credential_mint(
+    model: type[C], *, prefix: str, keep_secret: bool = False, **fields: Any
+) -> tuple[C, str]:
+    """Create a credential row of `model` with a new secret; returns (row, secret). Only the
+    digest and a display prefix are stored (and, with `keep_secret`, the secret itself, for
+    the one credential the server must use: a webhook's signing key)."""
+    minted = secret_new(prefix)
+    if keep_secret:
+        fields["secret"] = minted.secret
+    row = model._default_manager.create(prefix=minted.prefix, digest=minted.digest, **fields)
+    return row, minted.secret
 
 
-def team_for_slug(slug: str) -> Team:
-    """The team row for a slug, created on first sight (static API_KEYS teams have none)."""
+def credential_revoke(
+    credential: Credential,
+    *,
+    ref: str,
+    team: Team,
+    actor: str,
+    action: str,
+    object_type: str,
+    detail: dict[str, Any],
+) -> None:
+    """Revoke once (a second revoke changes nothing), with its audit row in the same
+    transaction; once committed, every process forgets the credential and ends its live
+    uses (streams, waiting calls)."""
+    if credential.revoked_at is not None:
+        return
+    with transaction.atomic():
+        credential.revoked_at = timezone.now()
+        credential.save(update_fields=["revoked_at"])
+        audit_record(
+            team=team,
+            actor=actor,
+            action=action,
+            object_type=object_type,
+            object_id=credential.pk,
+            detail=detail,
+        )
+        purges.credential_purge(ref=ref, digest=credential.digest)
+
+
+# --- Teams and memberships -----------------------------------------------------------------
+
+
+def team_ensure(slug: str) -> Team:
+    """The team of this slug, created on first sight (management commands, the demo)."""
     try:
         team, _ = Team.objects.get_or_create(slug=slug, defaults={"name": slug})
     except IntegrityError:
@@ -78,13 +118,17 @@ def team_for_slug(slug: str) -> Team:
 
 
 def team_create(*, slug: str, name: str | None = None, actor: str = "system") -> Team:
-    with transaction.atomic():
-        if Team.objects.filter(slug=slug).exists():
-            raise errors.RoomIdUnavailableError(errors.TEAM_EXISTS.format(slug=slug))
-        team = Team.objects.create(slug=slug, name=name or slug)
-        audit_record(
-            team=team, actor=actor, action="team.create", object_type="team", object_id=slug
-        )
+    """A new team. Taken slugs and the slugs of static API_KEYS teams are refused alike."""
+    if slug in static_slugs():
+        raise errors.TeamUnavailableError(errors.TEAM_EXISTS.format(slug=slug))
+    try:
+        with transaction.atomic():
+            team = Team.objects.create(slug=slug, name=name or slug)
+            audit_record(
+                team=team, actor=actor, action="team.create", object_type="team", object_id=slug
+            )
+    except IntegrityError:
+        raise errors.TeamUnavailableError(errors.TEAM_EXISTS.format(slug=slug)) from None
     return team
 
 
@@ -106,21 +150,24 @@ def membership_add(*, team: Team, user: User, role: str, actor: str) -> Membersh
 
 def membership_change_role(*, membership: Membership, role: str, actor: str) -> Membership:
     previous = membership.role
-    membership.role = role
-    membership.save(update_fields=["role"])
-    audit_record(
-        team=membership.team,
-        actor=actor,
-        action="membership.role",
-        object_type="user",
-        object_id=membership.user_id,
-        detail={"from": previous, "to": role},
-    )
+    with transaction.atomic():
+        membership.role = role
+        membership.save(update_fields=["role"])
+        audit_record(
+            team=membership.team,
+            actor=actor,
+            action="membership.role",
+            object_type="user",
+            object_id=membership.user_id,
+            detail={"from": previous, "to": role},
+        )
+        purges.signal_after_commit([f"user:{membership.user_id}"])
     return membership
 
 
 def membership_remove(*, membership: Membership, actor: str) -> None:
-    """Remove a member; a team always keeps at least one owner."""
+    """Remove a member; a team always keeps at least one owner. The person's open streams
+    in the team end (tenants.purges signals the removal)."""
     team, user_id = membership.team, membership.user_id
     if (
         membership.role == Membership.Role.OWNER
@@ -129,10 +176,15 @@ def membership_remove(*, membership: Membership, actor: str) -> None:
         .exists()
     ):
         raise errors.NotPermittedError(errors.LAST_OWNER)
-    membership.delete()
-    audit_record(
-        team=team, actor=actor, action="membership.remove", object_type="user", object_id=user_id
-    )
+    with transaction.atomic():
+        membership.delete()
+        audit_record(
+            team=team,
+            actor=actor,
+            action="membership.remove",
+            object_type="user",
+            object_id=user_id,
+        )
 
 
 # --- Keys ----------------------------------------------------------------------------------
@@ -147,13 +199,12 @@ def api_key_create(
     agent_name: str = "",
     read_only: bool = False,
 ) -> MintedKey:
-    secret = secret_generate(KEY_PREFIX)
     with transaction.atomic():
-        key = ApiKey.objects.create(
+        key, secret = credential_mint(
+            ApiKey,
+            prefix=KEY_PREFIX,
             team=team,
             name=name,
-            prefix=secret_display_prefix(secret),
-            digest=secret_digest(secret),
             agent_name=agent_name,
             read_only=read_only,
             created_by=created_by,
@@ -169,43 +220,17 @@ def api_key_create(
     return MintedKey(key=key, secret=secret)
 
 
-def revocation_record(
-    credential: ApiKey | Invite | Any,
-    *,
-    team: Team,
-    actor: str,
-    action: str,
-    object_type: str,
-    detail: dict[str, Any],
-) -> None:
-    """Revoke a key, invite or share link once (a second revoke changes nothing), with its
-    audit row in the same transaction."""
-    if credential.revoked_at is not None:
-        return
-    with transaction.atomic():
-        credential.revoked_at = timezone.now()
-        credential.save(update_fields=["revoked_at"])
-        audit_record(
-            team=team,
-            actor=actor,
-            action=action,
-            object_type=object_type,
-            object_id=credential.pk,
-            detail=detail,
-        )
-
-
 def api_key_revoke(*, key: ApiKey, actor: str = "system") -> ApiKey:
-    """Refused from the very next request on every process: the cache entry goes too."""
-    revocation_record(
+    """Refused from the very next request on every process; its streams and waits end."""
+    credential_revoke(
         key,
+        ref=f"key:{key.pk}",
         team=key.team,
         actor=actor,
         action="key.revoke",
         object_type="api_key",
         detail={"prefix": key.prefix},
     )
-    store.run_sync(store.bearer_cache_delete, key.digest)
     return key
 
 
@@ -219,14 +244,15 @@ def room_id_generate() -> str:
     return "r-" + "".join(secrets.choice(_ROOM_ALPHABET) for _ in range(20))
 
 
-def room_owner_get(room_id: str) -> str | None:
-    return Room.objects.filter(room_id=room_id).values_list("team__slug", flat=True).first()
+def room_owner_id(room_id: str) -> int | None:
+    """The id of the team owning `room_id`, or None."""
+    return Room.objects.filter(room_id=room_id).values_list("team_id", flat=True).first()
 
 
-def _room_insert(*, team: Team, room_id: str, name: str, actor: str, how: str) -> Room:
+def _room_insert(*, team_id: int, room_id: str, name: str, actor: str, how: str) -> Room:
     """One transaction: the cap check (under the team row's lock) and the insert."""
     with transaction.atomic():
-        locked = Team.objects.select_for_update().get(pk=team.pk)
+        locked = Team.objects.select_for_update().get(pk=team_id)
         if locked.room_cap is not None and locked.rooms.count() >= locked.room_cap:
             raise errors.RoomCapReachedError(errors.ROOM_CAP_REACHED.format(cap=locked.room_cap))
         room = Room.objects.create(room_id=room_id, team=locked, name=name)
@@ -241,30 +267,28 @@ def _room_insert(*, team: Team, room_id: str, name: str, actor: str, how: str) -
     return room
 
 
-def room_claim(*, team_slug: str, room_id: str, actor: str) -> str:
-    """First touch: the owner after the attempt (the caller's team, or whoever won)."""
-    existing = room_owner_get(room_id)
+def room_claim(*, team_id: int, room_id: str, actor: str) -> int:
+    """First touch: the owner's team id after the attempt (the caller's, or whoever won)."""
+    existing = room_owner_id(room_id)
     if existing is not None:
         return existing
-    team = team_for_slug(team_slug)
     # Another call may claim it between our read and our insert: then it is the record.
     with contextlib.suppress(IntegrityError):
-        _room_insert(team=team, room_id=room_id, name="", actor=actor, how="first_touch")
-    owner = room_owner_get(room_id)
+        _room_insert(team_id=team_id, room_id=room_id, name="", actor=actor, how="first_touch")
+    owner = room_owner_id(room_id)
     assert owner is not None
     return owner
 
 
 def room_create(*, team: Team, room_id: str | None, name: str = "", actor: str) -> Room:
-    """Explicit creation (API, dashboard): a chosen id, or a generated unguessable one."""
+    """Explicit creation (API, dashboard): a chosen id, or a generated unguessable one. A
+    taken id gets the one room denial, like any room the caller may not touch."""
     chosen = room_id or room_id_generate()
     try:
-        room = _room_insert(team=team, room_id=chosen, name=name, actor=actor, how="created")
+        room = _room_insert(team_id=team.pk, room_id=chosen, name=name, actor=actor, how="created")
     except IntegrityError:
-        raise errors.RoomIdUnavailableError(
-            errors.ROOM_ID_UNAVAILABLE.format(room_id=chosen)
-        ) from None
-    store.run_sync(store.room_owner_cache, RoomKeys(chosen), team.slug)
+        raise room_errors.RoomAccessError(room_errors.ROOM_ACCESS_DENIED) from None
+    store.run_sync(store.room_owner_cache, RoomKeys(chosen), str(team.pk))
     return room
 
 
@@ -285,14 +309,13 @@ def invite_create(
     actor: str = "system",
     created_by: User | None = None,
 ) -> MintedInvite:
-    secret = secret_generate(INVITE_PREFIX)
     with transaction.atomic():
-        invite = Invite.objects.create(
-            team=room.team,
+        invite, secret = credential_mint(
+            Invite,
+            prefix=INVITE_PREFIX,
+            team_id=room.team_id,
             room=room,
             label=label,
-            prefix=secret_display_prefix(secret),
-            digest=secret_digest(secret),
             agent_name=agent_name,
             read_only=read_only,
             expires_at=expires_at,
@@ -315,15 +338,15 @@ def invite_create(
 
 
 def invite_revoke(*, invite: Invite, actor: str = "system") -> Invite:
-    revocation_record(
+    credential_revoke(
         invite,
+        ref=f"invite:{invite.pk}",
         team=invite.team,
         actor=actor,
         action="invite.revoke",
         object_type="invite",
         detail={"room": invite.room.room_id, "prefix": invite.prefix},
     )
-    store.run_sync(store.bearer_cache_delete, invite.digest)
     return invite
 
 
@@ -335,7 +358,7 @@ DEMO_TEAM = "demo"
 def demo_key_ensure() -> MintedKey | None:
     """On a first start with no API_KEYS: a demo team and one key, to print once. None when
     the demo team already has a live key (its secret was shown on the first start)."""
-    team = team_for_slug(DEMO_TEAM)
+    team = team_ensure(DEMO_TEAM)
     if team.api_keys.filter(revoked_at__isnull=True).exists():
         return None
     return api_key_create(team=team, name="demo key (make run)", actor="system")

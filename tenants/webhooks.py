@@ -1,11 +1,13 @@
 """Webhooks (seeds/001 "webhook wake-up"): register a URL per room, and every matching
 event is POSTed to it, signed with HMAC-SHA256 over "<timestamp>.<body>".
 
-The relay reads the room's stream after each webhook's cursor, so nothing is skipped when
-a worker was down; a unique (webhook, event) row makes each delivery happen once however
-many relays run. Deliveries retry with exponential backoff and a webhook that keeps
-failing is disabled. The SSRF guard refuses receivers on private, loopback, link-local
-(cloud metadata) and reserved addresses unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is on.
+The relay (woken by the room's own wake channel: mcp_gateway/relay.py) reads the room's
+stream after each webhook's cursor, so nothing is skipped when a worker was down; a unique
+(webhook, event) row makes each delivery happen once however many relays run. Deliveries
+retry with exponential backoff and a webhook that keeps failing is disabled. The SSRF guard
+refuses receivers on private, loopback, link-local (cloud metadata) and reserved addresses
+unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is on. This module holds the rules and the records;
+the HTTP request itself is made by the agent-facing door (mcp_gateway/webhooks.py).
 """
 
 from __future__ import annotations
@@ -15,14 +17,13 @@ import hmac
 import ipaddress
 import json
 import logging
-import secrets
 import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -33,6 +34,7 @@ from rooms import store
 from rooms.keys import RoomKeys
 from rooms.records import event_from_entry
 from tenants import errors, services
+from tenants.credentials import WEBHOOK_PREFIX
 from tenants.models import Room, Webhook, WebhookDelivery
 
 log = logging.getLogger(__name__)
@@ -40,7 +42,6 @@ SIGNATURE_HEADER = "X-Roomservice-Signature"
 TIMESTAMP_HEADER = "X-Roomservice-Timestamp"
 DELIVERY_HEADER = "X-Roomservice-Delivery"
 EVENT_HEADER = "X-Roomservice-Event"
-SECRET_PREFIX = "whsec_"
 URL_REFUSED = "Webhook URL refused: {reason}."
 RELAY_BATCH = 500
 
@@ -82,24 +83,6 @@ def url_refusal(url: str) -> str | None:
         ):
             return f"{parts.hostname} resolves to a non-public address ({address})"
     return None
-    try:
-        infos = socket.getaddrinfo(
-            parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
-        )
-    except socket.gaierror:
-        return f"{parts.hostname} does not resolve"
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
-            return f"{parts.hostname} resolves to a non-public address ({address})"
-    return None
 
 
 # --- Registration ---------------------------------------------------------------------------
@@ -127,14 +110,15 @@ def webhook_create(
         store.event_range, RoomKeys(room.room_id), start="-", end="+", count=1, reverse=True
     )
     ms, seq = _split(newest[0][0]) if newest else (0, 0)
-    secret = SECRET_PREFIX + secrets.token_urlsafe(24)
     with transaction.atomic():
-        hook = Webhook.objects.create(
+        hook, secret = services.credential_mint(
+            Webhook,
+            prefix=WEBHOOK_PREFIX,
+            keep_secret=True,
             room=room,
             url=url,
             agent_filter=agent_filter,
             event_types=list(event_types or []),
-            secret=secret,
             cursor_ms=ms,
             cursor_seq=seq,
             created_by=created_by,
@@ -147,8 +131,20 @@ def webhook_create(
             object_id=hook.pk,
             detail={"room": room.room_id, "url": url},
         )
-    store.run_sync(store.room_hooked_set, RoomKeys(room.room_id), True)
+        _changed_after_commit(room.room_id)
     return MintedWebhook(webhook=hook, secret=secret)
+
+
+def _changed_after_commit(room_id: str) -> None:
+    """Tell the relay (every process running one) to (re)consider this room's webhooks."""
+
+    def publish() -> None:
+        try:
+            store.run_sync(store.webhooks_changed_publish, room_id)
+        except Exception:  # the relay also re-reads its rooms periodically
+            log.exception("could not tell the relay that webhooks changed")
+
+    transaction.on_commit(publish)
 
 
 def webhook_disable(*, hook: Webhook, reason: str, actor: str) -> Webhook:
@@ -164,13 +160,15 @@ def webhook_disable(*, hook: Webhook, reason: str, actor: str) -> Webhook:
             object_id=hook.pk,
             detail={"reason": reason[:300]},
         )
-    if not Webhook.objects.filter(room=hook.room, active=True).exists():
-        store.run_sync(store.room_hooked_set, RoomKeys(hook.room.room_id), False)
+        _changed_after_commit(hook.room.room_id)
     return hook
 
 
-def room_has_webhooks(room_id: str) -> bool:
-    return Webhook.objects.filter(room__room_id=room_id, active=True).exists()
+def rooms_with_webhooks() -> list[str]:
+    """The ids of every room with an active webhook (what the relay listens to)."""
+    return list(
+        Webhook.objects.filter(active=True).values_list("room__room_id", flat=True).distinct()
+    )
 
 
 # --- Relay: events -> delivery rows ------------------------------------------------------------
@@ -181,7 +179,7 @@ def _split(event_id: str) -> tuple[int, int]:
     return int(ms), int(seq)
 
 
-def _matches(hook: Webhook, event: dict[str, Any]) -> bool:
+def _matches(hook: Webhook, event: Mapping[str, Any]) -> bool:
     if hook.event_types and event["type"] not in hook.event_types:
         return False
     return not hook.agent_filter or event.get("to") in ("all", hook.agent_filter)
@@ -227,18 +225,7 @@ def webhook_relay(room_id: str) -> list[int]:
     return created
 
 
-# --- Delivery --------------------------------------------------------------------------------
-
-
-_http: httpx.Client | None = None
-
-
-def _client() -> httpx.Client:
-    """One pooled client per process: a fresh one per delivery costs ~20 ms of set-up."""
-    global _http
-    if _http is None:
-        _http = httpx.Client(timeout=settings.WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False)
-    return _http
+# --- Delivery: what to send, and what came of it (the door sends it) ----------------------------
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -253,7 +240,19 @@ class Attempt:
     retry_in_seconds: int = 0
 
 
-def webhook_deliver(delivery_id: int) -> Attempt:
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """One signed POST, ready to send."""
+
+    delivery_id: int
+    url: str
+    body: bytes
+    headers: dict[str, str]
+
+
+def delivery_prepare(delivery_id: int) -> Outgoing | Attempt:
+    """The request to make for a pending delivery, or the Attempt that ends it without one
+    (already sent, webhook disabled, receiver refused by the SSRF guard)."""
     delivery = WebhookDelivery.objects.select_related(
         "webhook", "webhook__room", "webhook__room__team"
     ).get(pk=delivery_id)
@@ -275,16 +274,18 @@ def webhook_deliver(delivery_id: int) -> Attempt:
         DELIVERY_HEADER: str(delivery.pk),
         EVENT_HEADER: delivery.event_id,
     }
+    return Outgoing(delivery_id=delivery.pk, url=hook.url, body=body, headers=headers)
+
+
+def delivery_record(delivery_id: int, *, response_status: int | None, error: str) -> Attempt:
+    """What one POST came to: delivered (a 2xx), a retry later, or failed for good."""
+    delivery = WebhookDelivery.objects.select_related("webhook", "webhook__room__team").get(
+        pk=delivery_id
+    )
+    hook = delivery.webhook
     delivery.attempts += 1
-    try:
-        response = _client().post(
-            hook.url, content=body, headers=headers, timeout=settings.WEBHOOK_TIMEOUT_SECONDS
-        )
-        delivery.response_status = response.status_code
-        ok = 200 <= response.status_code < 300
-        error = "" if ok else f"HTTP {response.status_code}"
-    except httpx.HTTPError as exc:
-        ok, error = False, f"{type(exc).__name__}: {exc}"[:500]
+    delivery.response_status = response_status
+    ok = not error and response_status is not None and 200 <= response_status < 300
     if ok:
         delivery.status = WebhookDelivery.Status.DELIVERED
         delivery.delivered_at = timezone.now()
@@ -293,9 +294,9 @@ def webhook_deliver(delivery_id: int) -> Attempt:
         if hook.consecutive_failures:
             Webhook.objects.filter(pk=hook.pk).update(consecutive_failures=0)
         return Attempt(done=True)
-    delivery.last_error = error
+    delivery.last_error = (error or f"HTTP {response_status}")[:500]
     if delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
-        return _give_up(delivery, error, count_failure=True)
+        return _give_up(delivery, delivery.last_error, count_failure=True)
     delivery.save()
     return Attempt(done=False, retry_in_seconds=min(2**delivery.attempts, 600))
 

@@ -56,6 +56,16 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(autouse=True)
+def _process_caches_cleared() -> Iterator[None]:
+    """Each test's database starts empty: what this process remembers of it must too."""
+    from tenants.auth import caches_clear
+
+    caches_clear()
+    yield
+    caches_clear()
+
+
 @pytest.fixture
 async def redis_client_closed() -> AsyncIterator[None]:
     """Close this test's event-loop Redis pool at teardown (a pool cannot outlive its loop)."""

@@ -13,8 +13,8 @@ from rooms import services as room_services
 from rooms import store
 from tenants import services
 from tenants.access import room_access
-from tenants.auth import Caller
 from tenants.models import ApiKey, AuditEvent, Membership, Room, Team
+from tests import callers
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import PASSWORD, Person, person
 
@@ -63,7 +63,7 @@ def test_apikey_mode_enters_with_a_team_key_and_revoking_it_ends_the_session(
     settings: object,
 ) -> None:
     settings.AUTH_MODE = "apikey"  # type: ignore[attr-defined]
-    team = services.team_for_slug("keyed")
+    team = services.team_ensure("keyed")
     minted = services.api_key_create(team=team, name="door")
     client = Client()
     assert client.get("/signup").status_code == 404
@@ -103,10 +103,10 @@ def test_a_key_is_shown_once_and_revoked_after_confirmation(ann: Person) -> None
 
 def _filled_room(owner: Person) -> Room:
     room = services.room_create(team=owner.team, room_id=new_room_id("filled"), actor="test")
-    caller = Caller(team_id=owner.team.slug, kind="static", credential_id="t")
+    caller = callers.team_caller(owner.team.slug)
 
     async def fill() -> None:
-        ref = await room_access(caller, room.room_id, True)
+        ref = await room_access(caller, room.room_id, write=True)
         api = await room_services.task_add(
             ref, title="auth API", description="", depends_on=[], priority=None, agent_id="backend"
         )

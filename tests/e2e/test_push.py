@@ -24,9 +24,11 @@ import httpx
 import pytest
 import redis.asyncio as aioredis
 
+from mcp_gateway import rest as rest_door
 from rooms import errors, registry, scripts
 from rooms.keys import RoomKeys
-from tenants import doors
+from tenants import errors as tenant_errors
+from tenants.auth import UNAUTHORIZED
 from tests.conftest import new_room_id
 from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, RunningServer, start_server
 from tests.rooms.test_registry import VALID_ARGS
@@ -485,9 +487,11 @@ async def refused(response: httpx.Response) -> None:
         with anyio.fail_after(BOUND):
             body = await response.aread()
         assert json.loads(body) == {
-            "message": doors.TOO_MANY_STREAMS.format(cap=STREAM_CAP),
-            "code": "too_many_streams",
-            "extra": {},
+            "message": tenant_errors.TOO_MANY.format(
+                what="Event streams", scope="team", cap=STREAM_CAP
+            ),
+            "code": "too_many",
+            "extra": {"retryAfter": KEEPALIVE_SECONDS},
         }
     finally:
         await response.aclose()
@@ -617,7 +621,7 @@ async def test_sse_refuses_other_teams_and_missing_keys(server: RunningServer) -
             assert unauthorized.status_code == 401
             assert unauthorized.headers["www-authenticate"] == 'Bearer realm="roomservice"'
             assert unauthorized.json() == {
-                "message": doors.UNAUTHORIZED,
+                "message": UNAUTHORIZED,
                 "code": "not_authenticated",
                 "extra": {},
             }
@@ -970,14 +974,17 @@ async def test_rest_door_refuses_what_only_http_can_get_wrong(server: RunningSer
         r = await rest_call(http, base, "read_plan", {"roomId": other}, room)
         assert (r.status_code, r.json()) == (
             400,
-            problem(doors.ROOM_MISMATCH.format(body=other, url=room), "invalid_arguments"),
+            problem(rest_door.ROOM_MISMATCH.format(body=other, url=room), "invalid_arguments"),
         )
         r = await rest_call(http, base, "read_plan", {"roomId": room}, room)  # the same: fine
         assert r.status_code == 200 and r.json()["project"] == room
 
         for raw in (b"{not json", b"\xff\xfe", b"[]", b'"text"', b"3"):
             r = await rest_call(http, base, "read_plan", None, room, raw=raw)
-            assert (r.status_code, r.json()) == (400, problem(doors.NOT_JSON, "invalid_arguments"))
+            assert (r.status_code, r.json()) == (
+                400,
+                problem(rest_door.NOT_JSON, "invalid_arguments"),
+            )
         r = await rest_call(http, base, "read_plan", None, room, raw=b"")  # no body: {}
         assert r.status_code == 200 and r.json()["project"] == room
 
@@ -1015,9 +1022,9 @@ async def test_rest_door_refuses_what_only_http_can_get_wrong(server: RunningSer
             r = await rest_call(http, base, "add_task", {"title": "x"}, room, secret)
             assert r.status_code == 401
             assert r.headers["www-authenticate"] == 'Bearer realm="roomservice"'
-            assert r.json() == problem(doors.UNAUTHORIZED, "not_authenticated")
+            assert r.json() == problem(UNAUTHORIZED, "not_authenticated")
         r = await rest_call(http, base, "list_rooms", {}, None, None)
-        assert (r.status_code, r.json()) == (401, problem(doors.UNAUTHORIZED, "not_authenticated"))
+        assert (r.status_code, r.json()) == (401, problem(UNAUTHORIZED, "not_authenticated"))
 
         r = await rest_call(http, base, "add_task", {"title": "x"}, room, TEAM_B_SECRET)
         assert (r.status_code, r.json()) == (

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from rooms import registry
+from rooms import errors, registry
 from tests.conftest import new_room_id
 from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, RunningServer
 
@@ -300,10 +300,7 @@ def test_another_teams_room_is_refused_for_every_tool(server: RunningServer, too
         args = valid_arguments(tool, room)
         result = call(server, tool, args, secret=TEAM_B_SECRET)
     assert result["isError"] is True
-    assert text(result) == (
-        "Room not found or access denied. Check the roomId; a room belongs to the team that "
-        "first used it, and an invite reaches only its own room."
-    )
+    assert text(result) == errors.ROOM_ACCESS_DENIED
 
 
 def valid_arguments(tool: str, room: str) -> dict[str, Any]:

@@ -1,39 +1,38 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
+from rooms import registry
 from rooms.refs import RoomRef
+from rooms.schemas import RoomInput
 from tenants.access import room_access
-from tenants.auth import Caller
+from tenants.capabilities import Caller
+from tests import callers
 
-TEAM = Caller(team_id="team-a", kind="static", credential_id="static:team-a")
+RoomCheck = Callable[[str, bool], Awaitable[RoomRef]]
 
 
 @pytest.fixture
-async def room(room_id: str, redis_client_closed: None) -> AsyncIterator[RoomRef]:
+async def team_a(redis_client_closed: None) -> Caller:
+    return await callers.team("team-a")
+
+
+@pytest.fixture
+async def room(room_id: str, team_a: Caller) -> AsyncIterator[RoomRef]:
     """A fresh room owned by team-a, reached through the real access check."""
-    yield await room_access(TEAM, room_id, True)
+    yield await room_access(team_a, room_id, write=True)
 
 
-@dataclass
-class FunctionAccess:
-    """A registry Access made of one room-check function (tests drive the check directly)."""
-
-    check: Callable[[str, bool], Awaitable[RoomRef]]
-
-    async def room(self, room_id: str, write: bool) -> RoomRef:
-        return await self.check(room_id, write)
-
-    async def rooms(self) -> list[dict[str, Any]]:
-        raise AssertionError("this test's access lists no rooms")
-
-
-def as_access(check: Callable[[str, bool], Awaitable[RoomRef]]) -> FunctionAccess:
-    return FunctionAccess(check)
+async def invoke(name: str, arguments: dict[str, Any], check: RoomCheck) -> Any:
+    """One room tool through the registry, with `check` standing for the door's access
+    check (rooms/ tests drive the protocol without the tenancy around it)."""
+    tool = registry.tool_get(name)
+    args = registry.arguments_parse(tool, arguments)
+    assert isinstance(tool, registry.RoomTool) and isinstance(args, RoomInput)
+    return await tool.run(await check(args.roomId, not tool.read_only), args)
 
 
 @pytest.fixture(autouse=True)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import redis
 
-from rooms import clock, errors, registry, selectors, services
+from rooms import clock, errors, selectors, services
 from rooms.refs import RoomRef
-from tests.rooms.conftest import as_access
+from tests.rooms.conftest import invoke as registry_invoke
 
 pytestmark = pytest.mark.anyio
 
@@ -58,7 +58,7 @@ def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
         assert room_id == room.room_id
         return room
 
-    return registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, as_access(access))
+    return registry_invoke(name, {"roomId": room.room_id, **arguments}, access)
 
 
 async def all_events(room: RoomRef) -> list[dict[str, Any]]:

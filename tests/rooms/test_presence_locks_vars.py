@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from rooms import clock, registry, selectors, services
+from rooms import clock, selectors, services
 from rooms.refs import RoomRef
-from tests.rooms.conftest import as_access
+from tests.rooms.conftest import invoke as registry_invoke
 
 pytestmark = pytest.mark.anyio
 
@@ -23,7 +23,7 @@ def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
     async def access(room_id: str, write: bool) -> RoomRef:
         return room
 
-    return registry.tool_invoke(name, {"roomId": room.room_id, **arguments}, as_access(access))
+    return registry_invoke(name, {"roomId": room.room_id, **arguments}, access)
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from rooms import errors, registry, schemas, selectors, services
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from tenants.access import room_access
-from tenants.auth import Caller
-from tests.rooms.conftest import as_access
+from tenants.capabilities import Caller
+from tests import callers
+from tests.rooms.conftest import invoke
 
 pytestmark = pytest.mark.anyio
 
@@ -88,9 +89,6 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "list_shared_vars": {},
 }
 
-TEAM_A = Caller(team_id="team-a", kind="static", credential_id="static:team-a")
-TEAM_B = Caller(team_id="team-b", kind="static", credential_id="static:team-b")
-
 
 def door(room: RoomRef) -> Callable[[str, bool], Awaitable[RoomRef]]:
     async def access(room_id: str, write: bool) -> RoomRef:
@@ -105,7 +103,7 @@ async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgu
         raise AssertionError("the access check ran before the arguments were validated")
 
     with pytest.raises(errors.ToolArgumentsError) as caught:
-        await registry.tool_invoke(name, arguments, as_access(never))
+        await invoke(name, arguments, never)
     return caught.value
 
 
@@ -114,7 +112,7 @@ async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgu
 
 def test_the_tool_names_are_the_25_of_the_protocol_list_rooms_and_wait_for_events() -> None:
     assert [t.name for t in registry.TOOLS] == ["list_rooms", *TOOL_NAMES]
-    assert [t.name for t in registry.TOOLS if t.scope == "room"] == TOOL_NAMES
+    assert [t.name for t in registry.TOOLS if isinstance(t, registry.RoomTool)] == TOOL_NAMES
     assert sorted(registry.TOOLS_BY_NAME) == sorted(["list_rooms", *TOOL_NAMES])
     assert set(VALID_ARGS) == set(TOOL_NAMES)
 
@@ -168,9 +166,9 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
     }
 
 
-async def test_unknown_tool_is_refused_listing_the_tools(room: RoomRef) -> None:
+async def test_unknown_tool_is_refused_listing_the_tools() -> None:
     with pytest.raises(errors.UnknownToolError) as caught:
-        await registry.tool_invoke("read_plans", {"roomId": room.room_id}, as_access(door(room)))
+        registry.tool_get("read_plans")
 
     assert "'read_plans'" in caught.value.message
     for name in TOOL_NAMES:
@@ -330,9 +328,7 @@ async def test_over_a_size_limit_is_refused_naming_the_field_and_the_limit(
 async def test_exactly_at_a_size_limit_is_accepted(
     room: RoomRef, name: str, arguments: dict[str, Any]
 ) -> None:
-    result = await registry.tool_invoke(
-        name, {"roomId": room.room_id, **arguments}, as_access(door(room))
-    )
+    result = await invoke(name, {"roomId": room.room_id, **arguments}, door(room))
 
     assert result
 
@@ -341,21 +337,26 @@ async def test_exactly_at_a_size_limit_is_accepted(
 
 
 @pytest.mark.parametrize(
-    "room_id",
-    ["a", "Room-1", "-room", "_room", "room.1", "room 1", "r" * 65, "", "room__1", "a__"],
+    "room_id", ["a", "Room-1", "-room", "_room", "room.1", "room 1", "r" * 65, "room__1", "a__"]
 )
 @pytest.mark.parametrize("name", ["read_plan", "add_task", "heartbeat"])
-async def test_a_bad_room_id_is_refused(name: str, room_id: str) -> None:
-    exc = await refused_parse(name, {**VALID_ARGS[name], "roomId": room_id})
+async def test_a_bad_room_id_is_refused_by_the_access_check_saying_why(
+    name: str, room_id: str, team_a: Caller
+) -> None:
+    async def real(rid: str, write: bool) -> RoomRef:
+        return await room_access(team_a, rid, write=write)
+
+    with pytest.raises(errors.ToolArgumentsError) as caught:
+        await invoke(name, {**VALID_ARGS[name], "roomId": room_id}, real)
+
+    assert caught.value.message == errors.ROOM_ID_INVALID.format(room_id=room_id)
+    assert "'__'" in caught.value.message
+
+
+async def test_an_empty_room_id_is_refused_by_the_schema() -> None:
+    exc = await refused_parse("read_plan", {"roomId": ""})
 
     assert exc.extra["fields"] == ["roomId"]
-    assert "roomId: " in exc.message
-
-
-async def test_double_underscore_in_a_room_id_is_refused_saying_why() -> None:
-    exc = await refused_parse("read_plan", {"roomId": "team__room"})
-
-    assert "'__'" in exc.message
 
 
 async def test_missing_room_id_is_refused() -> None:
@@ -373,7 +374,7 @@ async def test_a_good_room_id_reaches_the_access_check(room_id: str) -> None:
         raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
 
     with pytest.raises(errors.RoomAccessError):
-        await registry.tool_invoke("add_task", {"roomId": room_id, "title": "t"}, as_access(access))
+        await invoke("add_task", {"roomId": room_id, "title": "t"}, access)
 
     assert seen == [(room_id, True)]
 
@@ -383,7 +384,7 @@ async def test_a_good_room_id_reaches_the_access_check(room_id: str) -> None:
 
 @pytest.mark.parametrize("name", TOOL_NAMES)
 async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_missing_room(
-    name: str, room: RoomRef, sync_redis: redis.Redis
+    name: str, room: RoomRef, team_a: Caller, sync_redis: redis.Redis
 ) -> None:
     # `room` is team-a's; give it some state so a leak would show.
     await services.task_add(
@@ -395,14 +396,14 @@ async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_mi
     async def refusing(room_id: str, write: bool) -> RoomRef:
         raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)
 
+    team_b = await callers.team("team-b")
+
     async def as_team_b(room_id: str, write: bool) -> RoomRef:
-        return await room_access(TEAM_B, room_id, write)
+        return await room_access(team_b, room_id, write=write)
 
     async def invite_to_missing_room(room_id: str, write: bool) -> RoomRef:
         # An invite never claims, so a room nobody owns stays missing.
-        return await room_access(
-            Caller(team_id="team-a", kind="invite", allowed_room=room_id), room_id, write
-        )
+        return await room_access(callers.guest_of(team_a, room_id), room_id, write=write)
 
     missing_arguments = {**arguments, "roomId": "missing-" + room.room_id}
     caught: list[errors.DomainError] = []
@@ -412,7 +413,7 @@ async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_mi
         (invite_to_missing_room, missing_arguments),
     ):
         with pytest.raises(errors.RoomAccessError) as exc:
-            await registry.tool_invoke(name, args, as_access(access))
+            await invoke(name, args, access)
         caught.append(exc.value)
 
     assert [e.message for e in caught] == [errors.ROOM_ACCESS_DENIED] * 3
@@ -422,30 +423,31 @@ async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_mi
     # Nothing was written to the room the other team tried.
     assert await selectors.event_list(room, since=None, limit=100, order="asc") == events_before
     # The foreign room still belongs to team-a, and the missing room was not claimed.
-    assert sync_redis.get(room.keys.owner) == "team-a"
+    assert sync_redis.get(room.keys.owner) == str(team_a.team_id)
     assert sync_redis.exists(*RoomKeys(missing_arguments["roomId"]).durable()) == 0
 
 
-async def test_foreign_room_access_stays_refused_for_reads_and_writes(room: RoomRef) -> None:
+async def test_foreign_room_access_stays_refused_for_reads_and_writes(
+    room: RoomRef, team_a: Caller
+) -> None:
+    team_b = await callers.team("team-b")
     for write in (False, True):
         with pytest.raises(errors.RoomAccessError) as caught:
-            await room_access(TEAM_B, room.room_id, write)
+            await room_access(team_b, room.room_id, write=write)
         assert caught.value.message == errors.ROOM_ACCESS_DENIED
 
-    owner = await room_access(TEAM_A, room.room_id, True)
+    owner = await room_access(team_a, room.room_id, write=True)
     assert owner.room_id == room.room_id
 
 
-async def test_read_only_caller_may_not_call_a_writing_tool(room: RoomRef) -> None:
-    reader = Caller(team_id="team-a", kind="key", read_only=True)
+async def test_read_only_caller_may_not_call_a_writing_tool(room: RoomRef, team_a: Caller) -> None:
+    reader = callers.reader_of(team_a)
 
     async def access(room_id: str, write: bool) -> RoomRef:
-        return await room_access(reader, room_id, write)
+        return await room_access(reader, room_id, write=write)
 
-    plan = await registry.tool_invoke("read_plan", {"roomId": room.room_id}, as_access(access))
+    plan = await invoke("read_plan", {"roomId": room.room_id}, access)
     with pytest.raises(errors.ReadOnlyCallerError):
-        await registry.tool_invoke(
-            "add_task", {"roomId": room.room_id, "title": "t"}, as_access(access)
-        )
+        await invoke("add_task", {"roomId": room.room_id, "title": "t"}, access)
 
     assert plan["tasks"] == []

@@ -8,14 +8,14 @@ import redis
 from rooms import services
 from rooms.refs import RoomRef
 from tenants.access import room_access
-from tests.rooms.conftest import TEAM
+from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio
 THIRTY_DAYS_MS = 30 * 24 * 3600 * 1000
 
 
 async def test_every_room_key_carries_the_idle_ttl_and_use_refreshes_it(
-    room: RoomRef, sync_redis: redis.Redis
+    room: RoomRef, team_a: Caller, sync_redis: redis.Redis
 ) -> None:
     task = await services.task_add(
         room, title="t", description="", depends_on=[], priority=None, agent_id="a"
@@ -46,6 +46,6 @@ async def test_every_room_key_carries_the_idle_ttl_and_use_refreshes_it(
     # Shorten them, as if the room had sat unused; the next access puts them back.
     for key in keys:
         sync_redis.pexpire(key, 5_000)
-    await room_access(TEAM, room.room_id, False)
+    await room_access(team_a, room.room_id, write=False)
     for key in keys:
         assert sync_redis.pttl(key) > THIRTY_DAYS_MS - 60_000, key

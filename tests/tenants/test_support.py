@@ -15,17 +15,17 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from tenants import services
-from tenants.auth import caller_lookup
+from tenants.auth import Bearer, KeySession, credential_lookup
 from tenants.credentials import secret_digest
 from tenants.models import ApiKey, AuditEvent, Invite, Room, Team
 
 
 def test_audit_rows_for_keys_invites_claims_and_memberships() -> None:
-    team = services.team_for_slug("audited")
+    team = services.team_ensure("audited")
     minted = services.api_key_create(team=team, name="k", actor="user:1")
     services.api_key_revoke(key=minted.key, actor="user:1")
-    room = services.room_claim(team_slug="audited", room_id="audited-room", actor="static:audited")
-    assert room == "audited"
+    owner = services.room_claim(team_id=team.pk, room_id="audited-room", actor=f"static:{team.pk}")
+    assert owner == team.pk
     invite = services.invite_create(
         room=Room.objects.get(room_id="audited-room"), label="guest", actor="user:1"
     )
@@ -41,7 +41,7 @@ def test_audit_rows_for_keys_invites_claims_and_memberships() -> None:
     assert actions == [
         ("key.create", "user:1"),
         ("key.revoke", "user:1"),
-        ("room.claim", "static:audited"),
+        ("room.claim", f"static:{team.pk}"),
         ("invite.create", "user:1"),
         ("invite.revoke", "user:1"),
         ("membership.add", "user:1"),
@@ -66,7 +66,7 @@ def test_the_audit_log_is_append_only() -> None:
 
 
 def test_keys_and_invites_are_stored_only_as_digests() -> None:
-    team = services.team_for_slug("digests")
+    team = services.team_ensure("digests")
     minted = services.api_key_create(team=team, name="k")
     assert minted.secret.startswith("rs_live_")
     stored = ApiKey.objects.get(pk=minted.key.pk)
@@ -77,7 +77,8 @@ def test_keys_and_invites_are_stored_only_as_digests() -> None:
     invite = services.invite_create(room=room)
     assert invite.secret.startswith("rs_inv_")
     assert Invite.objects.get(pk=invite.invite.pk).digest == secret_digest(invite.secret)
-    assert caller_lookup(secret_digest(invite.secret)).allowed_room == room.room_id  # type: ignore[union-attr]
+    guest = credential_lookup(Bearer(invite.secret))
+    assert guest is not None and guest.room == room.room_id
 
 
 @pytest.fixture
@@ -89,7 +90,7 @@ def staff() -> Client:
 
 
 def test_the_admin_shows_every_model_and_never_a_digest(staff: Client) -> None:
-    team = services.team_for_slug("admin-team")
+    team = services.team_ensure("admin-team")
     minted = services.api_key_create(team=team, name="visible name")
     room = services.room_create(team=team, room_id="admin-room", actor="test")
     invite = services.invite_create(room=room, label="guest label")
@@ -139,7 +140,7 @@ def test_management_commands_create_mint_invite_and_revoke() -> None:
     call_command("revoke_key", key.prefix, stdout=out)
     key.refresh_from_db()
     assert key.revoked_at is not None and "revoked" in out.getvalue()
-    assert caller_lookup(key.digest) is None
+    assert credential_lookup(KeySession(key.digest)) is None
 
 
 def test_the_openapi_schema_lists_every_api_route_and_matches_responses(settings: object) -> None:

@@ -3,11 +3,13 @@ disabling after failures, the SSRF guard, and the REST API."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -15,11 +17,15 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from mcp_gateway.dispatch import tool_run
+from mcp_gateway.relay import Relay, relay_and_queue
+from rooms import errors as room_errors
 from rooms import services as room_services
 from tenants import access, errors, services, webhooks
-from tenants.auth import Caller
+from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import Room, Webhook, WebhookDelivery
+from tests import callers
 from tests.conftest import new_room_id
 
 pytestmark = pytest.mark.anyio
@@ -33,11 +39,22 @@ class Receiver:
     status_when_failing: int = 500
     seen: list[dict[str, Any]] = field(default_factory=list)
     server: ThreadingHTTPServer | None = None
+    arrived: threading.Condition = field(default_factory=threading.Condition)
 
     @property
     def url(self) -> str:
         assert self.server is not None
         return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    async def wait_for(self, count: int, timeout: float = 15.0) -> list[dict[str, Any]]:
+        """The first `count` requests, once they have arrived (a bounded wait, no sleep)."""
+
+        def wait() -> bool:
+            with self.arrived:
+                return self.arrived.wait_for(lambda: len(self.seen) >= count, timeout)
+
+        assert await asyncio.to_thread(wait), f"{len(self.seen)} of {count} requests arrived"
+        return self.seen[:count]
 
 
 @pytest.fixture
@@ -48,8 +65,10 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             body = self.rfile.read(int(self.headers["Content-Length"]))
-            state.seen.append({"headers": dict(self.headers), "body": body})
-            failing = len(state.seen) <= state.fail_first
+            with state.arrived:
+                state.seen.append({"headers": dict(self.headers), "body": body})
+                failing = len(state.seen) <= state.fail_first
+                state.arrived.notify_all()
             self.send_response(state.status_when_failing if failing else 204)
             self.end_headers()
 
@@ -64,6 +83,17 @@ def receiver(settings: Any) -> Iterator[Receiver]:
     state.server.server_close()
 
 
+@pytest.fixture
+async def relay(redis_client_closed: None) -> AsyncIterator[Relay]:
+    """The webhook relay, running in this test's event loop (deliveries run eagerly)."""
+    running = Relay()
+    task = asyncio.get_running_loop().create_task(running.run())
+    yield running
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
 def verify(secret: str, headers: dict[str, str], body: bytes) -> bool:
     """The receiving side's check, as docs/webhooks.md shows it."""
     timestamp = headers["X-Roomservice-Timestamp"]
@@ -76,30 +106,36 @@ def verify(secret: str, headers: dict[str, str], body: bytes) -> bool:
 
 def make_room(team: str = "hooks-team") -> Room:
     return services.room_create(
-        team=services.team_for_slug(team), room_id=new_room_id("hooked"), actor="t"
+        team=services.team_ensure(team), room_id=new_room_id("hooked"), actor="t"
     )
 
 
-TEAM = Caller(team_id="hooks-team", kind="static", credential_id="hooks-team")
-
-
 async def post(room_id: str, kind: str = "ping", to: str = "all", n: int = 0) -> dict[str, Any]:
-    return await access.tool_run(  # type: ignore[no-any-return]
-        TEAM,
+    team: Caller = await callers.team("hooks-team")
+    return await tool_run(  # type: ignore[no-any-return]
+        team,
         "post_event",
         {"roomId": room_id, "type": kind, "from": "a", "to": to, "payload": {"n": n}},
     )
 
 
+def bodies(requests: list[dict[str, Any]]) -> list[str]:
+    return [json.loads(r["body"])["id"] for r in requests]
+
+
 async def test_each_event_reaches_the_receiver_signed_and_once(
-    receiver: Receiver, redis_client_closed: None
+    receiver: Receiver, relay: Relay
 ) -> None:
     room = await db_run(make_room)
     minted = await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
     assert minted.secret.startswith("whsec_")
     events = [await post(room.room_id, n=i) for i in range(3)]
-    assert [json.loads(r["body"])["id"] for r in receiver.seen] == [e["id"] for e in events]
-    for request, event in zip(receiver.seen, events, strict=True):
+    seen = await receiver.wait_for(3)
+    await relay.idle(room.room_id)
+    assert sorted(bodies(seen)) == sorted(e["id"] for e in events)
+    by_id = {json.loads(r["body"])["id"]: r for r in seen}
+    for event in events:
+        request = by_id[event["id"]]
         assert verify(minted.secret, request["headers"], request["body"])
         assert not verify("whsec_wrong", request["headers"], request["body"])
         assert request["headers"]["X-Roomservice-Event"] == event["id"]
@@ -113,22 +149,22 @@ async def test_each_event_reaches_the_receiver_signed_and_once(
 
 
 async def test_a_failing_receiver_gets_retries_until_it_answers(
-    receiver: Receiver, redis_client_closed: None
+    receiver: Receiver, relay: Relay
 ) -> None:
     receiver.fail_first = 2
     room = await db_run(make_room)
     await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
     event = await post(room.room_id)
-    assert [json.loads(r["body"])["id"] for r in receiver.seen] == [event["id"]] * 3
+    seen = await receiver.wait_for(3)
+    await relay.idle(room.room_id)
+    assert bodies(seen) == [event["id"]] * 3
     delivery = await db_run(lambda: WebhookDelivery.objects.get())
     assert (delivery.status, delivery.attempts, delivery.response_status) == ("delivered", 3, 204)
     # Each retry is the same delivery: the receiver can de-duplicate on its id.
-    assert len({r["headers"]["X-Roomservice-Delivery"] for r in receiver.seen}) == 1
+    assert len({r["headers"]["X-Roomservice-Delivery"] for r in seen}) == 1
 
 
-async def test_filters_by_event_type_and_agent(
-    receiver: Receiver, redis_client_closed: None
-) -> None:
+async def test_filters_by_event_type_and_agent(receiver: Receiver, relay: Relay) -> None:
     room = await db_run(make_room)
     await db_run(
         lambda: webhooks.webhook_create(
@@ -141,26 +177,43 @@ async def test_filters_by_event_type_and_agent(
         await post(room.room_id, kind="ping", to="bob"),
         await post(room.room_id, kind="ping", to="all"),
     ]
-    assert [json.loads(r["body"])["id"] for r in receiver.seen] == [e["id"] for e in wanted]
+    marker = await post(room.room_id, kind="ping", to="all", n=99)
+    seen = await receiver.wait_for(3)
+    assert sorted(bodies(seen)) == sorted([*(e["id"] for e in wanted), marker["id"]])
 
 
-async def test_events_written_while_nobody_relayed_are_caught_up_in_order(
+async def test_events_written_while_no_relay_ran_are_caught_up_in_order(
     receiver: Receiver, redis_client_closed: None
 ) -> None:
     room = await db_run(make_room)
     await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
-    ref = await access.room_access(TEAM, room.room_id, True)
-    quiet = [  # straight through the services: no door, so no nudge
+    ref = await access.room_access(await callers.team("hooks-team"), room.room_id, write=True)
+    quiet = [
         await room_services.event_post(ref, type_="quiet", from_="a", to="all", payload={"n": i})
         for i in range(4)
     ]
-    assert receiver.seen == []
-    loud = await post(room.room_id)
-    assert [json.loads(r["body"])["id"] for r in receiver.seen] == [e["id"] for e in [*quiet, loud]]
+    assert receiver.seen == []  # no relay is running
+    task = asyncio.get_running_loop().create_task(Relay().run())
+    try:
+        assert bodies(await receiver.wait_for(4)) == [e["id"] for e in quiet]
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+
+async def test_the_relay_is_woken_by_the_write_itself(receiver: Receiver, relay: Relay) -> None:
+    """No tool call reaches up to the webhooks: a write through the services alone, with no
+    door around it, is delivered because the room's wake channel woke the relay."""
+    room = await db_run(make_room)
+    await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
+    ref = await access.room_access(await callers.team("hooks-team"), room.room_id, write=True)
+    event = await room_services.event_post(ref, type_="plain", from_="a", to="all", payload={})
+    assert bodies(await receiver.wait_for(1)) == [event["id"]]
 
 
 async def test_a_webhook_that_keeps_failing_is_disabled(
-    receiver: Receiver, settings: Any, redis_client_closed: None
+    receiver: Receiver, settings: Any, relay: Relay
 ) -> None:
     settings.WEBHOOK_MAX_ATTEMPTS = 2
     settings.WEBHOOK_DISABLE_AFTER = 2
@@ -169,6 +222,8 @@ async def test_a_webhook_that_keeps_failing_is_disabled(
     minted = await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
     await post(room.room_id, n=1)
     await post(room.room_id, n=2)
+    await receiver.wait_for(4)
+    await relay.idle(room.room_id)
     hook = await db_run(lambda: Webhook.objects.get(pk=minted.webhook.pk))
     assert hook.active is False and "2 deliveries in a row failed" in hook.disabled_reason
     failed = await db_run(
@@ -176,9 +231,10 @@ async def test_a_webhook_that_keeps_failing_is_disabled(
     )
     assert failed == [("failed", 2, "HTTP 500")] * 2
     seen = len(receiver.seen)
-    await post(room.room_id, n=3)  # the room is no longer hooked: nothing more is sent
+    await post(room.room_id, n=3)  # the webhook is disabled: nothing more is sent
+    assert await db_run(relay_and_queue, room.room_id) == 0
     assert len(receiver.seen) == seen
-    assert (await access.room_access(TEAM, room.room_id, False)).hooked is False
+    assert room.room_id not in await db_run(webhooks.rooms_with_webhooks)
 
 
 @pytest.mark.parametrize(
@@ -212,15 +268,16 @@ async def test_a_receiver_that_became_private_is_refused_at_delivery(
     await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
     settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
     await post(room.room_id)
+    assert await db_run(relay_and_queue, room.room_id) == 1
     assert receiver.seen == []
     delivery = await db_run(lambda: WebhookDelivery.objects.get())
     assert delivery.status == "failed" and "non-public address" in delivery.last_error
 
 
 def test_the_rest_api_registers_lists_logs_and_disables(receiver: Receiver) -> None:
-    team = services.team_for_slug("hooks-api")
+    team = services.team_ensure("hooks-api")
     key = services.api_key_create(team=team, name="k").secret
-    other = services.api_key_create(team=services.team_for_slug("hooks-other"), name="k").secret
+    other = services.api_key_create(team=services.team_ensure("hooks-other"), name="k").secret
     room = services.room_create(team=team, room_id=new_room_id("api-hook"), actor="t")
     client = APIClient()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
@@ -241,6 +298,7 @@ def test_the_rest_api_registers_lists_logs_and_disables(receiver: Receiver) -> N
         **auth,
     )
     assert tool.status_code == 200
+    assert relay_and_queue(room.room_id) == 1  # what the relay does when the write wakes it
     log = client.get(f"/api/v1/rooms/{room.room_id}/webhooks/{hook_id}/deliveries", **auth).json()
     assert [(d["eventId"], d["status"], d["attempts"]) for d in log] == [
         (tool.json()["id"], "delivered", 1)
@@ -297,11 +355,9 @@ def test_malformed_receiver_urls_are_refused_not_a_crash(
 
 
 def test_another_team_cannot_register_a_webhook_on_a_room() -> None:
-    owner = services.team_for_slug("hooks-owner")
+    owner = services.team_ensure("hooks-owner")
     room = services.room_create(team=owner, room_id=new_room_id("theirs"), actor="t")
-    intruder = services.api_key_create(
-        team=services.team_for_slug("hooks-intruder"), name="k"
-    ).secret
+    intruder = services.api_key_create(team=services.team_ensure("hooks-intruder"), name="k").secret
     response = APIClient().post(
         f"/api/v1/rooms/{room.room_id}/webhooks",
         {"url": "https://example.com/h"},
@@ -309,5 +365,5 @@ def test_another_team_cannot_register_a_webhook_on_a_room() -> None:
         HTTP_AUTHORIZATION=f"Bearer {intruder}",
     )
     assert response.status_code == 404
-    assert response.json()["message"] == "Room not found or access denied."
+    assert response.json()["message"] == room_errors.ROOM_ACCESS_DENIED
     assert not Webhook.objects.filter(room=room).exists()

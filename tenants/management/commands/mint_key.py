@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from tenants.services import api_key_create, team_for_slug
+from tenants.services import api_key_create, team_ensure
 
 
 class Command(BaseCommand):
@@ -20,7 +20,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         minted = api_key_create(
-            team=team_for_slug(options["team"]),
+            team=team_ensure(options["team"]),
             name=options["name"],
             agent_name=options["agent"],
             read_only=options["read_only"],

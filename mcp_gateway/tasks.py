@@ -1,4 +1,4 @@
-"""Celery tasks: thin doors onto tenants.webhooks."""
+"""Celery tasks: thin doors onto tenants.webhooks (relay, delivery) and tenants.purges."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from typing import Any
 
 from celery import shared_task
 
-from tenants import webhooks
+from mcp_gateway.webhooks import webhook_deliver as deliver
+from tenants import purges, webhooks
 
 
 @shared_task(name="webhooks.relay", ignore_result=True)
@@ -17,6 +18,11 @@ def webhook_relay(room_id: str) -> None:
 
 @shared_task(name="webhooks.deliver", bind=True, max_retries=None, ignore_result=True)
 def webhook_deliver(self: Any, delivery_id: int) -> None:
-    attempt = webhooks.webhook_deliver(delivery_id)
+    attempt = deliver(delivery_id)
     if not attempt.done:
         raise self.retry(countdown=attempt.retry_in_seconds)
+
+
+@shared_task(name="purges.retry", ignore_result=True)
+def purges_retry() -> None:
+    purges.purges_retry()

@@ -1,5 +1,5 @@
-"""Per-team and per-invite sliding-window limits, and failing open when the limiter's
-Redis is dead."""
+"""Per-team and per-guest budgets: sliding-window call limits (failing open when the
+limiter's Redis is dead), and a guest's own budget that never counts against its team's."""
 
 from __future__ import annotations
 
@@ -9,45 +9,48 @@ import logging
 import pytest
 from rest_framework.test import APIClient
 
+from mcp_gateway.dispatch import tool_run
 from rooms import clock
-from tenants import access, errors
+from tenants import errors
 from tenants import services as tenant_services
-from tenants.auth import Caller, caller_from_bearer
+from tenants.auth import Bearer, caller_resolve
+from tenants.capabilities import Caller
 from tenants.db import db_run
+from tests import callers
 from tests.conftest import new_room_id
 
 pytestmark = pytest.mark.anyio
 
 
-def caller(team: str) -> Caller:
-    return Caller(team_id=team, kind="static", credential_id=team)
+async def caller(team: str) -> Caller:
+    return await callers.team(team)
 
 
 async def test_over_the_limit_is_a_clear_refusal_and_the_window_slides(
     settings: object, redis_client_closed: None
 ) -> None:
     settings.RATE_LIMIT_PER_MINUTE = 5  # type: ignore[attr-defined]
-    team = caller(new_room_id("rl-team"))
+    team = await caller(new_room_id("rl-team"))
     room_id = new_room_id("rl")
     start = clock.now()
     clock.set_clock(lambda: start)
     try:
         for _ in range(5):
-            await access.tool_run(team, "read_plan", {"roomId": room_id})
+            await tool_run(team, "read_plan", {"roomId": room_id})
         with pytest.raises(errors.RateLimitedError) as caught:
-            await access.tool_run(team, "read_plan", {"roomId": room_id})
+            await tool_run(team, "read_plan", {"roomId": room_id})
         assert caught.value.message == errors.RATE_LIMITED.format(limit=5, scope="team", retry=60)
         assert caught.value.status == 429 and caught.value.retry_after_seconds == 60
         # Another team is not affected.
-        await access.tool_run(
-            caller(new_room_id("rl-other")), "read_plan", {"roomId": new_room_id("x")}
+        await tool_run(
+            await caller(new_room_id("rl-other")), "read_plan", {"roomId": new_room_id("x")}
         )
         # A minute later the oldest calls have left the window.
         from datetime import timedelta
 
         later = start + timedelta(seconds=61)
         clock.set_clock(lambda: later)
-        await access.tool_run(team, "read_plan", {"roomId": room_id})
+        await tool_run(team, "read_plan", {"roomId": room_id})
     finally:
         clock.set_clock(None)
 
@@ -56,12 +59,12 @@ async def test_concurrent_calls_never_overshoot_the_limit(
     settings: object, redis_client_closed: None
 ) -> None:
     settings.RATE_LIMIT_PER_MINUTE = 20  # type: ignore[attr-defined]
-    team = caller(new_room_id("rl-burst"))
+    team = await caller(new_room_id("rl-burst"))
     room_id = new_room_id("burst")
 
     async def one() -> str:
         try:
-            await access.tool_run(team, "read_plan", {"roomId": room_id})
+            await tool_run(team, "read_plan", {"roomId": room_id})
         except errors.RateLimitedError:
             return "limited"
         return "ok"
@@ -72,7 +75,7 @@ async def test_concurrent_calls_never_overshoot_the_limit(
 
 def _room_and_invite(team: str) -> tuple[str, str]:
     room = tenant_services.room_create(
-        team=tenant_services.team_for_slug(team), room_id=new_room_id("inv-rl"), actor="test"
+        team=tenant_services.team_ensure(team), room_id=new_room_id("inv-rl"), actor="test"
     )
     return room.room_id, tenant_services.invite_create(room=room).secret
 
@@ -81,12 +84,12 @@ async def test_an_invite_has_its_own_limit(settings: object, redis_client_closed
     settings.RATE_LIMIT_PER_MINUTE = 100  # type: ignore[attr-defined]
     settings.RATE_LIMIT_INVITE_PER_MINUTE = 3  # type: ignore[attr-defined]
     room_id, secret = await db_run(_room_and_invite, new_room_id("team"))
-    guest = await caller_from_bearer(secret)
+    guest = await caller_resolve(Bearer(secret))
     assert guest is not None
     for _ in range(3):
-        await access.tool_run(guest, "read_plan", {"roomId": room_id})
+        await tool_run(guest, "read_plan", {"roomId": room_id})
     with pytest.raises(errors.RateLimitedError) as caught:
-        await access.tool_run(guest, "read_plan", {"roomId": room_id})
+        await tool_run(guest, "read_plan", {"roomId": room_id})
     assert "for this invite" in caught.value.message
 
 
@@ -95,11 +98,11 @@ async def test_a_dead_limiter_lets_calls_through_and_logs_it(
 ) -> None:
     settings.RATE_LIMIT_PER_MINUTE = 1  # type: ignore[attr-defined]
     settings.RATE_LIMIT_REDIS_URL = "redis://127.0.0.1:1/0"  # type: ignore[attr-defined]
-    team = caller(new_room_id("rl-dead"))
+    team = await caller(new_room_id("rl-dead"))
     room_id = new_room_id("dead")
-    with caplog.at_level(logging.WARNING, logger="tenants.ratelimit"):
+    with caplog.at_level(logging.WARNING, logger="tenants.budgets"):
         for _ in range(3):  # over the limit of 1, yet nothing is refused
-            plan = await access.tool_run(team, "read_plan", {"roomId": room_id})
+            plan = await tool_run(team, "read_plan", {"roomId": room_id})
             assert plan["tasks"] == []
     warnings = [r for r in caplog.records if "rate limiter unavailable" in r.getMessage()]
     assert len(warnings) == 3
@@ -108,7 +111,7 @@ async def test_a_dead_limiter_lets_calls_through_and_logs_it(
 def test_the_rest_api_answers_429_with_retry_after(settings: object) -> None:
     settings.RATE_LIMIT_PER_MINUTE = 2  # type: ignore[attr-defined]
     minted = tenant_services.api_key_create(
-        team=tenant_services.team_for_slug(new_room_id("rl-rest")), name="k"
+        team=tenant_services.team_ensure(new_room_id("rl-rest")), name="k"
     )
     client = APIClient()
     auth = {"HTTP_AUTHORIZATION": f"Bearer {minted.secret}"}

@@ -1,0 +1,62 @@
+"""One tool call, as every agent-facing door runs it (MCP, the REST tool door).
+
+The walk, one way down and back: the door resolved the caller (tenants.auth) → the call is
+charged to the caller's budget → the arguments are parsed (rooms.registry) → the actor
+arguments are bound to a bound credential's agent, and the room is checked for this caller
+(tenants.access, the only maker of RoomRef) → the row's operation runs (rooms services and
+selectors, one atomic store step for a write) → the result goes back to the door. Nothing
+below calls up again: a write wakes its room's listeners (waiters, streams, the webhook
+relay) through the room's own wake channel, from inside the store step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable
+from typing import Any, TypeVar
+
+from rooms import errors, registry
+from rooms.schemas import RoomInput
+from tenants import access, budgets, live
+from tenants.capabilities import Caller
+
+T = TypeVar("T")
+# A waiting call holds its slot at most this long (wait_for_events waits ≤ 30 s).
+WAITER_LEASE_MS = 90_000
+
+
+async def tool_run(caller: Caller, name: str, arguments: Any) -> Any:
+    """Run one tool for `caller`. Raises DomainError for anything the caller can correct."""
+    tool = registry.tool_get(name)
+    await budgets.call_charge(caller)
+    args = registry.arguments_parse(tool, arguments)
+    args = access.actors_bind(caller, tool, args)
+    if isinstance(tool, registry.CallerTool):
+        return await tool.run(access.CallerRooms(caller), args)
+    assert isinstance(args, RoomInput)
+    room = await access.room_access(caller, args.roomId, write=not tool.read_only)
+    if not tool.waits:
+        return await tool.run(room, args)
+    async with (
+        budgets.slot_hold(caller, "waiters", lease_ms=WAITER_LEASE_MS),
+        live.credential_held(caller, room_id=room.room_id) as use,
+    ):
+        return await until_lost(tool.run(room, args), use.lost)
+
+
+async def until_lost(work: Awaitable[T], lost: asyncio.Event) -> T:
+    """`work`'s result, unless the credential is lost first: then the work is cancelled and
+    the caller is refused (a revoked key's pending wait returns a refusal, not events)."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(lost.wait())
+    try:
+        done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watcher.cancel()
+    if task in done:
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    raise errors.CredentialLostError(errors.CREDENTIAL_LOST)

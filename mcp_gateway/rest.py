@@ -1,0 +1,75 @@
+"""`POST /api/v1/rooms/<roomId>/tools/<tool>` (and `/api/v1/tools/<tool>` for tools that
+name no room): the JSON body is the tool's arguments; the answer is the tool's result, or
+`{message, code, extra}` with the error's status. Generated from the same registry as MCP,
+through the same dispatcher, so both doors agree on every input.
+
+An async view: a wait_for_events call holds no thread while it waits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
+
+from mcp_gateway.dispatch import tool_run
+from rooms import errors, registry
+from rooms.errors import DomainError
+from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve
+
+log = logging.getLogger(__name__)
+NOT_JSON = "The body must be a JSON object of the tool's arguments."
+ROOM_MISMATCH = "roomId in the body ({body}) differs from the room in the URL ({url})."
+INTERNAL = "The server failed; retry shortly."
+
+
+def error_response(exc: DomainError) -> JsonResponse:
+    return JsonResponse(exc.body(), status=exc.status, headers=exc.headers())
+
+
+def unauthorized() -> JsonResponse:
+    response = JsonResponse(
+        {"message": UNAUTHORIZED, "code": "not_authenticated", "extra": {}}, status=401
+    )
+    response["WWW-Authenticate"] = 'Bearer realm="roomservice"'
+    return response
+
+
+@csrf_exempt
+async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None) -> HttpResponse:
+    if request.method != "POST":
+        return JsonResponse(
+            {"message": "Use POST.", "code": "method_not_allowed", "extra": {}}, status=405
+        )
+    caller = await caller_resolve(bearer_from_header(request.headers.get("Authorization")))
+    if caller is None:
+        return unauthorized()
+    try:
+        arguments = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        arguments = None
+    if not isinstance(arguments, dict):
+        return JsonResponse(
+            {"message": NOT_JSON, "code": "invalid_arguments", "extra": {}}, status=400
+        )
+    try:
+        spec = registry.tool_get(tool)
+        if isinstance(spec, registry.RoomTool):
+            if room_id is None:
+                raise errors.ToolArgumentsError(
+                    f"{tool} acts on a room: POST /api/v1/rooms/<roomId>/tools/{tool}"
+                )
+            if "roomId" in arguments and arguments["roomId"] != room_id:
+                raise errors.ToolArgumentsError(
+                    ROOM_MISMATCH.format(body=arguments["roomId"], url=room_id)
+                )
+            arguments = {**arguments, "roomId": room_id}
+        result = await tool_run(caller, tool, arguments)
+    except DomainError as exc:
+        return error_response(exc)
+    except Exception:
+        log.exception("REST tool %s failed", tool)
+        return JsonResponse({"message": INTERNAL, "code": "internal", "extra": {}}, status=503)
+    return JsonResponse(result, safe=False, json_dumps_params={"ensure_ascii": False})

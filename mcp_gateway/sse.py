@@ -1,0 +1,107 @@
+"""`GET /api/v1/rooms/<roomId>/events/stream`: server-sent events, one per room event, the
+stream id as the SSE id; resumes after `Last-Event-ID`; keep-alive comments.
+
+Authenticated by a bearer, or by a dashboard session (the room page follows its room live).
+A stream spends one of its caller's stream slots (a guest's own, never its team's), renews
+it at every keep-alive, and ends — with an `event: revoked` frame — as soon as its
+credential is revoked, expires, or loses the room (tenants.live), and in any case after
+SSE_MAX_LIFETIME_SECONDS, so every long-lived client is checked again when it reconnects.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+
+from django.conf import settings
+from django.http import HttpRequest
+from django.http.response import HttpResponseBase, StreamingHttpResponse
+
+from mcp_gateway.dispatch import until_lost
+from mcp_gateway.rest import error_response, unauthorized
+from rooms import selectors
+from rooms.errors import CredentialLostError, DomainError
+from rooms.refs import RoomRef
+from tenants import access, budgets, live
+from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
+from tenants.capabilities import Caller
+
+
+async def _presented(request: HttpRequest, room_id: str) -> Presented | None:
+    if request.headers.get("Authorization"):
+        return bearer_from_header(request.headers.get("Authorization"))
+    user = await request.auser()
+    if user.is_authenticated:
+        return PersonSession(user_id=user.pk, room_id=room_id)
+    return None
+
+
+async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
+    presented = await _presented(request, room_id)
+    caller = await caller_resolve(presented) if presented is not None else None
+    if caller is None:
+        if isinstance(presented, PersonSession):
+            return error_response(access.denied())  # signed in, but not to this room's team
+        return unauthorized()
+    try:
+        ref = await access.room_access(caller, room_id, write=False)
+    except DomainError as exc:
+        return error_response(exc)
+    keepalive = float(settings.SSE_KEEPALIVE_SECONDS)
+    slots = budgets.slot_hold(caller, "streams", lease_ms=int(keepalive * 3000))
+    try:
+        slot = await slots.__aenter__()
+    except DomainError as exc:
+        return error_response(exc)
+    # Fix the starting point now, before the first byte goes out, so an event written
+    # while the client is still reading the headers is not skipped.
+    after = request.headers.get("Last-Event-ID") or request.GET.get("lastEventId")
+    if not after:
+        after = await selectors.event_newest_id(ref)
+
+    async def body() -> AsyncIterator[bytes]:
+        try:
+            async for chunk in _frames(caller, ref, after, slot, keepalive):
+                yield chunk
+        finally:
+            await slots.__aexit__(None, None, None)
+
+    stream = StreamingHttpResponse(body(), content_type="text/event-stream; charset=utf-8")
+    stream["Cache-Control"] = "no-cache"
+    stream["X-Accel-Buffering"] = "no"
+    return stream
+
+
+async def _frames(
+    caller: Caller, ref: RoomRef, after: str, slot: budgets.Slot, keepalive: float
+) -> AsyncIterator[bytes]:
+    started = renewed = time.monotonic()
+    lifetime = float(settings.SSE_MAX_LIFETIME_SECONDS)
+    yield f"retry: 2000\n: stream {slot.slot_id} for {ref.room_id}\n\n".encode()
+    async with live.credential_held(caller, room_id=ref.room_id) as use:
+        follow = selectors.event_follow(ref, after=after, keepalive_seconds=keepalive)
+        try:
+            while True:
+                try:
+                    event = await until_lost(anext(follow), use.lost)
+                except CredentialLostError as exc:
+                    data = json.dumps({"message": exc.message, "code": exc.code})
+                    yield f"event: revoked\ndata: {data}\n\n".encode()
+                    return
+                if event is None:
+                    yield b": keep-alive\n\n"
+                else:
+                    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                    yield f"id: {event['id']}\ndata: {data}\n\n".encode()
+                now = time.monotonic()
+                if now - started >= lifetime:
+                    return  # the client reconnects with Last-Event-ID, and is checked again
+                # Renew the slot on a timer, busy or quiet; a stream that lost its slot (its
+                # budget went over the cap meanwhile) ends.
+                if now - renewed >= keepalive:
+                    renewed = now
+                    if not await slot.renew():
+                        return
+        finally:
+            await follow.aclose()

@@ -1,0 +1,182 @@
+"""What each tool returns, as typed dictionaries (TOOLS.md's shapes, roomd's field names).
+
+They are plain dicts at run time, so results cost nothing to build and keep exactly the
+shapes agents already parse; mypy checks every service against them, and the registry
+publishes each tool's `outputSchema` from them (pydantic reads TypedDicts).
+`typing_extensions.TypedDict` because pydantic needs it below Python 3.12.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
+
+
+class RoomRow(TypedDict):
+    roomId: str
+    name: str
+    status: str
+    created_at: str | None
+    last_active_at: str | None
+
+
+class Note(TypedDict):
+    by: str
+    at: str
+    text: str
+
+
+class Task(TypedDict):
+    id: str
+    title: str
+    description: str
+    status: Literal["pending", "in_progress", "done", "blocked"]
+    owner: str | None
+    created_at: str
+    updated_at: str
+    depends_on: list[str]
+    priority: NotRequired[int]
+    note: NotRequired[str]
+    notes: NotRequired[list[Note]]
+    warnings: NotRequired[list[str]]
+
+
+class Plan(TypedDict):
+    project: str
+    created_at: str
+    updated_at: str
+    tasks: list[Task]
+
+
+class ContextEntry(TypedDict):
+    id: str
+    type: str
+    author: str
+    timestamp: str
+    summary: str
+    consuming_agents: list[str]
+    payload: Any
+    version: str
+    changes: NotRequired[list[str]]
+
+
+# The wire field is "from", a Python keyword: hence TypedDict's functional form.
+Event = TypedDict(
+    "Event",
+    {
+        "id": str,
+        "type": str,
+        "from": str,
+        "to": str,
+        "payload": Any,
+        "timestamp": str,
+        "reply_to_id": NotRequired[str],
+    },
+)
+
+
+class Unread(TypedDict):
+    events: list[Event]
+    cursor: str
+    count: int
+    message: NotRequired[str]
+
+
+class Waited(TypedDict):
+    events: list[Event]
+    cursor: str
+    count: int
+    timedOut: bool
+
+
+class EventMarked(TypedDict):
+    eventId: str
+    agentId: str
+    ok: bool
+
+
+class ReadReceipt(TypedDict):
+    agentId: str
+    readAt: str
+
+
+class EventReads(TypedDict):
+    eventId: str
+    readBy: list[str]
+    reads: list[ReadReceipt]
+
+
+class AgentPresence(TypedDict):
+    agentId: str
+    status: Literal["online", "offline"]
+    lastSeen: str
+
+
+class Heartbeat(TypedDict):
+    agentId: str
+    presence: list[AgentPresence]
+
+
+class Summary(TypedDict):
+    agentId: str
+    roomId: str
+    myTasks: list[Task]
+    unreadEvents: list[Event]
+    newContextCount: int
+    presence: list[AgentPresence]
+    cursor: str
+
+
+class LockGranted(TypedDict):
+    acquired: bool
+    resource: str
+    holder: str | None
+    ttlSeconds: int
+    expiresAt: str
+    fencingToken: int
+
+
+class LockReleased(TypedDict):
+    released: bool
+    resource: str
+    holder: NotRequired[str | None]
+    message: NotRequired[str]
+
+
+class LockRow(TypedDict):
+    resource: str
+    owner: str
+    expiresAt: str
+
+
+class VarSet(TypedDict):
+    key: str
+    value: str
+
+
+class VarGot(TypedDict):
+    key: str
+    value: str | None
+    found: bool
+
+
+class VarList(TypedDict):
+    vars: dict[str, str]
+    count: int
+
+
+class RoomOverview(TypedDict):
+    online: list[str]
+    done: int
+    total: int
+
+
+class RoomSnapshot(TypedDict):
+    plan: Plan
+    presence: list[AgentPresence]
+    events: list[Event]
+    event_count: int
+    context: list[ContextEntry]
+    vars: dict[str, str]
+    locks: list[LockRow]

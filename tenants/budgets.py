@@ -1,0 +1,106 @@
+"""What each caller may spend: tool calls a minute, open event streams, waiting calls.
+
+A budget belongs to the team, or, for a guest (an invite or a share link), to that one
+credential: a guest's calls, streams and waits count only against its own budget, so one
+guest can never lock its team out. Calls are a sliding window in Redis that fails open
+(seeds/000 §8.3: availability over perfect abuse protection; roomd fails closed); streams
+and waiters are leased slots, so a server that dies frees its slots when they lapse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Literal
+
+from django.conf import settings
+
+from rooms import clock, store
+from tenants import errors
+from tenants.capabilities import Caller
+
+log = logging.getLogger(__name__)
+WINDOW_MS = 60_000
+SlotKind = Literal["streams", "waiters"]
+SLOT_WHAT = {"streams": "Event streams", "waiters": "Waiting calls"}
+
+
+def _scope(caller: Caller) -> str:
+    return "invite" if caller.kind == "invite" else "share link" if caller.guest else "team"
+
+
+async def call_charge(caller: Caller) -> None:
+    """Count one call against the caller's budget; RateLimitedError over the limit."""
+    limit = int(
+        settings.RATE_LIMIT_INVITE_PER_MINUTE if caller.guest else settings.RATE_LIMIT_PER_MINUTE
+    )
+    if limit <= 0:
+        return
+    now = clock.now_ms()
+    try:
+        allowed, value = await store.rate_window_hit(
+            caller.budget,
+            now_ms=now,
+            window_ms=WINDOW_MS,
+            limit=limit,
+            member=f"{now}-{secrets.token_hex(4)}",
+        )
+    except store.LimiterError as exc:
+        log.warning("rate limiter unavailable, letting the call through: %s", exc)
+        return
+    if not allowed:
+        retry = max(1, -(-value // 1000))
+        raise errors.RateLimitedError(
+            errors.RATE_LIMITED.format(limit=limit, scope=_scope(caller), retry=retry),
+            retry_after_seconds=retry,
+        )
+
+
+def slot_cap(caller: Caller, kind: SlotKind) -> int:
+    if kind == "streams":
+        return int(
+            settings.SSE_STREAMS_PER_GUEST if caller.guest else settings.SSE_STREAMS_PER_TEAM
+        )
+    return int(settings.WAITERS_PER_GUEST if caller.guest else settings.WAITERS_PER_TEAM)
+
+
+@dataclass
+class Slot:
+    """A held slot; `renew()` extends its lease and says whether it is still held."""
+
+    caller: Caller
+    kind: SlotKind
+    slot_id: str
+    lease_ms: int
+
+    @property
+    def bucket(self) -> str:
+        return f"{self.kind}:{self.caller.budget}"
+
+    async def renew(self) -> bool:
+        return await store.slot_admit(
+            self.bucket,
+            self.slot_id,
+            now_ms=clock.now_ms(),
+            lease_ms=self.lease_ms,
+            cap=slot_cap(self.caller, self.kind),
+        )
+
+
+@contextlib.asynccontextmanager
+async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIterator[Slot]:
+    """Hold one of the caller's stream or waiter slots; TooManyError when none is free."""
+    slot = Slot(caller=caller, kind=kind, slot_id=secrets.token_hex(8), lease_ms=lease_ms)
+    if not await slot.renew():
+        cap = slot_cap(caller, kind)
+        raise errors.TooManyError(
+            errors.TOO_MANY.format(what=SLOT_WHAT[kind], scope=_scope(caller), cap=cap),
+            retry_after_seconds=max(1, int(settings.SSE_KEEPALIVE_SECONDS)),
+        )
+    try:
+        yield slot
+    finally:
+        await store.slot_release(slot.bucket, slot.slot_id)

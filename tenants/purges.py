@@ -1,0 +1,157 @@
+"""Redis follows the database: a deleted team, room, key, invite or share link — deleted
+anywhere, the Django admin included — takes its Redis state and cached credentials with it,
+and every process hears of revocations and membership changes at once.
+
+Each clean-up is a `PendingPurge` row written in the same transaction as the deletion (a
+`pre_delete` receiver, so the admin's deletes and cascades are covered too) and carried out
+right after the commit; a row that could not be carried out (Redis away) stays, and
+`purges_retry` (a periodic task) retries it until it succeeds.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models.signals import pre_delete
+
+from rooms import store
+from rooms.keys import RoomKeys
+from tenants.models import (
+    ApiKey,
+    Invite,
+    Membership,
+    PendingPurge,
+    Room,
+    ShareLink,
+    Team,
+    Webhook,
+)
+
+log = logging.getLogger(__name__)
+
+
+def _enqueue(kind: str, value: str) -> None:
+    row = PendingPurge.objects.create(kind=kind, value=value)
+    transaction.on_commit(functools.partial(purges_run, [row.pk]))
+
+
+def credential_purge(*, ref: str, digest: str) -> None:
+    """After commit: the digest's cache entry is dropped (its generation bumped, so no fill
+    in flight lands) and live uses of `ref` end."""
+    _enqueue(PendingPurge.Kind.CREDENTIAL, f"{ref} {digest}")
+
+
+def room_purge(room_id: str) -> None:
+    _enqueue(PendingPurge.Kind.ROOM, room_id)
+
+
+def team_purge(team_id: int) -> None:
+    _enqueue(PendingPurge.Kind.TEAM, str(team_id))
+
+
+def signal_after_commit(refs: list[str]) -> None:
+    """Ask every process to re-check the live uses of `refs` (nothing to clean up; a lost
+    signal is made up for by the periodic re-check of live uses)."""
+
+    def publish() -> None:
+        try:
+            store.run_sync(store.revocation_publish, refs)
+        except Exception:
+            log.exception("could not publish a revocation signal")
+
+    transaction.on_commit(publish)
+
+
+async def _carry_out(kind: str, value: str) -> None:
+    if kind == PendingPurge.Kind.CREDENTIAL:
+        ref, _, digest = value.partition(" ")
+        if digest:
+            await store.bearers_forget([digest])
+        await store.revocation_publish([ref])
+    elif kind == PendingPurge.Kind.ROOM:
+        await store.room_forget(RoomKeys(value))
+        await store.revocation_publish([f"room:{value}"])
+    elif kind == PendingPurge.Kind.TEAM:
+        await store.buckets_forget([f"team:{value}"])
+        await store.revocation_publish([f"team:{value}"])
+
+
+def purges_run(ids: list[int]) -> int:
+    """Carry out these pending purges; returns how many are done."""
+    done = 0
+    for row in PendingPurge.objects.filter(pk__in=ids).order_by("pk"):
+        try:
+            store.run_sync(_carry_out, row.kind, row.value)
+        except Exception as exc:  # Redis away: keep the row for the periodic retry
+            PendingPurge.objects.filter(pk=row.pk).update(
+                attempts=row.attempts + 1, last_error=f"{type(exc).__name__}: {exc}"[:300]
+            )
+            log.warning("purge of %s %s failed, will retry: %s", row.kind, row.value, exc)
+            continue
+        row.delete()
+        done += 1
+    return done
+
+
+def purges_retry() -> int:
+    """Every pending purge, oldest first (the periodic task)."""
+    return purges_run(list(PendingPurge.objects.order_by("pk").values_list("pk", flat=True)[:500]))
+
+
+# --- Receivers: whatever deletes a row, its Redis state follows --------------------------------
+
+
+def _on_team_delete(sender: Any, instance: Team, **kwargs: Any) -> None:
+    team_purge(instance.pk)
+
+
+def _on_room_delete(sender: Any, instance: Room, **kwargs: Any) -> None:
+    room_purge(instance.room_id)
+
+
+def _on_key_delete(sender: Any, instance: ApiKey, **kwargs: Any) -> None:
+    credential_purge(ref=f"key:{instance.pk}", digest=instance.digest)
+
+
+def _on_invite_delete(sender: Any, instance: Invite, **kwargs: Any) -> None:
+    credential_purge(ref=f"invite:{instance.pk}", digest=instance.digest)
+
+
+def _on_share_delete(sender: Any, instance: ShareLink, **kwargs: Any) -> None:
+    credential_purge(ref=f"share:{instance.pk}", digest="")
+
+
+def _on_membership_delete(sender: Any, instance: Membership, **kwargs: Any) -> None:
+    signal_after_commit([f"user:{instance.user_id}"])
+
+
+def _on_user_delete(sender: Any, instance: User, **kwargs: Any) -> None:
+    signal_after_commit([f"user:{instance.pk}"])
+
+
+def _on_webhook_delete(sender: Any, instance: Webhook, **kwargs: Any) -> None:
+    room_id = instance.room.room_id
+
+    def publish() -> None:
+        try:
+            store.run_sync(store.webhooks_changed_publish, room_id)
+        except Exception:
+            log.exception("could not tell the relay that webhooks changed")
+
+    transaction.on_commit(publish)
+
+
+def receivers_connect() -> None:
+    """Called once from TenantsConfig.ready()."""
+    pre_delete.connect(_on_team_delete, sender=Team, dispatch_uid="purge-team")
+    pre_delete.connect(_on_room_delete, sender=Room, dispatch_uid="purge-room")
+    pre_delete.connect(_on_key_delete, sender=ApiKey, dispatch_uid="purge-key")
+    pre_delete.connect(_on_invite_delete, sender=Invite, dispatch_uid="purge-invite")
+    pre_delete.connect(_on_share_delete, sender=ShareLink, dispatch_uid="purge-share")
+    pre_delete.connect(_on_membership_delete, sender=Membership, dispatch_uid="purge-member")
+    pre_delete.connect(_on_user_delete, sender=User, dispatch_uid="purge-user")
+    pre_delete.connect(_on_webhook_delete, sender=Webhook, dispatch_uid="purge-webhook")
