@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import loads, push, server, wire
+from bench import denials, loads, push, server, wire
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -78,7 +78,7 @@ PUSH_EVENTS = env_int("BENCH_PUSH_EVENTS", 300)
 PUSH_WARM = 10
 PUSH_WAITERS = env_int("BENCH_PUSH_WAITERS", 500)
 PUSH_ROUNDS = 3
-SECTIONS = ("floor", "latency", "throughput", "contention", "events", "push")
+SECTIONS = ("floor", "latency", "throughput", "contention", "events", "push", "denials")
 
 
 def sections_wanted() -> tuple[str, ...]:
@@ -1127,7 +1127,12 @@ def _push_section(figs: list[ModeFigures]) -> list[str]:
     return [*lines, ""]
 
 
-def report(figs: list[ModeFigures], fails: Failures, wrk_used: bool) -> str:
+def report(
+    figs: list[ModeFigures],
+    fails: Failures,
+    wrk_used: bool,
+    denial_figs: denials.DenialFigures | None = None,
+) -> str:
     lines = ["", "=" * 100, "Roomservice bench", environment_line(), "=" * 100, ""]
     if "floor" in ONLY:
         lines += _floor_section(figs)
@@ -1141,6 +1146,8 @@ def report(figs: list[ModeFigures], fails: Failures, wrk_used: bool) -> str:
         lines += _events_section(figs)
     if "push" in ONLY:
         lines += _push_section(figs)
+    if denial_figs is not None:
+        lines += denials.section(denial_figs)
     for f in figs:
         if f.log_problems:
             lines.append(f"Server log ({f.dispatch}): {len(f.log_problems)} error line(s), e.g.:")
@@ -1198,8 +1205,13 @@ def main() -> int:
         )
     t0 = time.perf_counter()
     status = 0
+    denial_figs: denials.DenialFigures | None = None
     try:
-        bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
+        if set(ONLY) - {"denials"}:
+            bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
+        if "denials" in ONLY:
+            with step("  [thin, claiming off] room denials"):
+                denial_figs = runner.run(denials.measure(var_root, keys, key_prefix, fails))
     except RuntimeError as exc:
         print(f"\nThe bench could not run: {exc}", file=sys.stderr, flush=True)
         status = 2
@@ -1213,8 +1225,8 @@ def main() -> int:
     finally:
         runner.close()
         _cleanup(var_root, key_prefix, keep=bool(fails) or status != 0)
-    if figs:
-        print(report(figs, fails, wrk_used), flush=True)
+    if figs or denial_figs:
+        print(report(figs, fails, wrk_used, denial_figs), flush=True)
     print(f"Total bench time: {time.perf_counter() - t0:.0f} s", flush=True)
     if status:
         return status

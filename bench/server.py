@@ -108,9 +108,17 @@ class BenchServer:
             return ""
 
 
-def start(dispatch: str, var_root: Path, keys: Keys, key_prefix: str) -> BenchServer:
+def start(
+    dispatch: str,
+    var_root: Path,
+    keys: Keys,
+    key_prefix: str,
+    *,
+    name: str | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> BenchServer:
     host, port = "127.0.0.1", free_port()
-    var_dir = var_root / dispatch
+    var_dir = var_root / (name or dispatch)
     var_dir.mkdir(parents=True, exist_ok=True)
     env = {
         **os.environ,
@@ -131,6 +139,7 @@ def start(dispatch: str, var_root: Path, keys: Keys, key_prefix: str) -> BenchSe
         "SSE_STREAMS_PER_TEAM": "1000",
         "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
         "CELERY_TASK_ALWAYS_EAGER": "true",
+        **(extra_env or {}),
     }
     external_redis = os.environ.get("REDIS_URL", "")
     redis_url = external_redis or f"unix://{var_dir / 'redis' / 'redis.sock'}"

@@ -23,6 +23,8 @@ def test_compose_describes_the_production_shape() -> None:
     assert "ports" not in services["web"]  # replicas share one port, through the balancer
     assert services["lb"]["ports"]
     assert "worker" in services["worker"]["command"]
+    assert "beat" in services["beat"]["command"]
+    assert services["relay"]["command"][-1] == "relay_webhooks"
     assert services["postgres"]["image"].startswith("postgres")
     redis_cmd = services["redis"]["command"]
     assert redis_cmd[redis_cmd.index("--appendonly") + 1] == "yes"

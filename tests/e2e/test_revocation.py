@@ -1,12 +1,17 @@
-"""Revoking a key or an invite refuses its very next request on every server process."""
+"""Revoking a key or an invite refuses its very next request on every server process, and
+ends its open streams and pending waits there too."""
 
 from __future__ import annotations
 
+import asyncio
+import os
 import tempfile
 from pathlib import Path
 
+import anyio
 import httpx
 import pytest
+import redis
 
 from tests.conftest import new_room_id
 from tests.e2e.conftest import TEAM_A_SECRET, start_server
@@ -89,3 +94,113 @@ def test_revocation_reaches_every_process_on_the_next_request() -> None:
     finally:
         one.stop()
         two.stop()
+
+
+async def parked(secret: str, url: str, bound: float = 15.0) -> None:
+    """Returns once the team behind `secret` holds a waiting call somewhere (its waiter
+    slot is taken in Redis): a bounded wait on that condition."""
+    team_id = api(url, secret, "GET", "/api/v1/me").json()["teamId"]
+    r = redis.Redis.from_url(os.environ["REDIS_URL"])
+    bucket = f"{os.environ.get('REDIS_KEY_PREFIX', 'rs')}:slots:waiters:team:{team_id}"
+    try:
+        with anyio.fail_after(bound):
+            while not r.zcard(bucket):
+                await anyio.sleep(0.02)
+    finally:
+        r.close()
+
+
+class StreamReader:
+    """Reads one SSE response across several bounded waits (one byte iterator, one buffer)."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.chunks = response.aiter_bytes()
+        self.buffer = b""
+
+    async def until(self, marker: bytes, bound: float = 15.0) -> bytes:
+        """Everything up to and including `marker`, consumed from the buffer."""
+        with anyio.fail_after(bound):
+            while marker not in self.buffer:
+                self.buffer += await self.chunks.__anext__()
+        end = self.buffer.index(marker) + len(marker)
+        found, self.buffer = self.buffer[:end], self.buffer[end:]
+        return found
+
+
+@pytest.mark.anyio
+async def test_a_key_revoked_on_one_process_ends_its_stream_and_wait_on_another() -> None:
+    shared = Path(tempfile.mkdtemp(prefix="rs-live-"))
+    env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}"}
+    one = start_server(env, var_dir=shared / "one")
+    two = start_server(env, var_dir=shared / "two")
+    try:
+        team = api(one.url, TEAM_A_SECRET, "POST", "/api/v1/teams", {"slug": new_room_id("lv")})
+        key = team.json()["key"]
+        spare = api(one.url, key["secret"], "POST", "/api/v1/keys", {"name": "spare"}).json()
+        room_id = api(one.url, key["secret"], "POST", "/api/v1/rooms", {}).json()["roomId"]
+        auth = {"authorization": f"Bearer {key['secret']}"}
+        async with (
+            httpx.AsyncClient(timeout=30) as http,
+            http.stream(
+                "GET", f"{two.url}/api/v1/rooms/{room_id}/events/stream", headers=auth
+            ) as stream,
+        ):
+            assert stream.status_code == 200
+            reader = StreamReader(stream)
+            opened = await reader.until(b"\n\n")
+            assert opened.startswith(b"retry: 2000")
+            wait = asyncio.ensure_future(
+                http.post(
+                    f"{two.url}/api/v1/rooms/{room_id}/tools/wait_for_events",
+                    json={"agentId": "a", "timeoutMs": 30_000},
+                    headers=auth,
+                )
+            )
+            post = mcp(
+                one.url,
+                key["secret"],
+                "post_event",
+                {"roomId": room_id, "type": "t", "from": "b", "payload": {}},
+            )
+            assert post.json()["result"]["isError"] is False
+            await reader.until(b"data: ")
+            waited = await wait  # the first write wakes it; park it again
+            assert waited.status_code == 200 and waited.json()["count"] == 1
+            wait = asyncio.ensure_future(
+                http.post(
+                    f"{two.url}/api/v1/rooms/{room_id}/tools/wait_for_events",
+                    json={"agentId": "a", "timeoutMs": 30_000},
+                    headers=auth,
+                )
+            )
+            await parked(key["secret"], one.url)  # on process two; revoke on process one
+            revoked = api(one.url, spare["secret"], "POST", f"/api/v1/keys/{key['id']}/revoke")
+            assert revoked.status_code == 200
+            await reader.until(b"event: revoked")
+            with anyio.fail_after(15):
+                refused = await wait
+        assert refused.status_code == 401
+        assert refused.json()["code"] == "credential_revoked"
+    finally:
+        one.stop()
+        two.stop()
+
+
+@pytest.mark.anyio
+async def test_every_stream_ends_after_its_lifetime_and_resumes_without_a_gap() -> None:
+    server = start_server({"SSE_MAX_LIFETIME_SECONDS": "2", "SSE_KEEPALIVE_SECONDS": "1"})
+    try:
+        room_id = new_room_id("life")
+        mcp(server.url, TEAM_A_SECRET, "heartbeat", {"roomId": room_id, "agentId": "a"})
+        auth = {"authorization": f"Bearer {TEAM_A_SECRET}"}
+        async with httpx.AsyncClient(timeout=30) as http:
+            with anyio.fail_after(15):
+                async with http.stream(
+                    "GET", f"{server.url}/api/v1/rooms/{room_id}/events/stream", headers=auth
+                ) as stream:
+                    assert stream.status_code == 200
+                    body = b"".join([chunk async for chunk in stream.aiter_bytes()])
+        # It ended on its own (the client reconnects, and is checked again then).
+        assert body.startswith(b"retry: 2000") and b"keep-alive" in body
+    finally:
+        server.stop()
