@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 
-from rooms.schemas import ROOM_ID_PATTERN
+from rooms.schemas import ROOM_ID_RULE, room_id_valid
 
 
 class SignupForm(forms.Form):
@@ -50,11 +48,8 @@ class RoomForm(forms.Form):
 
     def clean_room_id(self) -> str:
         value = str(self.cleaned_data.get("room_id") or "").strip()
-        if value and (not re.match(ROOM_ID_PATTERN, value) or "__" in value):
-            raise forms.ValidationError(
-                "2-64 characters of a-z, 0-9, '_' and '-', starting with a letter or digit; "
-                "no '__'."
-            )
+        if value and not room_id_valid(value):
+            raise forms.ValidationError(f"A room id is {ROOM_ID_RULE}.")
         return value
 
 

@@ -248,6 +248,8 @@ class McpGateway:
     def __init__(self, *, dispatch: str = "thin") -> None:
         self.dispatch = dispatch
         self.sdk = SdkDispatcher() if dispatch == "sdk" else None
+        # tools/list is the same for everyone: built once per (protocol version, era).
+        self._tools_wire: dict[tuple[str, bool], dict[str, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -353,7 +355,10 @@ class McpGateway:
                 if method == "initialize":
                     pv = (params or {}).get("protocolVersion")
                     version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
-            if self.sdk is not None:
+            listed = self._tools_wire.get((version, modern)) if method == "tools/list" else None
+            if listed is not None:
+                wire = listed
+            elif self.sdk is not None:
                 wire = await self.sdk(caller, rid, method, version, params)
             else:
                 try:
@@ -374,6 +379,8 @@ class McpGateway:
                     wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = SERVER_INFO.model_dump(
                         by_alias=True, mode="json", exclude_none=True
                     )
+                if method == "tools/list":
+                    self._tools_wire[(version, modern)] = wire
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)

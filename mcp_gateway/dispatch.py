@@ -52,11 +52,18 @@ async def until_lost(work: Awaitable[T], lost: asyncio.Event) -> T:
     watcher = asyncio.ensure_future(lost.wait())
     try:
         done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:  # the caller went away: so does the work, before we do
+        await _cancelled(task)
+        raise
     finally:
         watcher.cancel()
     if task in done:
         return task.result()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await _cancelled(task)
     raise errors.CredentialLostError(errors.CREDENTIAL_LOST)
+
+
+async def _cancelled(task: asyncio.Future[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, Exception):
+        await task

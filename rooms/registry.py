@@ -100,20 +100,39 @@ def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
     return schema
 
 
+def _plain(node: Any, defs: dict[str, Any]) -> Any:
+    """A schema as cheap to validate as it can be without losing a constraint: references
+    inlined, titles dropped, `anyOf` of bare types folded into one `type` list. Clients
+    (the official SDK among them) validate every structured result against it."""
+    if isinstance(node, list):
+        return [_plain(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _plain(defs[ref.rsplit("/", 1)[-1]], defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):  # names, not keywords
+            out[key] = {name: _plain(sub, defs) for name, sub in value.items()}
+        elif key not in ("title", "$defs"):
+            out[key] = _plain(value, defs)
+    any_of = out.get("anyOf")
+    if isinstance(any_of, list) and all(
+        isinstance(a, dict) and set(a) == {"type"} and isinstance(a["type"], str) for a in any_of
+    ):
+        del out["anyOf"]
+        out["type"] = [a["type"] for a in any_of]
+    return out
+
+
 @cache
 def _output_schema(name: str, output: TypeAdapter[Any]) -> dict[str, Any]:
-    schema = output.json_schema(by_alias=True)
+    raw = output.json_schema(by_alias=True)
+    schema: dict[str, Any] = _plain(raw, raw.get("$defs", {}))
     if schema.get("type") == "object":
         return schema
-    defs = schema.pop("$defs", None)
-    wrapped: dict[str, Any] = {
-        "type": "object",
-        "properties": {"result": schema},
-        "required": ["result"],
-    }
-    if defs:
-        wrapped["$defs"] = defs
-    return wrapped
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
 
 
 @cache

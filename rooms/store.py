@@ -581,17 +581,23 @@ _limiter_scripts: dict[int, AsyncScript] = {}
 
 
 def _limiter() -> aioredis.Redis:
+    """The limiter's own pool: short socket timeouts so a dead limiter fails open fast, and
+    a bounded pool whose callers wait for a connection, so a burst of calls is counted
+    rather than waved through."""
     loop = asyncio.get_running_loop()
     found = _limiter_clients.get(loop)
     if found is None:
         url = str(getattr(settings, "RATE_LIMIT_REDIS_URL", "") or redis_url())
-        found = aioredis.Redis.from_url(
+        pool = aioredis.BlockingConnectionPool.from_url(
             url,
             decode_responses=True,
-            socket_connect_timeout=0.25,
-            socket_timeout=0.25,
+            max_connections=settings.REDIS_MAX_CONNECTIONS,
+            timeout=2,
+            socket_connect_timeout=0.5,
+            socket_timeout=0.5,
             retry_on_timeout=False,
         )
+        found = aioredis.Redis.from_pool(pool)
         _limiter_clients[loop] = found
     return found
 

@@ -3,12 +3,14 @@ rooms, and the audit log (read-only)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
-from django.http import HttpRequest
 
 from tenants.models import ApiKey, AuditEvent, Invite, Membership, Room, Team
+
+if TYPE_CHECKING:  # the admin is Django's own door; tenants/ imports no HTTP at run time
+    from django.http import HttpRequest
 
 
 class MembershipInline(admin.TabularInline):  # type: ignore[type-arg]

@@ -471,6 +471,30 @@ def test_a_team_deleted_in_the_admin_leaves_no_state_and_no_working_key(
     }
 
 
+def test_a_key_or_room_deleted_in_the_admin_is_gone_at_once(
+    raw_redis_client: redis.Redis,
+) -> None:
+    team, secret = team_with_keys(new_room_id("admin-del"))
+    room = services.room_create(team=team, room_id=new_room_id("gone"), actor="t")
+    full = api(secret["full"])
+    assert (
+        full.post(
+            f"/api/v1/rooms/{room.room_id}/tools/heartbeat", {"agentId": "a"}, format="json"
+        ).status_code
+        == 200
+    )
+    User.objects.create_superuser("support2", "s2@example.com", "pw-123456789")
+    staff = Client()
+    staff.force_login(User.objects.get(username="support2"))
+    key = ApiKey.objects.get(team=team, name="full")
+    assert staff.post(f"/admin/tenants/room/{room.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert raw_redis_client.exists(*RoomKeys(room.room_id).durable()) == 0
+    assert staff.post(f"/admin/tenants/apikey/{key.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert full.get("/api/v1/me").status_code == 401  # the cached answer went with the row
+    viewer = api(secret["ro"])
+    assert viewer.get("/api/v1/me").status_code == 200  # the team's other keys still work
+
+
 @pytest.fixture
 def raw_redis_client() -> Any:
     import os
