@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import denials, loads, push, server, wire
+from bench import denials, loads, push, server, tenancy, wire
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -78,7 +78,17 @@ PUSH_EVENTS = env_int("BENCH_PUSH_EVENTS", 300)
 PUSH_WARM = 10
 PUSH_WAITERS = env_int("BENCH_PUSH_WAITERS", 500)
 PUSH_ROUNDS = 3
-SECTIONS = ("floor", "latency", "throughput", "contention", "events", "push", "denials")
+SECTIONS = (
+    "floor",
+    "latency",
+    "throughput",
+    "contention",
+    "events",
+    "push",
+    "denials",
+    "growth",
+    "storm",
+)
 
 
 def sections_wanted() -> tuple[str, ...]:
@@ -150,6 +160,8 @@ class ModeFigures:
     contention: dict[str, Any] = field(default_factory=dict)
     events: dict[str, Any] = field(default_factory=dict)
     push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
+    growth: tenancy.GrowthFigures | None = None
+    storm: tenancy.StormFigures | None = None
     cross_team: str = ""
     log_problems: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -831,6 +843,15 @@ def bench_all(
             # One server is enough: the thin one (the default), else the first.
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
             push_phases(t, fails, run)
+        if targets and ("growth" in ONLY or "storm" in ONLY):
+            t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
+            if "growth" in ONLY:
+                with phase(t.fig, "growth (note attack, mixed workload)"):
+                    t.fig.growth = run(tenancy.growth(t.srv, t.ep, fails))
+            if "storm" in ONLY:
+                label = f"storm ({tenancy.STORM_TASKS:,} tasks; idle, misses, hits)"
+                with phase(t.fig, label):
+                    t.fig.storm = run(tenancy.storm(t.srv, t.ep, fails))
         for t in targets:
             if not t.srv.alive():
                 fails.add(f"server ({t.fig.dispatch}) died during the bench", t.srv.log_tail())
@@ -1151,6 +1172,11 @@ def report(
     if denial_figs is not None:
         lines += denials.section(denial_figs)
     for f in figs:
+        if f.growth is not None:
+            lines += tenancy.growth_section(f.growth)
+        if f.storm is not None:
+            lines += tenancy.storm_section(f.storm)
+    for f in figs:
         if f.log_problems:
             lines.append(f"Server log ({f.dispatch}): {len(f.log_problems)} error line(s), e.g.:")
             lines += ["   " + line[:300] for line in f.log_problems[:5]]
@@ -1188,7 +1214,8 @@ def main() -> int:
         loop_factory = None
     runner = asyncio.Runner(loop_factory=loop_factory)
     # Section 6 runs against one server (thin): alone, it needs no second one.
-    default_dispatch = "thin" if ONLY == ("push",) else "thin,sdk"
+    one_server = {"push", "denials", "growth", "storm"}
+    default_dispatch = "thin" if set(ONLY) <= one_server else "thin,sdk"
     dispatches = [
         d.strip()
         for d in os.environ.get("BENCH_DISPATCH", default_dispatch).split(",")

@@ -139,6 +139,10 @@ def start(
         "SSE_STREAMS_PER_TEAM": "1000",
         "WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
         "CELERY_TASK_ALWAYS_EAGER": "true",
+        # Section 9 fills one room with 10,000 tasks (the default quota is 2,000); section
+        # 6 parks up to 2,000 waiters of one team.
+        "ROOM_TASKS_MAX": "20000",
+        "WAITERS_PER_TEAM": "10000",
         **(extra_env or {}),
     }
     external_redis = os.environ.get("REDIS_URL", "")

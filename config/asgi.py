@@ -13,6 +13,8 @@ from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
+from config.health import health  # noqa: E402
+from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
 from rooms import store  # noqa: E402
@@ -20,13 +22,15 @@ from tenants.auth import static_teams_ensure  # noqa: E402
 from tenants.db import db_run  # noqa: E402
 
 mcp_app = build_server()
-HEALTH_BODY = b'{"status":"ok"}'
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
     while True:
         message = await receive()
         if message["type"] == "lifespan.startup":
+            parent = os.environ.get("ROOMSERVICE_PARENT_PID")
+            if parent and int(parent) != os.getpid():  # a worker process of `make run`
+                die_with_parent(int(parent))
             try:
                 # The static API_KEYS teams exist before anyone can take their slugs.
                 await db_run(static_teams_ensure)
@@ -53,14 +57,18 @@ async def application(scope: Scope, receive: Receive, send: Send) -> Any:
         if path.startswith("/static/"):
             return await static_app(scope, receive, send)
         if path == "/health":
+            status, body = await health()
             await send(
                 {
                     "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
+                    "status": status,
+                    "headers": [
+                        (b"content-type", b"application/json"),
+                        (b"cache-control", b"no-store"),
+                    ],
                 }
             )
-            await send({"type": "http.response.body", "body": HEALTH_BODY})
+            await send({"type": "http.response.body", "body": body})
             return None
     elif kind == "lifespan":
         return await _lifespan(receive, send)

@@ -74,7 +74,16 @@ class EmbeddedRedis:
             "--logfile",
             str(self.folder / "redis.log"),
         ]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=True)
+        from config.lifecycle import child_of_this_process
+
+        # Its own session (a Ctrl-C in the terminal is ours to handle, in order), but it
+        # dies with us however we die (no orphan Redis holding the socket and the AOF).
+        self.process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=child_of_this_process(),
+        )
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.answering():

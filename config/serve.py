@@ -15,6 +15,9 @@ import sys
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(BASE_DIR))
+
+from config.lifecycle import child_of_this_process  # noqa: E402  # needs BASE_DIR on the path
 
 
 def _banner(host: str, port: int, secret: str | None) -> str:
@@ -97,6 +100,11 @@ def main() -> int:
         # so the embedded Redis is stopped too.
         signal.signal(signal.SIGTERM, _exit_quietly)
         signal.signal(signal.SIGINT, _exit_quietly)
+        # Worker processes (WEB_CONCURRENCY > 1) die with us too (config/asgi.py's lifespan).
+        os.environ["ROOMSERVICE_PARENT_PID"] = str(os.getpid())
+        # Client addresses from X-Forwarded-For only from the proxies named here (the
+        # compose nginx); with none named, the socket's peer is the client.
+        trusted = os.environ.get("FORWARDED_ALLOW_IPS", "")
         uvicorn.run(
             "config.asgi:application",
             host=host,
@@ -105,6 +113,8 @@ def main() -> int:
             log_level=os.environ.get("UVICORN_LOG_LEVEL", "warning"),
             access_log=False,
             lifespan="on",
+            proxy_headers=bool(trusted),
+            forwarded_allow_ips=trusted or None,
         )
     except (KeyboardInterrupt, SystemExit):
         pass
@@ -136,7 +146,10 @@ def _start_worker() -> subprocess.Popen[bytes] | None:
             "--beat",
             "--schedule",
             str(Path(os.environ.get("ROOMSERVICE_VAR_DIR", BASE_DIR / "var")) / "celerybeat"),
-            "--pool=solo",
+            # Threads: a slow receiver holds one of them, not the whole worker (each team
+            # gets at most WEBHOOK_TEAM_CONCURRENCY of them at once).
+            "--pool=threads",
+            f"--concurrency={os.environ.get('WORKER_CONCURRENCY', '8')}",
             "--loglevel=WARNING",
             "--without-gossip",
             "--without-mingle",
@@ -145,6 +158,7 @@ def _start_worker() -> subprocess.Popen[bytes] | None:
         cwd=BASE_DIR,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
         start_new_session=True,
+        preexec_fn=child_of_this_process(),
     )
 
 
@@ -157,6 +171,7 @@ def _start_relay() -> subprocess.Popen[bytes] | None:
         cwd=BASE_DIR,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
         start_new_session=True,
+        preexec_fn=child_of_this_process(),
     )
 
 

@@ -36,7 +36,13 @@ if not SECRET_KEY:
     if PRODUCTION:
         raise ImproperlyConfigured("SECRET_KEY must be set when PRODUCTION=1")
     SECRET_KEY = "dev-only-insecure-secret-key-change-me-in-production"
-ALLOWED_HOSTS = [h for h in os.environ.get("ALLOWED_HOSTS", "*").split(",") if h]
+_hosts = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip()]
+if PRODUCTION and (not _hosts or "*" in _hosts):
+    raise ImproperlyConfigured(
+        "ALLOWED_HOSTS must name the host names this service answers to when PRODUCTION=1 "
+        "(e.g. ALLOWED_HOSTS=rooms.example.com); '*' is refused."
+    )
+ALLOWED_HOSTS = _hosts or ["*"]
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -61,6 +67,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "config.middleware.SecurityHeaders",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -128,8 +135,14 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "/login"
 LOGIN_REDIRECT_URL = "/rooms"
-# Failed sign-ins allowed per address and per email in 15 minutes.
-LOGIN_FAILURES_ALLOWED = env_int("LOGIN_FAILURES_ALLOWED", 10)
+# Sign-in throttle (tenants/people.py): failures of one account from one address in 15
+# minutes before each further try waits twice as long; failures from one address across
+# accounts; new accounts from one address in an hour.
+LOGIN_FAILURES_ALLOWED = env_int("LOGIN_FAILURES_ALLOWED", 5)
+LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", 50)
+SIGNUPS_PER_ADDRESS_PER_HOUR = env_int("SIGNUPS_PER_ADDRESS_PER_HOUR", 10)
+# Every password check (the dashboard's and the Django admin's) passes the throttle.
+AUTHENTICATION_BACKENDS = ["tenants.backends.ThrottledModelBackend"]
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Roomservice <noreply@localhost>")
 # The URL people and agents reach this service at (for links in emails and snippets);
@@ -145,11 +158,37 @@ REDIS_URL = os.environ.get("REDIS_URL", "")
 # Every key this deployment writes starts with this prefix; tests use their own.
 REDIS_KEY_PREFIX = os.environ.get("REDIS_KEY_PREFIX", "rs")
 REDIS_MAX_CONNECTIONS = env_int("REDIS_MAX_CONNECTIONS", 64)
+# While Redis is away, calls fail within about this long, saying the store is unavailable.
+REDIS_CONNECT_TIMEOUT_SECONDS = float(os.environ.get("REDIS_CONNECT_TIMEOUT_SECONDS", "0.5"))
+REDIS_SOCKET_TIMEOUT_SECONDS = float(os.environ.get("REDIS_SOCKET_TIMEOUT_SECONDS", "0.8"))
 
 # --- The protocol's knobs -------------------------------------------------------------
 ROOM_IDLE_TTL_SECONDS = env_int("ROOM_IDLE_TTL_SECONDS", 30 * 24 * 3600)
-ROOM_EVENT_CAP = env_int("ROOM_EVENT_CAP", 100_000)
 PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
+
+# --- Quotas: what one tenant may make the shared store hold ---------------------------------
+# Each is enforced in the same atomic step as the write it limits. Logs and histories are
+# trimmed oldest first (the newest write always lands); everything else is refused with a
+# tool error (429 on REST) that names the quota and the current use.
+ROOM_EVENT_CAP = env_int("ROOM_EVENT_CAP", 100_000)  # events kept per room
+ROOM_EVENT_BYTES_MAX = env_int("ROOM_EVENT_BYTES_MAX", 16 * 1024 * 1024)  # their bytes
+ROOM_TASKS_MAX = env_int("ROOM_TASKS_MAX", 2_000)
+TASK_NOTES_KEPT = env_int("TASK_NOTES_KEPT", 20)  # the newest notes kept on a task
+ROOM_CONTEXT_MAX = env_int("ROOM_CONTEXT_MAX", 500)
+CONTEXT_VERSIONS_KEPT = env_int("CONTEXT_VERSIONS_KEPT", 50)  # superseded versions per entry
+EVENT_READS_MAX = env_int("EVENT_READS_MAX", 200)  # read receipts per event
+ROOM_VARS_MAX = env_int("ROOM_VARS_MAX", 500)
+ROOM_LOCKS_MAX = env_int("ROOM_LOCKS_MAX", 500)  # locks held at once
+ROOM_AGENTS_MAX = env_int("ROOM_AGENTS_MAX", 1_000)  # presence (the stalest is forgotten)
+ROOM_CURSORS_MAX = env_int("ROOM_CURSORS_MAX", 5_000)  # agents reading the log
+TEAM_ROOMS_MAX = env_int("TEAM_ROOMS_MAX", 200)  # a team's own room_cap overrides it
+TEAM_KEYS_MAX = env_int("TEAM_KEYS_MAX", 200)  # live keys
+ROOM_INVITES_MAX = env_int("ROOM_INVITES_MAX", 100)  # live invites and share links
+ROOM_WEBHOOKS_MAX = env_int("ROOM_WEBHOOKS_MAX", 5)
+TEAM_WEBHOOKS_MAX = env_int("TEAM_WEBHOOKS_MAX", 50)
+# Open streams and waiting calls one server process holds, whoever they belong to.
+PROCESS_STREAMS_MAX = env_int("PROCESS_STREAMS_MAX", 2_000)
+PROCESS_WAITERS_MAX = env_int("PROCESS_WAITERS_MAX", 5_000)
 
 # --- Access ---------------------------------------------------------------------------
 # The protocol's rule: the first team to touch an unknown room id owns it. Off: rooms are
@@ -194,14 +233,26 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     # Redis clean-ups of deleted rows that could not run at the time (tenants.purges).
     "purges-retry": {"task": "purges.retry", "schedule": 60.0},
+    # Webhook deliveries owed (deferred, or a worker died holding them), and old records.
+    "webhooks-resume": {"task": "webhooks.resume", "schedule": 60.0},
+    "webhooks-prune": {"task": "webhooks.prune", "schedule": 3600.0},
 }
 
 # --- Webhooks ---------------------------------------------------------------------------
 # Receivers on private, loopback, link-local (cloud metadata) or reserved addresses are
 # refused unless this is on (tests and local development receivers).
 WEBHOOK_ALLOW_PRIVATE_NETWORKS = env_bool("WEBHOOK_ALLOW_PRIVATE_NETWORKS", False)
-WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 10)
+WEBHOOK_TIMEOUT_SECONDS = env_int("WEBHOOK_TIMEOUT_SECONDS", 5)
+WEBHOOK_DNS_TIMEOUT_SECONDS = float(os.environ.get("WEBHOOK_DNS_TIMEOUT_SECONDS", "2"))
 WEBHOOK_MAX_ATTEMPTS = env_int("WEBHOOK_MAX_ATTEMPTS", 6)
+# After this many failed attempts in a row a webhook's breaker opens: no attempt on it for
+# WEBHOOK_BREAKER_SECONDS (a black-holed receiver stops holding workers).
+WEBHOOK_BREAKER_FAILURES = env_int("WEBHOOK_BREAKER_FAILURES", 5)
+WEBHOOK_BREAKER_SECONDS = env_int("WEBHOOK_BREAKER_SECONDS", 60)
+# Deliveries one team may have in flight at once (its slow receivers hold no one else's).
+WEBHOOK_TEAM_CONCURRENCY = env_int("WEBHOOK_TEAM_CONCURRENCY", 2)
+# Finished delivery records are deleted after this many days.
+WEBHOOK_DELIVERY_RETENTION_DAYS = env_int("WEBHOOK_DELIVERY_RETENTION_DAYS", 14)
 # A webhook is disabled after this many deliveries in a row failed for good.
 WEBHOOK_DISABLE_AFTER = env_int("WEBHOOK_DISABLE_AFTER", 5)
 # How often the relay re-reads which rooms have webhooks (it is also told at once).
@@ -212,7 +263,7 @@ REST_FRAMEWORK: dict[str, object] = {
     "DEFAULT_PERMISSION_CLASSES": [],
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["config.drf.JsonParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "tenants.apis.exception_handler",
 }
@@ -246,7 +297,22 @@ LOGGING = {
     },
 }
 
-SESSION_COOKIE_SECURE = env_bool(
-    "SESSION_COOKIE_SECURE", not DEBUG and bool(os.environ.get("PRODUCTION"))
+# --- Behind HTTPS (the production shape: TLS ends at a proxy in front of the web processes)
+# SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto:https": the header and value the proxy sets on
+# HTTPS requests (the default in production); without it every POST behind HTTPS fails CSRF.
+_proxy_ssl = os.environ.get(
+    "SECURE_PROXY_SSL_HEADER", "X-Forwarded-Proto:https" if PRODUCTION else ""
 )
+if _proxy_ssl:
+    _name, _, _value = _proxy_ssl.partition(":")
+    SECURE_PROXY_SSL_HEADER = ("HTTP_" + _name.strip().upper().replace("-", "_"), _value.strip())
+# The origins a form may be posted from (scheme://host[:port]); by default PUBLIC_URL's.
+CSRF_TRUSTED_ORIGINS = [
+    o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", PUBLIC_URL).split(",") if o.strip()
+]
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if PRODUCTION else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_REFERRER_POLICY = "same-origin"
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", PRODUCTION and not DEBUG)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

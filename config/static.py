@@ -8,17 +8,34 @@ import os
 from typing import Any
 
 from django.contrib.staticfiles import finders
+from django.core.exceptions import SuspiciousFileOperation
 from starlette.responses import FileResponse, PlainTextResponse
 
 CACHE_SECONDS = 3600
 
 
+def _inside(relative: str) -> bool:
+    """A path the finders may look up: relative, no parent steps, no odd characters (an
+    absolute path like /static//etc/passwd is refused here, not by a 500 further down)."""
+    parts = relative.split("/")
+    return (
+        bool(relative)
+        and not relative.startswith("/")
+        and "\\" not in relative
+        and "\x00" not in relative
+        and all(part not in ("", ".", "..") for part in parts)
+    )
+
+
 async def static_app(scope: dict[str, Any] | Any, receive: Any, send: Any) -> None:
     relative = scope["path"][len("/static/") :]
-    if scope["method"] not in ("GET", "HEAD") or ".." in relative.split("/"):
+    if scope["method"] not in ("GET", "HEAD") or not _inside(relative):
         await PlainTextResponse("not found", status_code=404)(scope, receive, send)
         return
-    found = finders.find(relative) if relative else None
+    try:
+        found = finders.find(relative)
+    except SuspiciousFileOperation:
+        found = None
     path = found[0] if isinstance(found, list) else found
     if not path or not os.path.isfile(path):
         await PlainTextResponse("not found", status_code=404)(scope, receive, send)

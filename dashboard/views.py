@@ -14,6 +14,7 @@ from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from dashboard import forms
@@ -27,13 +28,10 @@ from rooms.results import RoomSnapshot
 from tenants import access, people, selectors, services, webhooks
 from tenants import errors as tenant_errors
 from tenants.auth import KeySession, ShareToken, caller_resolve_sync
+from tenants.backends import client_address
 from tenants.capabilities import Caller, Manage
 from tenants.credentials import secret_digest
 from tenants.models import Membership, Room
-
-
-def _client_address(request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
 
 
 def public_url(request: HttpRequest) -> str:
@@ -58,6 +56,12 @@ def _expiry(seconds: str | None) -> Any:
 # --- Landing and accounts ---------------------------------------------------------------------
 
 
+LOGIN_THROTTLED = (
+    "Too many failed attempts for this account from your address. Try again in {seconds} s."
+)
+SIGNUPS_THROTTLED = "Too many new accounts from your address this hour. Try again later."
+
+
 def landing(request: HttpRequest) -> HttpResponse:
     if viewer_for(request) is not None:
         return redirect("rooms")
@@ -68,11 +72,15 @@ def signup(request: HttpRequest) -> HttpResponse:
     if settings.AUTH_MODE == "apikey":
         raise Http404("sign-up is off")
     form = forms.SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    address = client_address(request)
+    if request.method == "POST" and not people.signup_allowed(address=address):
+        form.add_error(None, SIGNUPS_THROTTLED)
+    elif request.method == "POST" and form.is_valid():
+        people.signup_record(address=address)
         user = people.user_signup(
             email=form.cleaned_data["email"], password=form.cleaned_data["password"]
         )
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        login(request, user, backend="tenants.backends.ThrottledModelBackend")
         nxt = request.GET.get("next", "")
         return redirect(nxt if nxt.startswith("/join/") else "rooms")
     return render(request, "dashboard/signup.html", {"form": form})
@@ -84,32 +92,30 @@ def login_view(request: HttpRequest) -> HttpResponse:
     key_form = forms.KeyLoginForm(request.POST or None) if mode in ("apikey", "both") else None
     error = ""
     if request.method == "POST":
-        address = _client_address(request)
+        address = client_address(request)
         if "key" in request.POST and key_form is not None and key_form.is_valid():
-            if people.login_blocked(address=address, email="apikey"):
-                error = "Too many failed attempts. Wait a few minutes and try again."
+            wait = people.login_wait(account="apikey", address=address)
+            if wait:
+                error = LOGIN_THROTTLED.format(seconds=wait)
             else:
                 digest = secret_digest(key_form.cleaned_data["key"].strip())
                 if caller_resolve_sync(KeySession(digest)) is not None:
                     request.session.cycle_key()
                     request.session[SESSION_KEY_DIGEST] = digest
                     return redirect("rooms")
-                people.login_failure_record(address=address, email="apikey")
+                people.login_failure_record(account="apikey", address=address)
                 error = "That is not a live team key."
         elif form is not None and form.is_valid():
             email = form.cleaned_data["email"].strip().lower()
-            if people.login_blocked(address=address, email=email):
-                error = "Too many failed attempts. Wait a few minutes and try again."
-            else:
-                user = authenticate(request, username=email, password=form.cleaned_data["password"])
-                if user is not None:
-                    login(request, user)
-                    nxt = request.GET.get("next", "")
-                    return redirect(
-                        nxt if nxt.startswith("/") and not nxt.startswith("//") else "rooms"
-                    )
-                people.login_failure_record(address=address, email=email)
-                error = "Wrong email or password."
+            user = authenticate(request, username=email, password=form.cleaned_data["password"])
+            if user is not None:
+                login(request, user)
+                nxt = request.GET.get("next", "")
+                return redirect(
+                    nxt if nxt.startswith("/") and not nxt.startswith("//") else "rooms"
+                )
+            wait = getattr(request, "login_wait", 0)
+            error = LOGIN_THROTTLED.format(seconds=wait) if wait else "Wrong email or password."
     return render(
         request,
         "dashboard/login.html",
@@ -148,9 +154,13 @@ def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
                 update_session_auth_hash(request, viewer.user)
                 message = "Password changed."
     if request.method == "POST" and "confirm" in request.POST and delete_form.is_valid():
-        people.user_delete(user=viewer.user)
-        logout(request)
-        return redirect("landing")
+        try:
+            people.user_delete(user=viewer.user)
+        except DomainError as exc:
+            delete_form.add_error(None, exc.message)
+        else:
+            logout(request)
+            return redirect("landing")
     return render(
         request,
         "dashboard/account.html",
@@ -211,9 +221,18 @@ def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> Htt
     membership = _membership(viewer, membership_id)
     form = forms.RoleForm(request.POST)
     if form.is_valid():
-        services.membership_change_role(
-            membership=membership, role=form.cleaned_data["role"], actor=viewer.actor
-        )
+        try:
+            services.membership_change_role(
+                membership=membership, role=form.cleaned_data["role"], actor=viewer.actor
+            )
+        except DomainError as exc:
+            context = {
+                "viewer": viewer,
+                "members": selectors.members_of(viewer.team),
+                "form": forms.MemberInviteForm(),
+                "error": exc.message,
+            }
+            return render(request, "dashboard/team.html", context, status=exc.status)
     return redirect("team")
 
 
@@ -381,6 +400,7 @@ def context_entry(
     )
 
 
+@never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view()
 def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
@@ -459,6 +479,7 @@ def report_download(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpR
 # --- Keys, invites, share links ------------------------------------------------------------------
 
 
+@never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.KEYS)
 def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     form = forms.KeyForm(request.POST or None)
@@ -508,6 +529,7 @@ def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpRespons
     )
 
 
+@never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.INVITES)
 def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
@@ -552,6 +574,7 @@ def invite_revoke(
     return redirect("invites", room_id=found.room_id)
 
 
+@never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.INVITES)
 def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
@@ -638,6 +661,7 @@ def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
 # --- Webhooks ---------------------------------------------------------------------------------
 
 
+@never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.WEBHOOKS)
 def room_webhooks(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)

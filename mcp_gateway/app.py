@@ -35,6 +35,8 @@ from mcp_types.version import (
 from pydantic import ValidationError
 
 from mcp_gateway import tools
+from rooms import errors as rooms_errors
+from rooms import store
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve
 from tenants.capabilities import Caller
 
@@ -63,7 +65,7 @@ HTTP_STATUS = {
 }
 
 
-UNAVAILABLE = "The service is temporarily unavailable (its store did not answer); retry shortly."
+FAILED = "The server failed on this request (it has been logged); retry shortly."
 
 
 class RpcError(Exception):
@@ -254,11 +256,19 @@ class McpGateway:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self._serve(scope, receive, send)
+        except store.StoreDown:
+            # Redis away while resolving the bearer: say which store, and to retry.
+            await _send_json(
+                send,
+                503,
+                _rpc_error(None, T.INTERNAL_ERROR, rooms_errors.STORE_UNAVAILABLE),
+                [(b"retry-after", b"2")],
+            )
         except Exception:
-            # A store outage or a bug: say so as a JSON-RPC error, never a bare 500 page.
+            # A bug: say so as a JSON-RPC error, never a bare 500 page.
             log.exception("/mcp request failed")
             await _send_json(
-                send, 503, _rpc_error(None, T.INTERNAL_ERROR, UNAVAILABLE), [(b"retry-after", b"1")]
+                send, 503, _rpc_error(None, T.INTERNAL_ERROR, FAILED), [(b"retry-after", b"1")]
             )
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -320,6 +330,8 @@ class McpGateway:
             raw = json.loads(body)
         except (ValueError, UnicodeDecodeError):
             return 400, _rpc_error(None, T.PARSE_ERROR, "Parse error: the body is not JSON.")
+        except RecursionError:
+            return 400, _rpc_error(None, T.PARSE_ERROR, "Parse error: the JSON nests too deeply.")
         if isinstance(raw, list):
             return 400, _rpc_error(
                 None, T.INVALID_REQUEST, "Batches are not supported; send one message."

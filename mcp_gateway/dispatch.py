@@ -16,7 +16,9 @@ import contextlib
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from rooms import errors, registry
+from django.db import InterfaceError, OperationalError
+
+from rooms import errors, registry, store
 from rooms.schemas import RoomInput
 from tenants import access, budgets, live
 from tenants.capabilities import Caller
@@ -27,7 +29,17 @@ WAITER_LEASE_MS = 90_000
 
 
 async def tool_run(caller: Caller, name: str, arguments: Any) -> Any:
-    """Run one tool for `caller`. Raises DomainError for anything the caller can correct."""
+    """Run one tool for `caller`. Raises DomainError for anything the caller can correct,
+    and for an outage of a store (StoreUnavailableError: retry)."""
+    try:
+        return await _tool_run(caller, name, arguments)
+    except store.StoreDown:
+        raise errors.StoreUnavailableError(errors.STORE_UNAVAILABLE) from None
+    except (OperationalError, InterfaceError):
+        raise errors.StoreUnavailableError(errors.DATABASE_UNAVAILABLE) from None
+
+
+async def _tool_run(caller: Caller, name: str, arguments: Any) -> Any:
     tool = registry.tool_get(name)
     await budgets.call_charge(caller)
     args = registry.arguments_parse(tool, arguments)

@@ -91,10 +91,20 @@ class Relay:
             # Registered before the relay reads, so a write during the pass wakes us again.
             async with store.room_watch(keys) as woken:
                 idle.clear()
-                try:
-                    await db_run(relay_and_queue, room_id)
-                except Exception:
-                    log.exception("relay of %s failed; retrying at its next write", room_id)
+                await self._pass(room_id)
                 if not woken.is_set():
                     idle.set()
                 await woken.wait()
+
+    async def _pass(self, room_id: str) -> None:
+        """One relay pass, in a worker thread. Stopping the relay waits for a pass under
+        way to end (its thread cannot be interrupted, and holds database rows)."""
+        work = asyncio.ensure_future(db_run(relay_and_queue, room_id))
+        try:
+            await asyncio.shield(work)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await work
+            raise
+        except Exception:
+            log.exception("relay of %s failed; retrying at its next write", room_id)

@@ -15,12 +15,12 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from mcp_gateway.dispatch import tool_run
-from rooms import errors, registry
+from rooms import errors, registry, store
 from rooms.errors import DomainError
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve
 
 log = logging.getLogger(__name__)
-NOT_JSON = "The body must be a JSON object of the tool's arguments."
+NOT_JSON = "The body must be a JSON object of the tool's arguments (nested at most ~1,000 deep)."
 ROOM_MISMATCH = "roomId in the body ({body}) differs from the room in the URL ({url})."
 INTERNAL = "The server failed; retry shortly."
 
@@ -43,12 +43,15 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
         return JsonResponse(
             {"message": "Use POST.", "code": "method_not_allowed", "extra": {}}, status=405
         )
-    caller = await caller_resolve(bearer_from_header(request.headers.get("Authorization")))
+    try:
+        caller = await caller_resolve(bearer_from_header(request.headers.get("Authorization")))
+    except store.StoreDown:
+        return error_response(errors.StoreUnavailableError(errors.STORE_UNAVAILABLE))
     if caller is None:
         return unauthorized()
     try:
         arguments = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         arguments = None
     if not isinstance(arguments, dict):
         return JsonResponse(

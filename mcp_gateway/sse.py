@@ -20,8 +20,13 @@ from django.http.response import HttpResponseBase, StreamingHttpResponse
 
 from mcp_gateway.dispatch import until_lost
 from mcp_gateway.rest import error_response, unauthorized
-from rooms import selectors
-from rooms.errors import CredentialLostError, DomainError
+from rooms import selectors, store
+from rooms.errors import (
+    STORE_UNAVAILABLE,
+    CredentialLostError,
+    DomainError,
+    StoreUnavailableError,
+)
 from rooms.refs import RoomRef
 from tenants import access, budgets, live
 from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
@@ -38,27 +43,30 @@ async def _presented(request: HttpRequest, room_id: str) -> Presented | None:
 
 
 async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
-    presented = await _presented(request, room_id)
-    caller = await caller_resolve(presented) if presented is not None else None
-    if caller is None:
-        if isinstance(presented, PersonSession):
-            return error_response(access.denied())  # signed in, but not to this room's team
-        return unauthorized()
     try:
+        presented = await _presented(request, room_id)
+        caller = await caller_resolve(presented) if presented is not None else None
+        if caller is None:
+            if isinstance(presented, PersonSession):
+                return error_response(access.denied())  # signed in, but not to this team
+            return unauthorized()
         ref = await access.room_access(caller, room_id, write=False)
-    except DomainError as exc:
-        return error_response(exc)
-    keepalive = float(settings.SSE_KEEPALIVE_SECONDS)
-    slots = budgets.slot_hold(caller, "streams", lease_ms=int(keepalive * 3000))
-    try:
+        keepalive = float(settings.SSE_KEEPALIVE_SECONDS)
+        slots = budgets.slot_hold(caller, "streams", lease_ms=int(keepalive * 3000))
         slot = await slots.__aenter__()
     except DomainError as exc:
         return error_response(exc)
-    # Fix the starting point now, before the first byte goes out, so an event written
-    # while the client is still reading the headers is not skipped.
-    after = request.headers.get("Last-Event-ID") or request.GET.get("lastEventId")
-    if not after:
-        after = await selectors.event_newest_id(ref)
+    except store.StoreDown:
+        return error_response(StoreUnavailableError(STORE_UNAVAILABLE))
+    try:
+        # Fix the starting point now, before the first byte goes out, so an event written
+        # while the client is still reading the headers is not skipped.
+        after = request.headers.get("Last-Event-ID") or request.GET.get("lastEventId")
+        if not after:
+            after = await selectors.event_newest_id(ref)
+    except store.StoreDown:
+        await slots.__aexit__(None, None, None)
+        return error_response(StoreUnavailableError(STORE_UNAVAILABLE))
 
     async def body() -> AsyncIterator[bytes]:
         try:
@@ -89,6 +97,12 @@ async def _frames(
                     data = json.dumps({"message": exc.message, "code": exc.code})
                     yield f"event: revoked\ndata: {data}\n\n".encode()
                     return
+                except store.StoreDown:
+                    # Redis went away: end the stream; the client reconnects with
+                    # Last-Event-ID once it is back, and misses nothing.
+                    data = json.dumps({"message": STORE_UNAVAILABLE, "code": "store_unavailable"})
+                    yield f"event: unavailable\ndata: {data}\n\n".encode()
+                    return
                 if event is None:
                     yield b": keep-alive\n\n"
                 else:
@@ -101,7 +115,10 @@ async def _frames(
                 # budget went over the cap meanwhile) ends.
                 if now - renewed >= keepalive:
                     renewed = now
-                    if not await slot.renew():
+                    try:
+                        if not await slot.renew():
+                            return
+                    except store.StoreDown:
                         return
         finally:
             await follow.aclose()

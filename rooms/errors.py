@@ -62,6 +62,27 @@ class ContextVersionConflictError(RoomError):
     status = 409
 
 
+class QuotaExceededError(DomainError):
+    """A per-tenant bound of the shared store (a quota) is reached."""
+
+    code = "quota_exceeded"
+    status = 429
+
+    def __init__(self, *, what: str, quota: str, used: int, limit: int, how: str) -> None:
+        super().__init__(
+            QUOTA_EXCEEDED.format(what=what, used=used, limit=limit, how=how),
+            extra={"quota": quota, "used": used, "limit": limit},
+        )
+
+
+class StoreUnavailableError(DomainError):
+    code = "store_unavailable"
+    status = 503
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": "2"}
+
+
 class RoomAccessError(DomainError):
     """The caller may not touch this room. One text whether it exists or not (seeds/000 §8.2)."""
 
@@ -94,6 +115,14 @@ ROOM_ID_INVALID = (
     'Invalid arguments: roomId "{room_id}" is not a room id: 2-64 characters of a-z, 0-9, '
     "'_' and '-', starting with a letter or digit, with no '__'."
 )
+QUOTA_EXCEEDED = "Quota reached: {what} ({used} of {limit}). {how}"
+STORE_UNAVAILABLE = (
+    "The room store (Redis) is not answering, so this call could not run (or its answer "
+    "was lost). Retry in a few seconds; reads are safe to retry."
+)
+DATABASE_UNAVAILABLE = (
+    "The account database is not answering, so this call could not run. Retry in a few seconds."
+)
 CREDENTIAL_LOST = (
     "The credential this call began with was revoked, expired or removed while it waited. "
     "Ask the team for a live key or invite."
@@ -118,6 +147,10 @@ CONTEXT_VERSION_CONFLICT = (
     'expectedVersion "{current}".'
 )
 CONTEXT_PAYLOAD_INVALID = "Invalid {type} payload: {problems}."
+EVENT_TYPE_RESERVED = (
+    'Event type "{type}" is written by the server itself and cannot be posted: use another '
+    "type (reserved: {reserved})."
+)
 SINCE_INVALID = (
     'since "{since}" is neither an ISO-8601 time (2026-01-31T12:00:00Z) nor an event id '
     "(1732871234567-0)."

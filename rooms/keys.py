@@ -43,6 +43,11 @@ class RoomKeys:
         return self._k("task_order")
 
     @property
+    def task_titles(self) -> str:
+        """Hash: task id -> its title cut short (what unknown-task hints compare against)."""
+        return self._k("task_titles")
+
+    @property
     def context(self) -> str:
         """Hash: context id -> entry JSON without its payload."""
         return self._k("ctx")
@@ -66,6 +71,17 @@ class RoomKeys:
     def context_versions(self) -> str:
         """Hash: "<id>@<version>" -> the full entry JSON of each superseded version."""
         return self._k("ctx_versions")
+
+    @property
+    def context_version_index(self) -> str:
+        """Sorted set (lexical): "<id>@<minor, 9 digits>@<version>" per superseded version,
+        so one entry's history is one range and its oldest versions can be dropped."""
+        return self._k("ctx_version_index")
+
+    @property
+    def context_labels(self) -> str:
+        """Hash: context id -> "<type>: <summary cut short>" (what hints compare against)."""
+        return self._k("ctx_labels")
 
     @property
     def events(self) -> str:
@@ -138,11 +154,14 @@ class RoomKeys:
             self.meta,
             self.tasks,
             self.task_order,
+            self.task_titles,
             self.context,
             self.context_payloads,
             self.context_created,
             self.context_changed,
             self.context_versions,
+            self.context_version_index,
+            self.context_labels,
             self.events,
             self.cursors,
             self.cursors_readonly,

@@ -10,13 +10,17 @@ from rooms import clock
 from rooms.results import ContextEntry, Event, Task
 from rooms.store import StreamEntry
 
-EVENT_ID_RE = re.compile(r"^(\d{1,20})-(\d{1,20})$")
+# ASCII digits only (\d would take any Unicode digit) and the whole string (no trailing
+# newline slips past), so Redis never sees a stream id it would reject.
+EVENT_ID_RE = re.compile(r"([0-9]{1,20})-([0-9]{1,20})", re.ASCII)
 _U64 = 2**64
+FIRST_EVENT_ID = "0-0"
+LAST_EVENT_ID = f"{_U64 - 1}-{_U64 - 1}"
 
 
 def is_event_id(value: str) -> bool:
     """A well-formed Redis stream id (both parts fit in 64 bits), so Redis never sees junk."""
-    m = EVENT_ID_RE.match(value)
+    m = EVENT_ID_RE.fullmatch(value)
     return m is not None and int(m.group(1)) < _U64 and int(m.group(2)) < _U64
 
 

@@ -573,6 +573,7 @@ UNKNOWN_TOOL = "Unknown tool {name!r}. The tools are: {names}."
 NOT_AN_OBJECT = "Tool arguments must be a JSON object, got {kind}."
 UNKNOWN_ARGUMENT = "unknown argument {name!r} (allowed: {allowed})"
 BAD_TEXT = "Arguments contain text that is not valid Unicode (a lone surrogate?)."
+TOO_DEEP = "Arguments nest too deeply; keep payloads to a few dozen levels."
 
 
 def tool_get(name: str) -> Tool:
@@ -610,9 +611,13 @@ def arguments_parse(tool: Tool, arguments: Any) -> s.ToolInput:
         json.dumps(arguments, ensure_ascii=False).encode("utf-8")
     except (UnicodeEncodeError, TypeError, ValueError):
         raise errors.ToolArgumentsError(BAD_TEXT) from None
+    except RecursionError:
+        raise errors.ToolArgumentsError(TOO_DEEP) from None
     try:
         parsed: s.ToolInput = tool.input_model.model_validate(arguments)
         return parsed
+    except RecursionError:
+        raise errors.ToolArgumentsError(TOO_DEEP) from None
     except ValidationError as exc:
         message, fields = _describe_validation(tool.input_model, exc)
         raise errors.ToolArgumentsError(message, extra={"fields": fields}) from None

@@ -17,11 +17,45 @@ local function fix_arrays(s, names)
   end
   return s
 end
-local function wake(channel, id)
-  redis.call('PUBLISH', channel, id)
-end
 local function touch(ttl, first, last)
   for i = first, last do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+-- What one event costs: its field values plus a fixed overhead for the entry itself.
+local function entry_size(fields)
+  local n = 48
+  for i = 2, #fields, 2 do n = n + #fields[i] end
+  return n
+end
+-- Append one event and keep the room's log within its caps, exactly: at most `cap`
+-- events and `bytes_cap` bytes (meta.event_bytes), trimming the oldest first and never
+-- the one just written; the read receipts of trimmed events go with them. PUBLISHes the
+-- new id on the wake channel. Returns the new id.
+local function append(events, meta, reads, cap, bytes_cap, channel, fields)
+  local eid = redis.call('XADD', events, '*', unpack(fields))
+  local bytes = tonumber(redis.call('HINCRBY', meta, 'event_bytes', entry_size(fields)))
+  local over = redis.call('XLEN', events) - tonumber(cap)
+  if over > 0 or bytes > tonumber(bytes_cap) then
+    local freed, dropped, keep, start = 0, 0, nil, '-'
+    while keep == nil do
+      local batch = redis.call('XRANGE', events, start, '+', 'COUNT', 16)
+      if #batch == 0 then break end
+      for _, e in ipairs(batch) do
+        if e[1] == eid or (dropped >= over and bytes - freed <= tonumber(bytes_cap)) then
+          keep = e[1]
+          break
+        end
+        freed = freed + entry_size(e[2])
+        dropped = dropped + 1
+        redis.call('HDEL', reads, e[1])
+      end
+      start = '(' .. batch[#batch][1]
+    end
+    if keep then redis.call('XTRIM', events, 'MINID', keep) end
+    if freed > bytes then freed = bytes end
+    redis.call('HINCRBY', meta, 'event_bytes', -freed)
+  end
+  redis.call('PUBLISH', channel, eid)
+  return eid
 end
 -- A stream id as one sortable number (ms * 1000 + seq), formatted with every digit:
 -- Lua's default number-to-text keeps only 14 digits, which would drop the seq.
@@ -55,29 +89,41 @@ return {1, claimed}
 """
 )
 
-# KEYS[1] tasks, KEYS[2] task_order, KEYS[3] meta, KEYS[4] events
+# Every script that appends an event takes the log's keys and caps in the same places
+# (EVENT_KEYS: events, meta, reads; EVENT_ARGS: event cap, event bytes cap, wake channel)
+# so `append` keeps every room within ROOM_EVENT_CAP and ROOM_EVENT_BYTES_MAX.
+
+# KEYS[1] tasks, KEYS[2] task_order, KEYS[3] meta, KEYS[4] events, KEYS[5] reads,
+# KEYS[6] task_titles
 # ARGV[1] task id, ARGV[2] task JSON, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap,
-# ARGV[6] event "from", ARGV[7] the room's wake channel (PUBLISHed the new event id)
-# -> the task_added event id
+# ARGV[6] event bytes cap, ARGV[7] wake channel, ARGV[8] event "from", ARGV[9] most tasks
+# per room, ARGV[10] the task's label for hints (its title, cut short)
+# -> {1, task_added event id}; {0, tasks in the room} at the quota
 ADD_TASK_SCRIPT = (
     _PRELUDE
     + r"""
+local count = redis.call('HLEN', KEYS[1])
+if count >= tonumber(ARGV[9]) then return {0, count} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('HSET', KEYS[6], ARGV[1], ARGV[10])
 redis.call('HSETNX', KEYS[3], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[3], 'updated_at', ARGV[3])
-local eid = redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*',
-  'type', 'task_added', 'from', ARGV[6], 'to', 'all', 'payload', ARGV[2])
-wake(ARGV[7], eid)
-touch(ARGV[4], 1, 4)
-return eid
+local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[5], ARGV[6], ARGV[7],
+  {'type', 'task_added', 'from', ARGV[8], 'to', 'all', 'payload', ARGV[2]})
+touch(ARGV[4], 1, 6)
+return {1, eid}
 """
 )
 
-# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events
+# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
 # ARGV[1] task id, ARGV[2] changes JSON {status, set_owner, owner, note?, description?, by},
-# ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap, ARGV[6] wake channel
+# ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap, ARGV[6] event bytes cap, ARGV[7] wake
+# channel, ARGV[8] notes kept per task (the newest)
 # -> {0} unknown task; {1, task JSON, event id}
+# The task_updated event carries what changed, not the whole task: {task: {id, title, status,
+# owner}, previousStatus, changes: {status?: [from, to], owner?: [from, to], description?},
+# note?} — so a long task's every update does not copy it into the log again.
 UPDATE_TASK_SCRIPT = (
     _PRELUDE
     + r"""
@@ -85,7 +131,7 @@ local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {0} end
 local task = cjson.decode(raw)
 local ch = cjson.decode(ARGV[2])
-local previous = task.status
+local previous, previous_owner = task.status, task.owner
 task.status = ch.status
 if ch.set_owner then task.owner = ch.owner end
 if ch.description ~= nil then task.description = ch.description end
@@ -93,19 +139,26 @@ if ch.note ~= nil then
   task.note = ch.note
   if type(task.notes) ~= 'table' then task.notes = {} end
   table.insert(task.notes, {by = ch.by, at = ARGV[3], text = ch.note})
+  local kept = tonumber(ARGV[8])
+  while #task.notes > kept do table.remove(task.notes, 1) end
 end
 task.updated_at = ARGV[3]
 local out = fix_arrays(cjson.encode(task), {'depends_on', 'notes'})
 redis.call('HSET', KEYS[1], ARGV[1], out)
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
-local payload = '{"task":' .. out .. ',"previousStatus":' .. cjson.encode(previous)
-if ch.note ~= nil then payload = payload .. ',"note":' .. cjson.encode(ch.note) end
-payload = payload .. '}'
-local eid = redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[5], '*',
-  'type', 'task_updated', 'from', ch.by, 'to', 'all', 'payload', payload)
-wake(ARGV[6], eid)
-touch(ARGV[4], 1, 3)
+local changes = {}
+if previous ~= task.status then changes.status = {previous, task.status} end
+if ch.set_owner and previous_owner ~= task.owner then
+  changes.owner = {previous_owner, task.owner}
+end
+if ch.description ~= nil then changes.description = true end
+local summary = {id = task.id, title = task.title, status = task.status, owner = task.owner}
+local payload = cjson.encode({task = summary, previousStatus = previous, changes = changes,
+  note = ch.note})
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[5], ARGV[6], ARGV[7],
+  {'type', 'task_updated', 'from', ch.by, 'to', 'all', 'payload', payload})
+touch(ARGV[4], 1, 4)
 return {1, out, eid}
 """
 )
@@ -127,34 +180,57 @@ end
 return out
 """
 
+# KEYS[1] task_order, KEYS[2] task_titles
+# ARGV[1] how many of the newest tasks to sample
+# -> {id, label, id, label, ...} the sample an unknown-task hint is computed from
+TASK_HINTS_SCRIPT = r"""
+local ids = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
+local out = {}
+if #ids == 0 then return out end
+local labels = redis.call('HMGET', KEYS[2], unpack(ids))
+for i = 1, #ids do
+  table.insert(out, ids[i])
+  table.insert(out, labels[i] or '')
+end
+return out
+"""
+
 # KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_created, KEYS[4] ctx_changed, KEYS[5] events,
-# KEYS[6] seq
+# KEYS[6] seq, KEYS[7] meta, KEYS[8] reads, KEYS[9] ctx_labels
 # ARGV[1] id, ARGV[2] entry JSON without payload, ARGV[3] payload JSON, ARGV[4] ttl ms,
-# ARGV[5] event cap, ARGV[6] event from, ARGV[7] event to, ARGV[8] event payload JSON,
-# ARGV[9] wake channel
-# -> the context_available event id
+# ARGV[5] event cap, ARGV[6] event bytes cap, ARGV[7] wake channel, ARGV[8] event from,
+# ARGV[9] event to, ARGV[10] event payload JSON, ARGV[11] most entries per room,
+# ARGV[12] the entry's label for hints
+# -> {1, context_available event id}; {0, entries in the room} at the quota
 WRITE_CONTEXT_SCRIPT = (
     _PRELUDE
     + r"""
+local count = redis.call('HLEN', KEYS[1])
+if count >= tonumber(ARGV[11]) then return {0, count} end
 local seq = redis.call('INCR', KEYS[6])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('HSET', KEYS[9], ARGV[1], ARGV[12])
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
-local eid = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[5], '*',
-  'type', 'context_available', 'from', ARGV[6], 'to', ARGV[7], 'payload', ARGV[8])
-wake(ARGV[9], eid)
+local eid = append(KEYS[5], KEYS[7], KEYS[8], ARGV[5], ARGV[6], ARGV[7],
+  {'type', 'context_available', 'from', ARGV[8], 'to', ARGV[9], 'payload', ARGV[10]})
 redis.call('ZADD', KEYS[4], id_score(eid), ARGV[1])
-touch(ARGV[4], 1, 6)
-return eid
+touch(ARGV[4], 1, 9)
+return {1, eid}
 """
 )
 
-# KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_changed, KEYS[4] ctx_versions, KEYS[5] events
+# KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_changed, KEYS[4] ctx_versions,
+# KEYS[5] ctx_version_index, KEYS[6] events, KEYS[7] meta, KEYS[8] reads, KEYS[9] ctx_labels
 # ARGV[1] id, ARGV[2] changes JSON {author, summary?, consuming_agents?}, ARGV[3] new payload
 # JSON or "" to keep it, ARGV[4] expected version or "", ARGV[5] now (ISO), ARGV[6] ttl ms,
-# ARGV[7] event cap, ARGV[8] wake channel
+# ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake channel, ARGV[10] versions kept
+# per entry, ARGV[11] the entry's new label for hints ("" to keep it)
 # -> {0} unknown entry; {-1, current version} stale expectedVersion;
 #    {1, entry JSON without payload, payload JSON, event id}
+# Superseded versions: ctx_versions "<id>@<version>" -> full JSON, and in ctx_version_index
+# the member "<id>@<minor, 9 digits>@<version>" (score 0, lexical order), so one entry's
+# history is a range of the index and the oldest beyond ARGV[10] are dropped.
 UPDATE_CONTEXT_SCRIPT = (
     _PRELUDE
     + r"""
@@ -163,11 +239,22 @@ if not raw then return {0} end
 local entry = cjson.decode(raw)
 if ARGV[4] ~= '' and entry.version ~= ARGV[4] then return {-1, entry.version} end
 local old_payload = redis.call('HGET', KEYS[2], ARGV[1]) or 'null'
-redis.call('HSET', KEYS[4], ARGV[1] .. '@' .. entry.version,
-  string.sub(raw, 1, -2) .. ',"payload":' .. old_payload .. '}')
 local major, minor = string.match(entry.version, '^(%d+)%.(%d+)$')
 if not major then major, minor = '1', '0' end
 local previous = entry.version
+redis.call('HSET', KEYS[4], ARGV[1] .. '@' .. previous,
+  string.sub(raw, 1, -2) .. ',"payload":' .. old_payload .. '}')
+redis.call('ZADD', KEYS[5], 0, ARGV[1] .. '@' .. string.format('%09d', tonumber(minor)) .. '@'
+  .. previous)
+local kept = tonumber(ARGV[10])
+local low, high = '[' .. ARGV[1] .. '@', '(' .. ARGV[1] .. 'A'
+local held = redis.call('ZLEXCOUNT', KEYS[5], low, high)
+if held > kept then
+  for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[5], low, high, 'LIMIT', 0, held - kept)) do
+    redis.call('ZREM', KEYS[5], member)
+    redis.call('HDEL', KEYS[4], ARGV[1] .. '@' .. string.match(member, '@[0-9]+@(.*)$'))
+  end
+end
 entry.version = major .. '.' .. tostring(tonumber(minor) + 1)
 local ch = cjson.decode(ARGV[2])
 entry.author = ch.author
@@ -176,6 +263,7 @@ if ch.summary ~= nil then entry.summary = ch.summary end
 if ch.consuming_agents ~= nil then entry.consuming_agents = ch.consuming_agents end
 local out = fix_arrays(cjson.encode(entry), {'consuming_agents'})
 redis.call('HSET', KEYS[1], ARGV[1], out)
+if ARGV[11] ~= '' then redis.call('HSET', KEYS[9], ARGV[1], ARGV[11]) end
 local payload = old_payload
 if ARGV[3] ~= '' then
   payload = ARGV[3]
@@ -187,34 +275,58 @@ if type(consumers) == 'table' and #consumers == 1 then to = consumers[1] end
 local note = fix_arrays(cjson.encode({id = entry.id, type = entry.type, version = entry.version,
   previousVersion = previous, summary = entry.summary, author = entry.author,
   consuming_agents = consumers}), {'consuming_agents'})
-local eid = redis.call('XADD', KEYS[5], 'MAXLEN', '~', ARGV[7], '*',
-  'type', 'context_updated', 'from', ch.author, 'to', to, 'payload', note)
-wake(ARGV[8], eid)
+local eid = append(KEYS[6], KEYS[7], KEYS[8], ARGV[7], ARGV[8], ARGV[9],
+  {'type', 'context_updated', 'from', ch.author, 'to', to, 'payload', note})
 redis.call('ZADD', KEYS[3], id_score(eid), ARGV[1])
-touch(ARGV[6], 1, 5)
+touch(ARGV[6], 1, 9)
 return {1, out, payload, eid}
 """
 )
 
-# KEYS[1] events
+# KEYS[1] ctx_version_index, KEYS[2] ctx_versions
+# ARGV[1] entry id
+# -> the full JSON of each superseded version of the entry, oldest first
+CONTEXT_HISTORY_SCRIPT = r"""
+local out = {}
+for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[1], '[' .. ARGV[1] .. '@',
+    '(' .. ARGV[1] .. 'A')) do
+  local found = redis.call('HGET', KEYS[2], ARGV[1] .. '@' .. string.match(member, '@[0-9]+@(.*)$'))
+  if found then table.insert(out, found) end
+end
+return out
+"""
+
+# KEYS[1] ctx_created, KEYS[2] ctx_labels
+# ARGV[1] how many of the newest entries to sample
+# -> {id, label, id, label, ...} the sample an unknown-entry hint is computed from
+CONTEXT_HINTS_SCRIPT = r"""
+local ids = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
+local out = {}
+if #ids == 0 then return out end
+local labels = redis.call('HMGET', KEYS[2], unpack(ids))
+for i = 1, #ids do
+  table.insert(out, ids[i])
+  table.insert(out, labels[i] or '')
+end
+return out
+"""
+
+# KEYS[1] events, KEYS[2] meta, KEYS[3] reads
 # ARGV[1] type, ARGV[2] from, ARGV[3] to, ARGV[4] payload JSON, ARGV[5] parent event id or "",
-# ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] wake channel
+# ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake channel
 # -> {0} unknown parent; {1, event id}
 POST_EVENT_SCRIPT = (
     _PRELUDE
     + r"""
-local eid
+local fields = {'type', ARGV[1], 'from', ARGV[2], 'to', ARGV[3], 'payload', ARGV[4]}
 if ARGV[5] ~= '' then
   local parent = redis.call('XRANGE', KEYS[1], ARGV[5], ARGV[5], 'COUNT', 1)
   if #parent == 0 then return {0} end
-  eid = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'type', ARGV[1],
-    'from', ARGV[2], 'to', ARGV[3], 'payload', ARGV[4], 'reply_to_id', ARGV[5])
-else
-  eid = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[7], '*', 'type', ARGV[1],
-    'from', ARGV[2], 'to', ARGV[3], 'payload', ARGV[4])
+  table.insert(fields, 'reply_to_id')
+  table.insert(fields, ARGV[5])
 end
-wake(ARGV[8], eid)
-touch(ARGV[6], 1, 1)
+local eid = append(KEYS[1], KEYS[2], KEYS[3], ARGV[7], ARGV[8], ARGV[9], fields)
+touch(ARGV[6], 1, 3)
 return {1, eid}
 """
 )
@@ -223,17 +335,23 @@ return {1, eid}
 # KEYS[3] ctx_changed
 # ARGV[1] the cursor's field, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent
 # or "all", ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips
-# count), ARGV[6] the agent id `to` is matched against
+# count), ARGV[6] the agent id `to` is matched against, ARGV[7] most cursors per hash
 # -> {cursor after the call, previous cursor, events in the log, context entries changed
 #     after the previous cursor, 1 if the scan stopped at ARGV[5] before finding `limit`
 #     events (call again: more may follow), entry, entry, ...}
-#    where entry = {id, {field, value, ...}}
+#    where entry = {id, {field, value, ...}}; {-1, cursors held} when this new cursor would
+#    pass the quota
 # Why one script: reading after the cursor and moving it must be one step, or two calls by
 # the same agent at once could both read the same batch (roomd's duplicate delivery).
 READ_UNREAD_SCRIPT = (
     _PRELUDE
     + r"""
-local previous = redis.call('HGET', KEYS[2], ARGV[1]) or '0-0'
+local previous = redis.call('HGET', KEYS[2], ARGV[1])
+if not previous then
+  local held = redis.call('HLEN', KEYS[2])
+  if held >= tonumber(ARGV[7]) then return {-1, held} end
+  previous = '0-0'
+end
 local limit = tonumber(ARGV[2])
 local scan_cap = tonumber(ARGV[5])
 local out = {}
@@ -281,8 +399,9 @@ return result
 )
 
 # KEYS[1] events, KEYS[2] reads
-# ARGV[1] event id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] ttl ms
-# -> 0 unknown event; 1 recorded (or already recorded)
+# ARGV[1] event id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] most
+# receipts per event
+# -> 0 unknown event; 1 recorded (or already recorded); {-1, receipts} at the quota
 MARK_EVENT_READ_SCRIPT = (
     _PRELUDE
     + r"""
@@ -294,6 +413,7 @@ if raw then reads = cjson.decode(raw) end
 for _, r in ipairs(reads) do
   if r.agentId == ARGV[2] then return 1 end
 end
+if #reads >= tonumber(ARGV[5]) then return {-1, #reads} end
 table.insert(reads, {agentId = ARGV[2], readAt = ARGV[3]})
 redis.call('HSET', KEYS[2], ARGV[1], cjson.encode(reads))
 touch(ARGV[4], 2, 2)
@@ -302,26 +422,38 @@ return 1
 )
 
 # KEYS[1] presence
-# ARGV[1] agent id, ARGV[2] now ms, ARGV[3] ttl ms
-# -> {agent, ms, agent, ms, ...} every agent the room has seen
+# ARGV[1] agent id, ARGV[2] now ms, ARGV[3] ttl ms, ARGV[4] most agents remembered
+# -> {agent, ms, agent, ms, ...} every agent the room remembers
+# Past the quota the agent that has been silent longest is forgotten (its cursor stays).
 HEARTBEAT_SCRIPT = (
     _PRELUDE
     + r"""
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
+if over > 0 then redis.call('ZPOPMIN', KEYS[1], over) end
 touch(ARGV[3], 1, 1)
 return redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
 """
 )
 
 # KEYS[1] lock:<resource>, KEYS[2] fence, KEYS[3] lock_index, KEYS[4] lock_tokens
-# ARGV[1] agent id, ARGV[2] lock ttl ms, ARGV[3] now ms, ARGV[4] resource, ARGV[5] idle ttl ms
-# -> {acquired 0/1, holder, fencing token, remaining ms}
+# ARGV[1] agent id, ARGV[2] lock ttl ms, ARGV[3] now ms, ARGV[4] resource, ARGV[5] idle ttl ms,
+# ARGV[6] most locks held at once per room
+# -> {acquired 0/1, holder, fencing token, remaining ms}; {-1, locks held} at the quota
 # A new grant (SET NX PX) takes the next fencing token; the holder acquiring again renews
 # its grant and keeps its token, so a token names one uninterrupted holding.
 ACQUIRE_LOCK_SCRIPT = (
     _PRELUDE
     + r"""
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+if #expired > 0 then
+  redis.call('ZREM', KEYS[3], unpack(expired))
+  redis.call('HDEL', KEYS[4], unpack(expired))
+end
+if redis.call('ZSCORE', KEYS[3], ARGV[4]) == false then
+  local held = redis.call('ZCARD', KEYS[3])
+  if held >= tonumber(ARGV[6]) then return {-1, held} end
+end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   local token = redis.call('INCR', KEYS[2])
   redis.call('HSET', KEYS[4], ARGV[4], token)
@@ -354,19 +486,23 @@ redis.call('HDEL', KEYS[3], ARGV[2])
 return {1}
 """
 
-# KEYS[1] vars, KEYS[2] events
+# KEYS[1] vars, KEYS[2] events, KEYS[3] meta, KEYS[4] reads
 # ARGV[1] key, ARGV[2] value, ARGV[3] agent id, ARGV[4] ttl ms, ARGV[5] event cap,
-# ARGV[6] wake channel
-# -> the shared_var_set event id
+# ARGV[6] event bytes cap, ARGV[7] wake channel, ARGV[8] most variables per room
+# -> {1, shared_var_set event id}; {0, variables in the room} at the quota
 SET_SHARED_VAR_SCRIPT = (
     _PRELUDE
     + r"""
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  local count = redis.call('HLEN', KEYS[1])
+  if count >= tonumber(ARGV[8]) then return {0, count} end
+end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local eid = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[5], '*', 'type', 'shared_var_set',
-  'from', ARGV[3], 'to', 'all', 'payload', cjson.encode({key = ARGV[1], value = ARGV[2]}))
-wake(ARGV[6], eid)
-touch(ARGV[4], 1, 2)
-return eid
+local eid = append(KEYS[2], KEYS[3], KEYS[4], ARGV[5], ARGV[6], ARGV[7], {'type',
+  'shared_var_set', 'from', ARGV[3], 'to', 'all', 'payload',
+  cjson.encode({key = ARGV[1], value = ARGV[2]})})
+touch(ARGV[4], 1, 4)
+return {1, eid}
 """
 )
 

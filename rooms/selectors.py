@@ -14,6 +14,8 @@ from django.conf import settings
 from rooms import clock, errors, store
 from rooms.diff import payload_diff
 from rooms.records import (
+    FIRST_EVENT_ID,
+    LAST_EVENT_ID,
     context_from_json,
     event_from_entry,
     is_event_id,
@@ -34,7 +36,7 @@ from rooms.results import (
     VarGot,
     VarList,
 )
-from rooms.suggest import closest, describe
+from rooms.suggest import HINT_SAMPLE, closest, describe
 
 # --- Plan -------------------------------------------------------------------------------
 
@@ -51,8 +53,9 @@ async def plan_get(room: RoomRef) -> Plan:
 
 
 async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundError:
-    tasks = [task_from_json(t) for t in await store.task_all(room.keys)]
-    pairs = closest(task_id, [(t["id"], t.get("title", "")) for t in tasks])
+    sample = await store.task_hint_sample(room.keys, size=HINT_SAMPLE)
+    found = closest(task_id, sample)
+    pairs = found.pairs
     hint = (
         errors.TASK_HINT_CLOSEST.format(closest=describe(pairs))
         if pairs
@@ -60,7 +63,7 @@ async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundErro
     )
     return errors.TaskNotFoundError(
         errors.TASK_NOT_FOUND.format(task_id=task_id, hint=hint),
-        extra={"taskId": task_id, "closest": [p[0] for p in pairs]},
+        extra={"taskId": task_id, "closest": [p[0] for p in pairs], "examined": found.examined},
     )
 
 
@@ -103,10 +106,9 @@ async def task_list_for_agent(room: RoomRef, *, agent_id: str) -> list[Task]:
 
 
 async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFoundError:
-    entries = [context_from_json(e, p) for e, p in await store.context_all(room.keys)]
-    pairs = closest(
-        entry_id, [(e["id"], f"{e['type']}: {e.get('summary', '')[:60]}") for e in entries]
-    )
+    sample = await store.context_hint_sample(room.keys, size=HINT_SAMPLE)
+    found = closest(entry_id, sample)
+    pairs = found.pairs
     hint = (
         errors.CONTEXT_HINT_CLOSEST.format(closest=describe(pairs))
         if pairs
@@ -114,7 +116,7 @@ async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFo
     )
     return errors.ContextNotFoundError(
         errors.CONTEXT_NOT_FOUND.format(entry_id=entry_id, hint=hint),
-        extra={"id": entry_id, "closest": [p[0] for p in pairs]},
+        extra={"id": entry_id, "closest": [p[0] for p in pairs], "examined": found.examined},
     )
 
 
@@ -142,11 +144,18 @@ async def context_list(
 
 async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundError:
     if is_event_id(event_id):
-        before = await store.event_range(
-            room.keys, start="-", end=f"({event_id}", count=2, reverse=True
+        # Redis refuses an interval ending before 0-0 or starting after the largest id.
+        before = (
+            await store.event_range(room.keys, start="-", end=f"({event_id}", count=2, reverse=True)
+            if event_id != FIRST_EVENT_ID
+            else []
         )
-        after = await store.event_range(
-            room.keys, start=f"({event_id}", end="+", count=1, reverse=False
+        after = (
+            await store.event_range(
+                room.keys, start=f"({event_id}", end="+", count=1, reverse=False
+            )
+            if event_id != LAST_EVENT_ID
+            else []
         )
         near = list(reversed(before)) + after
     else:
@@ -163,10 +172,11 @@ async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundE
     )
 
 
-def since_bound(since: str) -> str:
-    """The first stream id strictly after `since` (an event id or an ISO time)."""
+def since_bound(since: str) -> str | None:
+    """The first stream id strictly after `since` (an event id or an ISO time), or None when
+    nothing can come after it (the largest stream id)."""
     if is_event_id(since):
-        return f"({since}"
+        return None if since == LAST_EVENT_ID else f"({since}"
     try:
         ms = clock.ms_from_iso(since)
     except ValueError:
@@ -178,6 +188,8 @@ async def event_list(room: RoomRef, *, since: str | None, limit: int, order: str
     """Newest `limit` first by default (roomd); with order="asc" and `since`, the first
     `limit` after it, so a reader can page through the whole retained log."""
     start = since_bound(since) if since else "-"
+    if start is None:
+        return []
     entries = await store.event_range(
         room.keys, start=start, end="+", count=limit, reverse=(order == "desc")
     )
@@ -248,7 +260,7 @@ async def context_history(room: RoomRef, *, entry_id: str) -> list[ContextEntry]
     carries `changes`: what differs from the version before it."""
     current = await context_get(room, entry_id=entry_id)
     previous: list[ContextEntry] = [
-        json.loads(v) for v in await store.context_versions_of(room.keys, entry_id)
+        json.loads(v) for v in await store.context_history(room.keys, entry_id)
     ]
     for entry in previous:
         if entry.get("consuming_agents") == {}:  # type: ignore[comparison-overlap]  # cjson's {}
@@ -306,8 +318,12 @@ async def event_follow(
         cursor = after
     while True:
         async with store.room_watch(room.keys) as woken:
-            entries = await store.event_range(
-                room.keys, start=f"({cursor}", end="+", count=100, reverse=False
+            entries = (
+                await store.event_range(
+                    room.keys, start=f"({cursor}", end="+", count=100, reverse=False
+                )
+                if cursor != LAST_EVENT_ID
+                else []
             )
             if entries:
                 for entry in entries:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rooms import clock, errors, selectors, store
+from rooms.quotas import quota_error
 from rooms.records import (
     context_from_json,
     dumps,
@@ -38,6 +39,23 @@ from rooms.schemas import CONTEXT_PAYLOADS
 
 _ID_ALPHABET = string.ascii_letters + string.digits
 UNNAMED_AGENT = "anonymous"
+LABEL_CHARS = 80  # how much of a title or summary an unknown-id hint compares against
+# The types the server itself writes: an agent posting one would forge the room's history.
+RESERVED_EVENT_TYPES = (
+    "task_added",
+    "task_updated",
+    "task_deleted",
+    "task_claimed",
+    "task_released",
+    "task_claim_expired",
+    "context_available",
+    "context_updated",
+    "context_deleted",
+    "context_stale",
+    "shared_var_set",
+    "agent_left",
+    "event_deleted",
+)
 
 
 def new_id(prefix: str) -> str:
@@ -81,17 +99,24 @@ async def task_add(
         task["priority"] = priority
     warnings: list[str] = []
     if task["depends_on"]:
-        existing = {t["id"] for t in map(task_from_json, await store.task_all(room.keys))}
-        missing = [d for d in task["depends_on"] if d not in existing]
+        exists = await store.tasks_exist(room.keys, task["depends_on"])
+        missing = [d for d, there in zip(task["depends_on"], exists, strict=True) if not there]
         if missing:
             warnings.append(
                 "depends_on names tasks that do not exist (yet): "
                 + ", ".join(missing)
                 + "; this task stays blocked until they exist and are done."
             )
-    await store.task_add(
-        room.keys, task_id=task["id"], task_json=dumps(task), now_iso=now, by=_who(agent_id)
+    added = await store.task_add(
+        room.keys,
+        task_id=task["id"],
+        task_json=dumps(task),
+        label=title[:LABEL_CHARS],
+        now_iso=now,
+        by=_who(agent_id),
     )
+    if isinstance(added, store.AtQuota):
+        raise quota_error("ROOM_TASKS_MAX", added.used)
     if warnings:
         task["warnings"] = warnings
     return task
@@ -188,7 +213,7 @@ async def context_write(
         "consuming_agents": entry["consuming_agents"],
     }
     stored = {k: v for k, v in entry.items() if k != "payload"}
-    await store.context_write(
+    written = await store.context_write(
         room.keys,
         entry_id=entry["id"],
         entry_json=dumps(stored),
@@ -196,8 +221,15 @@ async def context_write(
         author=author,
         to=_recipient(consumers),
         event_payload_json=dumps(note),
+        label=_context_label(type_, summary),
     )
+    if isinstance(written, store.AtQuota):
+        raise quota_error("ROOM_CONTEXT_MAX", written.used)
     return entry
+
+
+def _context_label(type_: str, summary: str) -> str:
+    return f"{type_}: {summary[:LABEL_CHARS]}"
 
 
 async def context_update(
@@ -212,12 +244,15 @@ async def context_update(
 ) -> ContextEntry:
     """Bump the version (1.0 -> 1.1 -> ...), keep the previous one in history. Concurrent
     updates each get their own version; with `expected_version` a stale writer is told."""
-    if payload is not None:
+    type_: str | None = None
+    if payload is not None or summary is not None:
         current = await store.context_get(room.keys, entry_id)
         if current is None:
             raise await selectors.context_not_found(room, entry_id)
         # The type never changes, so validating against it before the atomic step is safe.
-        _validate_payload(context_from_json(*current)["type"], payload)
+        type_ = context_from_json(*current)["type"]
+        if payload is not None:
+            _validate_payload(type_, payload)
     changes: dict[str, Any] = {"author": _who(author)}
     if summary is not None:
         changes["summary"] = summary
@@ -230,6 +265,7 @@ async def context_update(
         payload_json=dumps(payload) if payload is not None else None,
         expected_version=expected_version,
         now_iso=clock.now_iso(),
+        label=_context_label(type_, summary) if type_ is not None and summary is not None else "",
     )
     if result is None:
         raise await selectors.context_not_found(room, entry_id)
@@ -255,6 +291,11 @@ async def event_post(
     payload: Any,
     reply_to: str | None = None,
 ) -> Event:
+    if type_ in RESERVED_EVENT_TYPES:
+        raise errors.ToolArgumentsError(
+            errors.EVENT_TYPE_RESERVED.format(type=type_, reserved=", ".join(RESERVED_EVENT_TYPES)),
+            extra={"reserved": list(RESERVED_EVENT_TYPES)},
+        )
     sender = _who(from_)
     if reply_to is not None and not is_event_id(reply_to):
         raise await selectors.event_not_found(room, reply_to)
@@ -282,7 +323,7 @@ def _empty_reason(batch: store.UnreadBatch) -> str:
 async def _unread(
     room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
 ) -> store.UnreadBatch:
-    return await store.event_read_unread(
+    batch = await store.event_read_unread(
         room.keys,
         cursors_key=room.cursors_key,
         cursor_field=room.cursor_field(agent_id),
@@ -290,6 +331,9 @@ async def _unread(
         limit=limit,
         addressed_only=addressed_only,
     )
+    if isinstance(batch, store.AtQuota):
+        raise quota_error("ROOM_CURSORS_MAX", batch.used)
+    return batch
 
 
 async def event_take_unread(
@@ -313,6 +357,8 @@ async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> Eve
     ok = is_event_id(event_id) and await store.event_mark_read(
         room.keys, event_id=event_id, agent_id=agent, now_iso=clock.now_iso()
     )
+    if isinstance(ok, store.AtQuota):
+        raise quota_error("EVENT_READS_MAX", ok.used)
     if not ok:
         raise await selectors.event_not_found(room, event_id)
     return {"eventId": event_id, "agentId": agent, "ok": True}
@@ -353,6 +399,8 @@ async def lock_acquire(
     grant = await store.lock_acquire(
         room.keys, resource=resource, agent_id=agent, ttl_ms=ttl_seconds * 1000, now_ms=now
     )
+    if isinstance(grant, store.AtQuota):
+        raise quota_error("ROOM_LOCKS_MAX", grant.used)
     return {
         "acquired": grant.acquired,
         "resource": resource,
@@ -379,7 +427,9 @@ async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> LockRe
 
 
 async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> VarSet:
-    await store.var_set(room.keys, key=key, value=value, agent_id=_who(agent_id))
+    written = await store.var_set(room.keys, key=key, value=value, agent_id=_who(agent_id))
+    if isinstance(written, store.AtQuota):
+        raise quota_error("ROOM_VARS_MAX", written.used)
     return {"key": key, "value": value}
 
 

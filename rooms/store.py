@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
-from asgiref.sync import async_to_sync
+from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
 from redis.commands.core import AsyncScript
 
@@ -49,23 +49,62 @@ def redis_url() -> str:
     return url
 
 
+# What the store raises when Redis does not answer: the doors turn it into "the room store
+# is unavailable, retry", never an internal failure.
+StoreDown = (aioredis.RedisError, OSError, asyncio.TimeoutError)
+
+
 def client() -> aioredis.Redis:
-    """The connection pool of the running event loop (a pool cannot cross loops)."""
+    """The connection pool of the running event loop (a pool cannot cross loops).
+
+    A blocking pool: a burst of requests beyond max_connections waits for a free
+    connection instead of failing (no "busy, retry" under load). Short socket timeouts:
+    while Redis is away a call fails within a second, saying so, instead of hanging."""
     loop = asyncio.get_running_loop()
     found = _clients.get(loop)
     if found is None:
-        # A blocking pool: a burst of requests beyond max_connections waits for a free
-        # connection instead of failing (no "busy, retry" under load).
         pool = aioredis.BlockingConnectionPool.from_url(
             redis_url(),
             decode_responses=True,
             max_connections=settings.REDIS_MAX_CONNECTIONS,
             timeout=30,
             health_check_interval=30,
+            socket_connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
+            socket_timeout=float(settings.REDIS_SOCKET_TIMEOUT_SECONDS),
         )
         found = aioredis.Redis.from_pool(pool)  # closing the client closes the pool
         _clients[loop] = found
     return found
+
+
+_pubsub_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _pubsub_client() -> aioredis.Redis:
+    """Subscriptions wait for messages indefinitely, so they get no read timeout; a dead
+    Redis still breaks the connection, and the hub reconnects."""
+    loop = asyncio.get_running_loop()
+    found = _pubsub_clients.get(loop)
+    if found is None:
+        found = aioredis.Redis.from_url(
+            redis_url(),
+            decode_responses=True,
+            socket_connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
+            health_check_interval=30,
+        )
+        _pubsub_clients[loop] = found
+    return found
+
+
+async def store_health(timeout: float) -> str | None:
+    """None when Redis answers a PING within `timeout` seconds, else what went wrong."""
+    try:
+        await asyncio.wait_for(_awaited(client().ping()), timeout)
+    except StoreDown as exc:
+        return f"{type(exc).__name__}: {exc}"[:200] or "no answer"
+    return None
 
 
 async def close_client() -> None:
@@ -74,7 +113,7 @@ async def close_client() -> None:
         hub = hubs.pop(loop, None)
         if hub is not None:
             await hub.close()
-    for registry in (_clients, _limiter_clients):
+    for registry in (_clients, _limiter_clients, _pubsub_clients):
         found = registry.pop(loop, None)
         if found is not None:
             await found.aclose()
@@ -83,18 +122,18 @@ async def close_client() -> None:
 def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
     """Run an async store operation from sync code (DRF views, admin, commands).
 
-    Under the ASGI server this hops onto the server's event loop and its pool; from plain
-    sync code (tests, commands) asgiref makes a loop for the call, and the pool made for
-    it is closed before that loop goes away.
+    Called from a thread of an event loop that lives on (the ASGI server's, a test's), it
+    hops onto that loop and its pools, and leaves them alone. From plain sync code
+    (commands, sync tests) asgiref makes a loop for the call; what was opened on it is
+    closed before that loop goes away.
     """
+    lasting = getattr(SyncToAsync.threadlocal, "main_event_loop", None) is not None
 
     async def runner() -> T:
-        loop = asyncio.get_running_loop()
-        had_pool = loop in _clients
         try:
             return await fn(*args, **kwargs)
         finally:
-            if not had_pool:
+            if not lasting:
                 await close_client()
 
     return async_to_sync(runner)()
@@ -124,8 +163,20 @@ def _ttl() -> int:
     return int(settings.ROOM_IDLE_TTL_SECONDS) * 1000
 
 
-def _cap() -> int:
-    return int(settings.ROOM_EVENT_CAP)
+def _event_keys(keys: RoomKeys) -> list[str]:
+    """What every event-appending script takes to keep the log in its caps."""
+    return [keys.events, keys.meta, keys.reads]
+
+
+def _event_args(keys: RoomKeys) -> list[Any]:
+    return [int(settings.ROOM_EVENT_CAP), int(settings.ROOM_EVENT_BYTES_MAX), keys.wake]
+
+
+@dataclass(frozen=True, slots=True)
+class AtQuota:
+    """A write refused by its quota; `used` is what the room holds now."""
+
+    used: int
 
 
 # --- Rooms ------------------------------------------------------------------------------
@@ -147,14 +198,25 @@ async def room_access(keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool
 # --- Plan -------------------------------------------------------------------------------
 
 
-async def task_add(keys: RoomKeys, *, task_id: str, task_json: str, now_iso: str, by: str) -> str:
-    return str(
-        await _run(
-            scripts.ADD_TASK_SCRIPT,
-            [keys.tasks, keys.task_order, keys.meta, keys.events],
-            [task_id, task_json, now_iso, _ttl(), _cap(), by, keys.wake],
-        )
+async def task_add(
+    keys: RoomKeys, *, task_id: str, task_json: str, label: str, now_iso: str, by: str
+) -> str | AtQuota:
+    """The task_added event id, or AtQuota (ROOM_TASKS_MAX)."""
+    res = await _run(
+        scripts.ADD_TASK_SCRIPT,
+        [keys.tasks, keys.task_order, keys.meta, keys.events, keys.reads, keys.task_titles],
+        [
+            task_id,
+            task_json,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            by,
+            int(settings.ROOM_TASKS_MAX),
+            label,
+        ],
     )
+    return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
 
 async def task_update(
@@ -163,8 +225,15 @@ async def task_update(
     """(new task JSON, event id), or None for an unknown task."""
     res = await _run(
         scripts.UPDATE_TASK_SCRIPT,
-        [keys.tasks, keys.meta, keys.events],
-        [task_id, changes_json, now_iso, _ttl(), _cap(), keys.wake],
+        [keys.tasks, keys.meta, keys.events, keys.reads],
+        [
+            task_id,
+            changes_json,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            int(settings.TASK_NOTES_KEPT),
+        ],
     )
     if int(res[0]) == 0:
         return None
@@ -196,6 +265,30 @@ async def task_all(keys: RoomKeys) -> list[str]:
     return [str(v) for v in await _awaited(client().hvals(keys.tasks))]
 
 
+async def tasks_exist(keys: RoomKeys, task_ids: list[str]) -> list[bool]:
+    """Which of these ids name tasks of the room (one HMGET of the short labels)."""
+    if not task_ids:
+        return []
+    found = await _awaited(client().hmget(keys.task_titles, task_ids))
+    missing = [i for i, v in zip(task_ids, found, strict=True) if v is None]
+    if missing:  # rooms written before task_titles existed: ask the tasks themselves
+        there = await _awaited(client().hmget(keys.tasks, missing))
+        known = {i for i, v in zip(missing, there, strict=True) if v is not None}
+        return [v is not None or i in known for i, v in zip(task_ids, found, strict=True)]
+    return [True] * len(task_ids)
+
+
+def _pairs(res: Any) -> list[tuple[str, str]]:
+    it = iter(res)
+    return [(str(a), str(b)) for a, b in zip(it, it, strict=True)]
+
+
+async def task_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, str]]:
+    """(id, short title) of the room's `size` newest tasks: what a miss is compared with."""
+    res = await _run(scripts.TASK_HINTS_SCRIPT, [keys.task_order, keys.task_titles], [size])
+    return _pairs(res)
+
+
 # --- Context ----------------------------------------------------------------------------
 
 
@@ -208,31 +301,36 @@ async def context_write(
     author: str,
     to: str,
     event_payload_json: str,
-) -> str:
-    return str(
-        await _run(
-            scripts.WRITE_CONTEXT_SCRIPT,
-            [
-                keys.context,
-                keys.context_payloads,
-                keys.context_created,
-                keys.context_changed,
-                keys.events,
-                keys.seq,
-            ],
-            [
-                entry_id,
-                entry_json,
-                payload_json,
-                _ttl(),
-                _cap(),
-                author,
-                to,
-                event_payload_json,
-                keys.wake,
-            ],
-        )
+    label: str,
+) -> str | AtQuota:
+    """The context_available event id, or AtQuota (ROOM_CONTEXT_MAX)."""
+    res = await _run(
+        scripts.WRITE_CONTEXT_SCRIPT,
+        [
+            keys.context,
+            keys.context_payloads,
+            keys.context_created,
+            keys.context_changed,
+            keys.events,
+            keys.seq,
+            keys.meta,
+            keys.reads,
+            keys.context_labels,
+        ],
+        [
+            entry_id,
+            entry_json,
+            payload_json,
+            _ttl(),
+            *_event_args(keys),
+            author,
+            to,
+            event_payload_json,
+            int(settings.ROOM_CONTEXT_MAX),
+            label,
+        ],
     )
+    return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,9 +348,10 @@ async def context_update(
     payload_json: str | None,
     expected_version: str | None,
     now_iso: str,
+    label: str,
 ) -> ContextUpdated | str | None:
     """The update, or the current version string when `expected_version` is stale, or None
-    for an unknown entry."""
+    for an unknown entry. The oldest superseded versions past CONTEXT_VERSIONS_KEPT go."""
     res = await _run(
         scripts.UPDATE_CONTEXT_SCRIPT,
         [
@@ -260,7 +359,11 @@ async def context_update(
             keys.context_payloads,
             keys.context_changed,
             keys.context_versions,
+            keys.context_version_index,
             keys.events,
+            keys.meta,
+            keys.reads,
+            keys.context_labels,
         ],
         [
             entry_id,
@@ -269,8 +372,9 @@ async def context_update(
             expected_version or "",
             now_iso,
             _ttl(),
-            _cap(),
-            keys.wake,
+            *_event_args(keys),
+            int(settings.CONTEXT_VERSIONS_KEPT),
+            label,
         ],
     )
     code = int(res[0])
@@ -290,6 +394,24 @@ async def context_get(keys: RoomKeys, entry_id: str) -> tuple[str, str] | None:
     if entry is None:
         return None
     return str(entry), str(payload if payload is not None else "null")
+
+
+async def context_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, str]]:
+    """(id, "type: summary" cut short) of the `size` newest entries: no payload is read."""
+    res = await _run(
+        scripts.CONTEXT_HINTS_SCRIPT, [keys.context_created, keys.context_labels], [size]
+    )
+    return _pairs(res)
+
+
+async def context_history(keys: RoomKeys, entry_id: str) -> list[str]:
+    """Every superseded version of one entry (full JSON each), oldest first."""
+    res = await _run(
+        scripts.CONTEXT_HISTORY_SCRIPT,
+        [keys.context_version_index, keys.context_versions],
+        [entry_id],
+    )
+    return [str(v) for v in res]
 
 
 async def context_all(keys: RoomKeys) -> list[tuple[str, str]]:
@@ -321,8 +443,8 @@ async def event_append(
     """The new event id, or None when `reply_to` names no event in the log."""
     res = await _run(
         scripts.POST_EVENT_SCRIPT,
-        [keys.events],
-        [type_, from_, to, payload_json, reply_to or "", _ttl(), _cap(), keys.wake],
+        _event_keys(keys),
+        [type_, from_, to, payload_json, reply_to or "", _ttl(), *_event_args(keys)],
     )
     if int(res[0]) == 0:
         return None
@@ -369,7 +491,7 @@ async def event_read_unread(
     agent_id: str,
     limit: int,
     addressed_only: bool,
-) -> UnreadBatch:
+) -> UnreadBatch | AtQuota:
     """Take up to `limit` events after the agent's cursor (`cursor_field` of `cursors_key`),
     moving it atomically. `agent_id` is whom `addressed_only` matches events against.
 
@@ -390,8 +512,11 @@ async def event_read_unread(
                 _ttl(),
                 UNREAD_SCAN_STEP,
                 agent_id,
+                int(settings.ROOM_CURSORS_MAX),
             ],
         )
+        if res[0] == -1:  # a Lua number only there; else the cursor, a string
+            return AtQuota(int(res[1]))
         step = UnreadBatch(
             cursor=str(res[0]),
             previous_cursor=str(res[1]),
@@ -411,12 +536,17 @@ async def event_read_unread(
             )
 
 
-async def event_mark_read(keys: RoomKeys, *, event_id: str, agent_id: str, now_iso: str) -> bool:
+async def event_mark_read(
+    keys: RoomKeys, *, event_id: str, agent_id: str, now_iso: str
+) -> bool | AtQuota:
+    """True recorded, False unknown event, AtQuota (EVENT_READS_MAX)."""
     res = await _run(
         scripts.MARK_EVENT_READ_SCRIPT,
         [keys.events, keys.reads],
-        [event_id, agent_id, now_iso, _ttl()],
+        [event_id, agent_id, now_iso, _ttl(), int(settings.EVENT_READS_MAX)],
     )
+    if isinstance(res, list):
+        return AtQuota(int(res[1]))
     return int(res) == 1
 
 
@@ -428,7 +558,11 @@ async def event_reads(keys: RoomKeys, event_id: str) -> str | None:
 
 
 async def presence_beat(keys: RoomKeys, *, agent_id: str, now_ms: int) -> list[tuple[str, int]]:
-    res = await _run(scripts.HEARTBEAT_SCRIPT, [keys.presence], [agent_id, now_ms, _ttl()])
+    res = await _run(
+        scripts.HEARTBEAT_SCRIPT,
+        [keys.presence],
+        [agent_id, now_ms, _ttl(), int(settings.ROOM_AGENTS_MAX)],
+    )
     it = iter(res)
     return [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
 
@@ -451,12 +585,14 @@ class LockGrant:
 
 async def lock_acquire(
     keys: RoomKeys, *, resource: str, agent_id: str, ttl_ms: int, now_ms: int
-) -> LockGrant:
+) -> LockGrant | AtQuota:
     res = await _run(
         scripts.ACQUIRE_LOCK_SCRIPT,
         [keys.lock(resource), keys.fence, keys.lock_index, keys.lock_tokens],
-        [agent_id, ttl_ms, now_ms, resource, _ttl()],
+        [agent_id, ttl_ms, now_ms, resource, _ttl(), int(settings.ROOM_LOCKS_MAX)],
     )
+    if int(res[0]) == -1:
+        return AtQuota(int(res[1]))
     return LockGrant(
         acquired=int(res[0]) == 1,
         holder=str(res[1]) if res[1] else None,
@@ -496,14 +632,14 @@ async def lock_all(keys: RoomKeys, *, now_ms: int) -> list[tuple[str, str, int]]
 # --- Shared variables -------------------------------------------------------------------
 
 
-async def var_set(keys: RoomKeys, *, key: str, value: str, agent_id: str) -> str:
-    return str(
-        await _run(
-            scripts.SET_SHARED_VAR_SCRIPT,
-            [keys.vars, keys.events],
-            [key, value, agent_id, _ttl(), _cap(), keys.wake],
-        )
+async def var_set(keys: RoomKeys, *, key: str, value: str, agent_id: str) -> str | AtQuota:
+    """The shared_var_set event id, or AtQuota (ROOM_VARS_MAX) for a new key."""
+    res = await _run(
+        scripts.SET_SHARED_VAR_SCRIPT,
+        [keys.vars, *_event_keys(keys)],
+        [key, value, agent_id, _ttl(), *_event_args(keys), int(settings.ROOM_VARS_MAX)],
     )
+    return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
 
 async def var_get(keys: RoomKeys, key: str) -> str | None:
@@ -618,13 +754,18 @@ async def rate_window_hit(
 LimiterError = (aioredis.RedisError, OSError, asyncio.TimeoutError)
 
 
-async def context_versions_of(keys: RoomKeys, entry_id: str) -> list[str]:
-    """Every superseded version of one entry (full JSON each), in no particular order."""
-    pattern = "".join("\\" + ch if ch in "*?[]\\" else ch for ch in entry_id) + "@*"
-    found: list[str] = []
-    async for _field, value in client().hscan_iter(keys.context_versions, match=pattern, count=200):
-        found.append(str(value))
-    return found
+async def rate_window_stats(bucket: str, *, now_ms: int, window_ms: int) -> tuple[int, int]:
+    """(hits of `bucket` in the window ending now, time of the newest hit in ms or 0)."""
+    r = _limiter()
+    pipe = r.pipeline(transaction=False)
+    pipe.zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf")
+    pipe.zrange(rate_window(bucket), -1, -1, withscores=True)
+    count, newest = await pipe.execute()
+    return int(count), int(newest[0][1]) if newest else 0
+
+
+async def rate_window_clear(bucket: str) -> None:
+    await _limiter().delete(rate_window(bucket))
 
 
 async def rate_window_count(bucket: str, *, now_ms: int, window_ms: int) -> int:
@@ -636,6 +777,10 @@ async def rate_window_count(bucket: str, *, now_ms: int, window_ms: int) -> int:
 
 
 # --- Wake-ups: one pub/sub connection per process, any number of waiters ------------------
+
+
+WAKE_READY_SECONDS = 1.0
+WAKE_POLL_SECONDS = 0.5
 
 
 class WakeHub:
@@ -653,12 +798,18 @@ class WakeHub:
 
     async def watch(self, room_id: str) -> asyncio.Event:
         """An event set at the room's next write. Returns once the subscription is live,
-        so a write that happens after this returns is never missed."""
-        if self._task is None:
+        so a write that happens after this returns is never missed. While the subscription
+        is down (Redis away) it returns within WAKE_READY_SECONDS anyway, with an event that
+        is also set after WAKE_POLL_SECONDS: waiters then poll, and keep their timeouts."""
+        if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
         woken = asyncio.Event()
         self._waiters.setdefault(room_id, set()).add(woken)
-        await self._ready.wait()
+        if not self._ready.is_set():
+            try:
+                await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
+            except TimeoutError:
+                asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.set)
         return woken
 
     def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
@@ -678,7 +829,7 @@ class WakeHub:
 
     async def _run(self) -> None:
         while True:
-            pubsub = client().pubsub(ignore_subscribe_messages=True)
+            pubsub = _pubsub_client().pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.psubscribe(wake_pattern())
                 self._ready.set()
@@ -772,10 +923,13 @@ class SignalHub:
         self._ready = asyncio.Event()
 
     async def listen(self, callback: SignalCallback) -> None:
+        """Register `callback`; returns once subscribed, or after WAKE_READY_SECONDS while
+        Redis is away (the listener is told ("", "") when the subscription comes back)."""
         self._callbacks.append(callback)
-        if self._task is None:
+        if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run())
-        await self._ready.wait()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
 
     def unlisten(self, callback: SignalCallback) -> None:
         with contextlib.suppress(ValueError):
@@ -791,7 +945,7 @@ class SignalHub:
     async def _run(self) -> None:
         channels = [revocations_channel(), webhooks_channel()]
         while True:
-            pubsub = client().pubsub(ignore_subscribe_messages=True)
+            pubsub = _pubsub_client().pubsub(ignore_subscribe_messages=True)
             try:
                 await pubsub.subscribe(*channels)
                 self._ready.set()
@@ -834,3 +988,19 @@ def is_revocation(channel: str) -> bool:
 
 def is_webhooks_change(channel: str) -> bool:
     return channel == webhooks_channel()
+
+
+async def broker_health(url: str, timeout: float) -> str | None:
+    """None when the Celery broker at `url` (a Redis URL) answers a PING in time."""
+    broker = aioredis.Redis.from_url(
+        url.replace("redis+socket://", "unix://"),
+        socket_connect_timeout=timeout,
+        socket_timeout=timeout,
+    )
+    try:
+        await asyncio.wait_for(_awaited(broker.ping()), timeout)
+    except StoreDown as exc:
+        return f"{type(exc).__name__}: {exc}"[:200] or "no answer"
+    finally:
+        await broker.aclose()
+    return None

@@ -1,4 +1,5 @@
-// Copy buttons: <button class="copy" data-copy="#element-id">. The only script besides htmx.
+// The only script besides htmx (the pages allow no inline script: see config/middleware.py).
+// Copy buttons: <button class="copy" data-copy="#element-id">.
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button.copy");
   if (!button) return;
@@ -20,13 +21,25 @@ document.addEventListener("click", async (event) => {
   setTimeout(() => { button.textContent = label; }, 1500);
 });
 
+// <button data-print> prints the page; <form data-confirm="..."> asks before it submits.
+document.addEventListener("click", (event) => {
+  if (event.target.closest("[data-print]")) window.print();
+});
+document.addEventListener("submit", (event) => {
+  const form = event.target.closest("form[data-confirm]");
+  if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+});
+
 // Live room pages: refresh the panels the moment the room's event stream says something
-// happened. While the stream is down, htmx polls every two seconds instead.
+// happened. While the stream is down (or there is none: shared pages), every two seconds.
 document.addEventListener("DOMContentLoaded", () => {
-  const poller = document.querySelector("[data-stream]");
-  if (!poller || !window.EventSource) return;
+  const poller = document.querySelector(".poller");
+  if (!poller) return;
+  const changed = () => document.body.dispatchEvent(new Event("roomchange"));
+  setInterval(() => { if (!window.roomLive) changed(); }, 2000);
+  if (!poller.dataset.stream || !window.EventSource) return;
   const source = new EventSource(poller.dataset.stream);
   source.onopen = () => { window.roomLive = true; };
-  source.onmessage = () => { document.body.dispatchEvent(new Event("roomchange")); };
+  source.onmessage = changed;
   source.onerror = () => { window.roomLive = false; };
 });

@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any, NoReturn
 
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -23,7 +24,12 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from rooms import selectors as room_selectors
 from rooms import store
-from rooms.errors import DomainError
+from rooms.errors import (
+    DATABASE_UNAVAILABLE,
+    STORE_UNAVAILABLE,
+    DomainError,
+    StoreUnavailableError,
+)
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
 from tenants import access, budgets, selectors, services, webhooks
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve_sync
@@ -57,6 +63,10 @@ class HasCaller(BasePermission):
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, store.StoreDown):
+        exc = StoreUnavailableError(STORE_UNAVAILABLE)
+    elif isinstance(exc, OperationalError | InterfaceError):
+        exc = StoreUnavailableError(DATABASE_UNAVAILABLE)
     if isinstance(exc, DomainError):
         return Response(exc.body(), status=exc.status, headers=exc.headers())
     response = drf_exception_handler(exc, context)

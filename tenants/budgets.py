@@ -26,6 +26,12 @@ log = logging.getLogger(__name__)
 WINDOW_MS = 60_000
 SlotKind = Literal["streams", "waiters"]
 SLOT_WHAT = {"streams": "Event streams", "waiters": "Waiting calls"}
+# What this server process holds at once, whoever it belongs to (PROCESS_*_MAX).
+_held: dict[str, int] = {"streams": 0, "waiters": 0}
+
+
+def held_here(kind: SlotKind) -> int:
+    return _held[kind]
 
 
 def _scope(caller: Caller) -> str:
@@ -92,7 +98,16 @@ class Slot:
 
 @contextlib.asynccontextmanager
 async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIterator[Slot]:
-    """Hold one of the caller's stream or waiter slots; TooManyError when none is free."""
+    """Hold one of the caller's stream or waiter slots; TooManyError when none is free, or
+    when this server process already holds its most."""
+    process_cap = int(
+        settings.PROCESS_STREAMS_MAX if kind == "streams" else settings.PROCESS_WAITERS_MAX
+    )
+    if _held[kind] >= process_cap:
+        raise errors.TooManyError(
+            errors.TOO_MANY_HERE.format(what=SLOT_WHAT[kind], cap=process_cap),
+            retry_after_seconds=max(1, int(settings.SSE_KEEPALIVE_SECONDS)),
+        )
     slot = Slot(caller=caller, kind=kind, slot_id=secrets.token_hex(8), lease_ms=lease_ms)
     if not await slot.renew():
         cap = slot_cap(caller, kind)
@@ -100,7 +115,11 @@ async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIt
             errors.TOO_MANY.format(what=SLOT_WHAT[kind], scope=_scope(caller), cap=cap),
             retry_after_seconds=max(1, int(settings.SSE_KEEPALIVE_SECONDS)),
         )
+    _held[kind] += 1
     try:
         yield slot
     finally:
-        await store.slot_release(slot.bucket, slot.slot_id)
+        _held[kind] -= 1
+        # With Redis away the slot cannot be given back now; its lease lapses by itself.
+        with contextlib.suppress(*store.StoreDown):
+            await store.slot_release(slot.bucket, slot.slot_id)

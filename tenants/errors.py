@@ -11,11 +11,6 @@ class TenantError(DomainError):
     pass
 
 
-class RoomCapReachedError(TenantError):
-    code = "room_cap_reached"
-    status = 403
-
-
 class TeamUnavailableError(TenantError):
     code = "team_unavailable"
     status = 409
@@ -64,10 +59,6 @@ class RateLimitedError(TenantError):
         return {"Retry-After": str(self.retry_after_seconds)}
 
 
-ROOM_CAP_REACHED = (
-    "This team already owns its maximum of {cap} rooms. Archive a room or ask the team's "
-    "owner to raise the cap."
-)
 MANAGE_REFUSED = "This credential may not manage {what}: it is {who}. {how}"
 MANAGE_HOW = {
     "keys": "Managing keys takes a team key that is neither bound to an agent nor read-only, "
@@ -95,5 +86,13 @@ RATE_LIMITED = "Rate limit reached: {limit} calls a minute for this {scope}. Ret
 TOO_MANY = (
     "{what}: this {scope} already has {cap} open at once (the most it may). Close one and retry."
 )
+TOO_MANY_HERE = (
+    "{what}: this server already holds its most ({cap}) at once. Retry in a few seconds "
+    "(another server may take it)."
+)
 TEAM_EXISTS = "The team slug {slug!r} is not available; choose another."
 LAST_OWNER = "A team keeps at least one owner: make someone else an owner first."
+LAST_OWNER_LEAVING = (
+    "You are the last owner of {teams}, which other people still belong to and no admin could "
+    "take over. Make one of them an owner (or admin) first, then delete your account."
+)

@@ -208,7 +208,9 @@ class Webhook(Credential):
     # The HMAC key must be readable to sign with; it is shown to the operator only once.
     secret = models.CharField(max_length=128)
     active = models.BooleanField(default=True)
-    consecutive_failures = models.PositiveIntegerField(default=0)
+    consecutive_failures = models.PositiveIntegerField(default=0)  # deliveries failed for good
+    failed_attempts = models.PositiveIntegerField(default=0)  # attempts failed in a row
+    breaker_until = models.DateTimeField(null=True, blank=True)  # no attempts before then
     disabled_reason = models.CharField(max_length=300, blank=True)
     # The last event considered (stream id as two integers, so "newer" is a comparison).
     cursor_ms = models.BigIntegerField(default=0)
@@ -234,8 +236,9 @@ class WebhookDelivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     last_error = models.CharField(max_length=500, blank=True)
     response_status = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from rooms import clock, store
-from tenants import services
+from tenants import errors, services
 from tenants.credentials import JOIN_PREFIX, SHARE_PREFIX, secret_digest
 from tenants.models import MemberInvite, Membership, Room, ShareLink, Team
 
@@ -48,19 +48,39 @@ def user_signup(*, email: str, password: str) -> User:
 
 
 def user_delete(*, user: User) -> list[str]:
-    """Remove a person's data: their memberships, and every team they are the last owner
-    of (its rooms, keys and invites go with it; tenants.purges clears their Redis state and
-    ends their live uses). Returns those teams' slugs."""
+    """Remove a person. A team they are the last owner of is handed to its longest-standing
+    admin; a team with other members but no admin is not deleted under them — the deletion
+    is refused, saying so. A team they are alone in is deleted (its rooms, keys and invites
+    with it; tenants.purges clears their Redis state and ends their live uses). Returns the
+    slugs of the teams deleted."""
     removed: list[str] = []
     with transaction.atomic():
+        stuck: list[str] = []
         for membership in Membership.objects.filter(user=user).select_related("team"):
             team = membership.team
-            owners = team.memberships.filter(role=Membership.Role.OWNER).exclude(user=user)
-            if membership.role == Membership.Role.OWNER and not owners.exists():
+            Team.objects.select_for_update().get(pk=team.pk)
+            others = team.memberships.exclude(user=user)
+            owners = others.filter(role=Membership.Role.OWNER)
+            if membership.role != Membership.Role.OWNER or owners.exists():
+                services.membership_remove(membership=membership, actor=f"user:{user.pk}")
+            elif not others.exists():
                 removed.append(team.slug)
                 team.delete()
             else:
+                heir = (
+                    others.filter(role=Membership.Role.ADMIN).order_by("created_at", "pk").first()
+                )
+                if heir is None:
+                    stuck.append(team.name)
+                    continue
+                services.membership_change_role(
+                    membership=heir, role=Membership.Role.OWNER, actor=f"user:{user.pk}"
+                )
                 services.membership_remove(membership=membership, actor=f"user:{user.pk}")
+        if stuck:
+            raise errors.NotPermittedError(
+                errors.LAST_OWNER_LEAVING.format(teams=", ".join(sorted(stuck)))
+            )
         user.delete()
     return removed
 
@@ -140,6 +160,7 @@ def share_link_create(
     *, room: Room, label: str, expires_at: datetime | None, created_by: User | None, actor: str
 ) -> MintedShareLink:
     with transaction.atomic():
+        services.room_guests_check(room)
         link, token = services.credential_mint(
             ShareLink,
             prefix=SHARE_PREFIX,
@@ -172,32 +193,77 @@ def share_link_revoke(*, link: ShareLink, actor: str) -> ShareLink:
     return link
 
 
-# --- Failed sign-ins ------------------------------------------------------------------------
+# --- Sign-in and sign-up throttles ---------------------------------------------------------
+#
+# Failed sign-ins are counted per (account, client address): after LOGIN_FAILURES_ALLOWED
+# failures in LOGIN_WINDOW, each further try from that address waits twice as long as the
+# one before (up to LOGIN_MAX_DELAY_SECONDS). Someone guessing from elsewhere slows down
+# only themselves: the account's owner, from their own address, is never locked out. An
+# address failing for many accounts (LOGIN_FAILURES_PER_ADDRESS) is slowed for all of them.
+# Every throttle fails open, like the rate limiter: a Redis outage must not lock people out.
 
 LOGIN_WINDOW_MS = 15 * 60 * 1000
+LOGIN_MAX_DELAY_SECONDS = 300
+SIGNUP_WINDOW_MS = 60 * 60 * 1000
 
 
-def _login_buckets(address: str, email: str) -> list[str]:
-    return [f"login-ip:{address}", f"login-email:{email.strip().lower()}"]
+def _pair(account: str, address: str) -> str:
+    return f"login:{account.strip().lower()}|{address}"
 
 
-def login_blocked(*, address: str, email: str) -> bool:
-    limit = int(settings.LOGIN_FAILURES_ALLOWED)
-    counts = [
-        store.run_sync(store.rate_window_count, b, now_ms=clock.now_ms(), window_ms=LOGIN_WINDOW_MS)
-        for b in _login_buckets(address, email)
-    ]
-    return any(c >= limit for c in counts)
+def _stats(bucket: str, window_ms: int) -> tuple[int, int]:
+    try:
+        return store.run_sync(
+            store.rate_window_stats, bucket, now_ms=clock.now_ms(), window_ms=window_ms
+        )
+    except store.LimiterError:
+        return 0, 0
 
 
-def login_failure_record(*, address: str, email: str) -> None:
-    for bucket in _login_buckets(address, email):
-        with contextlib.suppress(*store.LimiterError):  # fail open, like the rate limiter
-            store.run_sync(
-                store.rate_window_hit,
-                bucket,
-                now_ms=clock.now_ms(),
-                window_ms=LOGIN_WINDOW_MS,
-                limit=10**9,
-                member=f"{clock.now_ms()}-{secrets.token_hex(4)}",
-            )
+def _hit(bucket: str, window_ms: int) -> None:
+    with contextlib.suppress(*store.LimiterError):
+        store.run_sync(
+            store.rate_window_hit,
+            bucket,
+            now_ms=clock.now_ms(),
+            window_ms=window_ms,
+            limit=10**9,
+            member=f"{clock.now_ms()}-{secrets.token_hex(4)}",
+        )
+
+
+def _delay_ms(count: int, newest_ms: int, free: int) -> int:
+    if count < free:
+        return 0
+    delay: int = min(2 ** (count - free), LOGIN_MAX_DELAY_SECONDS) * 1000
+    return max(0, newest_ms + delay - clock.now_ms())
+
+
+def login_wait(*, account: str, address: str) -> int:
+    """Seconds before `account` may be tried again from `address` (0: now)."""
+    free = int(settings.LOGIN_FAILURES_ALLOWED)
+    wait = _delay_ms(*_stats(_pair(account, address), LOGIN_WINDOW_MS), free)
+    per_address = _stats(f"login-address:{address}", LOGIN_WINDOW_MS)
+    wait = max(wait, _delay_ms(*per_address, int(settings.LOGIN_FAILURES_PER_ADDRESS)))
+    return int(-(-wait // 1000))
+
+
+def login_failure_record(*, account: str, address: str) -> None:
+    _hit(_pair(account, address), LOGIN_WINDOW_MS)
+    _hit(f"login-address:{address}", LOGIN_WINDOW_MS)
+
+
+def login_success_record(*, account: str, address: str) -> None:
+    """A right password from this address: its count starts over."""
+    with contextlib.suppress(*store.LimiterError):
+        store.run_sync(store.rate_window_clear, _pair(account, address))
+
+
+def signup_allowed(*, address: str) -> bool:
+    """At most SIGNUPS_PER_ADDRESS_PER_HOUR new accounts from one address."""
+    count, _ = _stats(f"signup:{address}", SIGNUP_WINDOW_MS)
+    return count < int(settings.SIGNUPS_PER_ADDRESS_PER_HOUR)
+
+
+def signup_record(*, address: str) -> None:
+    _hit(f"signup:{address}", SIGNUP_WINDOW_MS)

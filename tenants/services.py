@@ -21,10 +21,20 @@ from django.utils import timezone
 from rooms import errors as room_errors
 from rooms import store
 from rooms.keys import RoomKeys
+from rooms.quotas import quota_error, quota_limit
 from tenants import errors, purges
 from tenants.auth import static_slugs
 from tenants.credentials import INVITE_PREFIX, KEY_PREFIX, secret_new
-from tenants.models import ApiKey, AuditEvent, Credential, Invite, Membership, Room, Team
+from tenants.models import (
+    ApiKey,
+    AuditEvent,
+    Credential,
+    Invite,
+    Membership,
+    Room,
+    ShareLink,
+    Team,
+)
 
 C = TypeVar("C", bound=Credential)
 
@@ -148,9 +158,25 @@ def membership_add(*, team: Team, user: User, role: str, actor: str) -> Membersh
     return membership
 
 
+def _last_owner(membership: Membership) -> bool:
+    """Whether this membership is its team's only owner (read under the team row's lock by
+    the callers, so two owners demoting each other at once cannot both succeed)."""
+    return (
+        membership.role == Membership.Role.OWNER
+        and not Membership.objects.filter(team_id=membership.team_id, role=Membership.Role.OWNER)
+        .exclude(pk=membership.pk)
+        .exists()
+    )
+
+
 def membership_change_role(*, membership: Membership, role: str, actor: str) -> Membership:
+    """Change a member's role; a team always keeps at least one owner."""
     previous = membership.role
     with transaction.atomic():
+        Team.objects.select_for_update().get(pk=membership.team_id)
+        membership.refresh_from_db()
+        if role != Membership.Role.OWNER and _last_owner(membership):
+            raise errors.NotPermittedError(errors.LAST_OWNER)
         membership.role = role
         membership.save(update_fields=["role"])
         audit_record(
@@ -169,14 +195,10 @@ def membership_remove(*, membership: Membership, actor: str) -> None:
     """Remove a member; a team always keeps at least one owner. The person's open streams
     in the team end (tenants.purges signals the removal)."""
     team, user_id = membership.team, membership.user_id
-    if (
-        membership.role == Membership.Role.OWNER
-        and not team.memberships.filter(role=Membership.Role.OWNER)
-        .exclude(pk=membership.pk)
-        .exists()
-    ):
-        raise errors.NotPermittedError(errors.LAST_OWNER)
     with transaction.atomic():
+        Team.objects.select_for_update().get(pk=membership.team_id)
+        if _last_owner(membership):
+            raise errors.NotPermittedError(errors.LAST_OWNER)
         membership.delete()
         audit_record(
             team=team,
@@ -200,6 +222,9 @@ def api_key_create(
     read_only: bool = False,
 ) -> MintedKey:
     with transaction.atomic():
+        live = team_locked(team.pk).api_keys.filter(revoked_at__isnull=True).count()
+        if live >= quota_limit("TEAM_KEYS_MAX"):
+            raise quota_error("TEAM_KEYS_MAX", live)
         key, secret = credential_mint(
             ApiKey,
             prefix=KEY_PREFIX,
@@ -249,12 +274,20 @@ def room_owner_id(room_id: str) -> int | None:
     return Room.objects.filter(room_id=room_id).values_list("team_id", flat=True).first()
 
 
+def team_locked(team_id: int) -> Team:
+    """The team's row, locked until the transaction ends: every per-team quota is checked
+    and the new row inserted under it, so concurrent creations cannot overshoot."""
+    return Team.objects.select_for_update().get(pk=team_id)
+
+
 def _room_insert(*, team_id: int, room_id: str, name: str, actor: str, how: str) -> Room:
     """One transaction: the cap check (under the team row's lock) and the insert."""
     with transaction.atomic():
-        locked = Team.objects.select_for_update().get(pk=team_id)
-        if locked.room_cap is not None and locked.rooms.count() >= locked.room_cap:
-            raise errors.RoomCapReachedError(errors.ROOM_CAP_REACHED.format(cap=locked.room_cap))
+        locked = team_locked(team_id)
+        cap = locked.room_cap if locked.room_cap is not None else quota_limit("TEAM_ROOMS_MAX")
+        used = locked.rooms.count()
+        if used >= cap:
+            raise quota_error("TEAM_ROOMS_MAX", used, limit=cap)
         room = Room.objects.create(room_id=room_id, team=locked, name=name)
         audit_record(
             team=locked,
@@ -310,6 +343,7 @@ def invite_create(
     created_by: User | None = None,
 ) -> MintedInvite:
     with transaction.atomic():
+        room_guests_check(room)
         invite, secret = credential_mint(
             Invite,
             prefix=INVITE_PREFIX,
@@ -348,6 +382,21 @@ def invite_revoke(*, invite: Invite, actor: str = "system") -> Invite:
         detail={"room": invite.room.room_id, "prefix": invite.prefix},
     )
     return invite
+
+
+def room_guests_check(room: Room) -> None:
+    """Refuse past ROOM_INVITES_MAX live invites and share links on one room (call inside a
+    transaction: the team's row stays locked until it ends)."""
+    team_locked(room.team_id)
+    now = timezone.now()
+    live = sum(
+        model.objects.filter(room=room, revoked_at__isnull=True)
+        .exclude(expires_at__lte=now)
+        .count()
+        for model in (Invite, ShareLink)
+    )
+    if live >= quota_limit("ROOM_INVITES_MAX"):
+        raise quota_error("ROOM_INVITES_MAX", live)
 
 
 # --- The first start -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ the HTTP request itself is made by the agent-facing door (mcp_gateway/webhooks.p
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import hmac
 import ipaddress
@@ -19,10 +20,11 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -32,6 +34,7 @@ from django.utils import timezone
 
 from rooms import store
 from rooms.keys import RoomKeys
+from rooms.quotas import quota_error, quota_limit
 from rooms.records import event_from_entry
 from tenants import errors, services
 from tenants.credentials import WEBHOOK_PREFIX
@@ -47,11 +50,77 @@ RELAY_BATCH = 500
 
 
 # --- The SSRF guard -----------------------------------------------------------------------
+#
+# A receiver's host is resolved once per check, with a timeout, and every address it
+# resolves to must be globally routable (unless WEBHOOK_ALLOW_PRIVATE_NETWORKS): not
+# private, loopback, link-local (cloud metadata), shared (100.64/10), reserved, site-local
+# (fec0::/10) or multicast, also when hidden in an IPv4-mapped, NAT64 or 6to4 address. A
+# delivery then connects to the address it vetted (the Host header and TLS name stay the
+# URL's), so a name that starts resolving to loopback between the check and the connection
+# (DNS rebinding) reaches nothing.
+
+Resolver = Callable[[str, int], list[str]]
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+_dns = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="webhook-dns")
 
 
-def url_refusal(url: str) -> str | None:
-    """Why this receiver may not be called, or None. Checked at registration and again at
-    every delivery (a name can start resolving elsewhere)."""
+def _system_resolve(host: str, port: int) -> list[str]:
+    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    return [str(info[4][0]).split("%", 1)[0] for info in infos]  # drop an IPv6 zone
+
+
+_resolver: Resolver = _system_resolve
+
+
+def resolver_set(fn: Resolver | None) -> None:
+    """Replace the resolver (tests: a name that answers public first, loopback second)."""
+    global _resolver
+    _resolver = fn if fn is not None else _system_resolve
+
+
+def address_refusal(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
+    """Why a receiver at this address may not be called, or None."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return address_refusal(address.ipv4_mapped)
+        if address in _NAT64:
+            return address_refusal(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        if address.sixtofour is not None:
+            return address_refusal(address.sixtofour)
+        if address in _NAT64_LOCAL or address.is_site_local:
+            return "a non-public address"
+    if not address.is_global or address.is_multicast or address.is_reserved:
+        return "a non-public address"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where one delivery goes: the URL as registered, and the vetted address to dial."""
+
+    url: str
+    scheme: str
+    host: str
+    port: int
+    address: str
+
+    def dial_url(self) -> str:
+        """The URL with the vetted address in place of the host name."""
+        parts = urlsplit(self.url)
+        literal = f"[{self.address}]" if ":" in self.address else self.address
+        return urlunsplit(
+            (self.scheme, f"{literal}:{self.port}", parts.path or "/", parts.query, "")
+        )
+
+    def host_header(self) -> str:
+        default = 443 if self.scheme == "https" else 80
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return host if self.port == default else f"{host}:{self.port}"
+
+
+def webhook_target(url: str) -> Target | str:
+    """The vetted Target of a receiver URL, or why it is refused (a sentence fragment)."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "only http(s) URLs with a host"
@@ -61,28 +130,39 @@ def url_refusal(url: str) -> str | None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError:
         return "a port out of range"
+    host = parts.hostname
     try:
-        parts.hostname.encode("idna")
+        host.encode("idna")
     except UnicodeError:
         return "a host name that cannot be encoded"
-    if settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS:
-        return None
     try:
-        infos = socket.getaddrinfo(parts.hostname, port)
-    except (socket.gaierror, UnicodeError):
-        return f"{parts.hostname} does not resolve"
-    for info in infos:
-        address = ipaddress.ip_address(str(info[4][0]).split("%", 1)[0])  # drop an IPv6 zone
-        if (
-            address.is_private
-            or address.is_loopback
-            or address.is_link_local
-            or address.is_reserved
-            or address.is_multicast
-            or address.is_unspecified
-        ):
-            return f"{parts.hostname} resolves to a non-public address ({address})"
-    return None
+        addresses = [str(ipaddress.ip_address(host))]
+    except ValueError:
+        future = _dns.submit(_resolver, host, port)
+        try:
+            addresses = future.result(timeout=float(settings.WEBHOOK_DNS_TIMEOUT_SECONDS))
+        except concurrent.futures.TimeoutError:
+            return f"{host} did not resolve within {settings.WEBHOOK_DNS_TIMEOUT_SECONDS} s"
+        except (OSError, UnicodeError):
+            return f"{host} does not resolve"
+    if not addresses:
+        return f"{host} does not resolve"
+    if not settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS:
+        for found in addresses:
+            try:
+                parsed = ipaddress.ip_address(found)
+            except ValueError:
+                return f"{host} resolves to an address that is not one ({found})"
+            if address_refusal(parsed):
+                return f"{host} resolves to a non-public address ({parsed})"
+    return Target(url=url, scheme=parts.scheme, host=host, port=port, address=addresses[0])
+
+
+def url_refusal(url: str) -> str | None:
+    """Why this receiver may not be called, or None (checked at registration; each delivery
+    checks again and dials the address it vetted)."""
+    target = webhook_target(url)
+    return target if isinstance(target, str) else None
 
 
 # --- Registration ---------------------------------------------------------------------------
@@ -111,6 +191,13 @@ def webhook_create(
     )
     ms, seq = _split(newest[0][0]) if newest else (0, 0)
     with transaction.atomic():
+        services.team_locked(room.team_id)
+        in_room = Webhook.objects.filter(room=room, active=True).count()
+        if in_room >= quota_limit("ROOM_WEBHOOKS_MAX"):
+            raise quota_error("ROOM_WEBHOOKS_MAX", in_room)
+        in_team = Webhook.objects.filter(room__team_id=room.team_id, active=True).count()
+        if in_team >= quota_limit("TEAM_WEBHOOKS_MAX"):
+            raise quota_error("TEAM_WEBHOOKS_MAX", in_team)
         hook, secret = services.credential_mint(
             Webhook,
             prefix=WEBHOOK_PREFIX,
@@ -238,21 +325,35 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
 class Attempt:
     done: bool  # delivered, or failed for good: no retry
     retry_in_seconds: int = 0
+    # False when nothing was sent (its webhook's breaker is open, or its team is at its
+    # delivery concurrency): the attempt is owed, not spent.
+    counted: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class Outgoing:
-    """One signed POST, ready to send."""
+    """One signed POST, ready to send to its vetted address."""
 
     delivery_id: int
-    url: str
+    team_id: int
+    target: Target
     body: bytes
     headers: dict[str, str]
 
 
+def _breaker_wait(hook: Webhook) -> int:
+    """Seconds until a webhook whose receiver kept failing may be tried again (0: now)."""
+    if hook.breaker_until is None:
+        return 0
+    left = (hook.breaker_until - timezone.now()).total_seconds()
+    return max(0, -int(-left // 1))
+
+
 def delivery_prepare(delivery_id: int) -> Outgoing | Attempt:
-    """The request to make for a pending delivery, or the Attempt that ends it without one
-    (already sent, webhook disabled, receiver refused by the SSRF guard)."""
+    """The request to make for a pending delivery, or the Attempt that ends or defers it
+    without one (already sent, webhook disabled, breaker open, receiver refused by the
+    SSRF guard). The receiver's address is resolved and vetted here, once; the door dials
+    that address."""
     delivery = WebhookDelivery.objects.select_related(
         "webhook", "webhook__room", "webhook__room__team"
     ).get(pk=delivery_id)
@@ -261,24 +362,51 @@ def delivery_prepare(delivery_id: int) -> Outgoing | Attempt:
         return Attempt(done=True)
     if not hook.active:
         return _give_up(delivery, "webhook disabled", count_failure=False)
-    refusal = url_refusal(hook.url)
-    if refusal:
-        return _give_up(delivery, URL_REFUSED.format(reason=refusal), count_failure=True)
+    wait = _breaker_wait(hook)
+    if wait:
+        _defer(delivery, wait)
+        return Attempt(done=False, retry_in_seconds=wait, counted=False)
+    target = webhook_target(hook.url)
+    if isinstance(target, str):
+        return _give_up(delivery, URL_REFUSED.format(reason=target), count_failure=True)
     body = json.dumps(delivery.event, ensure_ascii=False, separators=(",", ":")).encode()
     timestamp = str(int(time.time()))
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "Roomservice-Webhooks/1",
+        "Host": target.host_header(),
         SIGNATURE_HEADER: signature(hook.secret, timestamp, body),
         TIMESTAMP_HEADER: timestamp,
         DELIVERY_HEADER: str(delivery.pk),
         EVENT_HEADER: delivery.event_id,
     }
-    return Outgoing(delivery_id=delivery.pk, url=hook.url, body=body, headers=headers)
+    return Outgoing(
+        delivery_id=delivery.pk,
+        team_id=hook.room.team_id,
+        target=target,
+        body=body,
+        headers=headers,
+    )
+
+
+def _defer(delivery: WebhookDelivery, seconds: int) -> None:
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        next_attempt_at=timezone.now() + timedelta(seconds=seconds)
+    )
+
+
+def delivery_defer(delivery_id: int, seconds: int) -> Attempt:
+    """Nothing sent now (the team is at its delivery concurrency): try again shortly."""
+    WebhookDelivery.objects.filter(pk=delivery_id).update(
+        next_attempt_at=timezone.now() + timedelta(seconds=seconds)
+    )
+    return Attempt(done=False, retry_in_seconds=seconds, counted=False)
 
 
 def delivery_record(delivery_id: int, *, response_status: int | None, error: str) -> Attempt:
-    """What one POST came to: delivered (a 2xx), a retry later, or failed for good."""
+    """What one POST came to: delivered (a 2xx), a retry later, or failed for good. Failed
+    attempts in a row open the webhook's breaker: its deliveries wait, and its receiver is
+    left alone, for WEBHOOK_BREAKER_SECONDS."""
     delivery = WebhookDelivery.objects.select_related("webhook", "webhook__room__team").get(
         pk=delivery_id
     )
@@ -290,20 +418,38 @@ def delivery_record(delivery_id: int, *, response_status: int | None, error: str
         delivery.status = WebhookDelivery.Status.DELIVERED
         delivery.delivered_at = timezone.now()
         delivery.last_error = ""
+        delivery.next_attempt_at = None
         delivery.save()
-        if hook.consecutive_failures:
-            Webhook.objects.filter(pk=hook.pk).update(consecutive_failures=0)
+        if hook.consecutive_failures or hook.failed_attempts or hook.breaker_until:
+            Webhook.objects.filter(pk=hook.pk).update(
+                consecutive_failures=0, failed_attempts=0, breaker_until=None
+            )
         return Attempt(done=True)
     delivery.last_error = (error or f"HTTP {response_status}")[:500]
+    hook.failed_attempts += 1
+    opened = hook.failed_attempts >= int(settings.WEBHOOK_BREAKER_FAILURES)
+    hook.breaker_until = (
+        timezone.now() + timedelta(seconds=int(settings.WEBHOOK_BREAKER_SECONDS))
+        if opened
+        else None
+    )
+    Webhook.objects.filter(pk=hook.pk).update(
+        failed_attempts=hook.failed_attempts, breaker_until=hook.breaker_until
+    )
     if delivery.attempts >= settings.WEBHOOK_MAX_ATTEMPTS:
         return _give_up(delivery, delivery.last_error, count_failure=True)
+    retry = min(2**delivery.attempts, 600)
+    if opened:
+        retry = max(retry, int(settings.WEBHOOK_BREAKER_SECONDS))
+    delivery.next_attempt_at = timezone.now() + timedelta(seconds=retry)
     delivery.save()
-    return Attempt(done=False, retry_in_seconds=min(2**delivery.attempts, 600))
+    return Attempt(done=False, retry_in_seconds=retry)
 
 
 def _give_up(delivery: WebhookDelivery, error: str, *, count_failure: bool) -> Attempt:
     delivery.status = WebhookDelivery.Status.FAILED
     delivery.last_error = error[:500]
+    delivery.next_attempt_at = None
     delivery.save()
     hook = delivery.webhook
     if count_failure:
@@ -316,3 +462,36 @@ def _give_up(delivery: WebhookDelivery, error: str, *, count_failure: bool) -> A
                 actor="system",
             )
     return Attempt(done=True)
+
+
+# --- Upkeep: deliveries owed, deliveries old --------------------------------------------------
+
+
+def deliveries_due(*, stale_seconds: int = 120, limit: int = 500) -> list[int]:
+    """Pending deliveries whose next attempt is overdue (a worker died holding one, or it
+    was deferred while Celery ran eagerly): the periodic task queues them again."""
+    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
+    return list(
+        WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, webhook__active=True)
+        .filter(
+            Q(next_attempt_at__lte=cutoff) | Q(next_attempt_at__isnull=True, created_at__lte=cutoff)
+        )
+        .order_by("pk")
+        .values_list("pk", flat=True)[:limit]
+    )
+
+
+def deliveries_prune() -> int:
+    """Delete finished deliveries older than WEBHOOK_DELIVERY_RETENTION_DAYS (in batches:
+    one call never holds the table long). Returns how many went."""
+    cutoff = timezone.now() - timedelta(days=int(settings.WEBHOOK_DELIVERY_RETENTION_DAYS))
+    removed = 0
+    while True:
+        batch = list(
+            WebhookDelivery.objects.filter(created_at__lt=cutoff)
+            .exclude(status=WebhookDelivery.Status.PENDING)
+            .values_list("pk", flat=True)[:1000]
+        )
+        if not batch:
+            return removed
+        removed += WebhookDelivery.objects.filter(pk__in=batch).delete()[0]

@@ -32,6 +32,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # Tests share team names across a minute of calls; the limiter's own tests set limits.
     settings.RATE_LIMIT_PER_MINUTE = 1_000_000
     settings.RATE_LIMIT_INVITE_PER_MINUTE = 1_000_000
+    settings.SIGNUPS_PER_ADDRESS_PER_HOUR = 1_000_000
     # Webhook deliveries run in the calling thread, retries included (no worker needed).
     settings.CELERY_TASK_ALWAYS_EAGER = True
     from config.celery import app as celery_app
@@ -54,6 +55,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sync_thread_connections_closed(django_db_setup: None) -> Iterator[None]:
+    """Django's async test client and async views run their sync parts in asgiref's one
+    shared thread, whose database connection nothing closes; on Postgres it would keep the
+    test database from being dropped. Closed here, before the database is."""
+    yield
+    import asyncio
+
+    from asgiref.sync import sync_to_async
+    from django.db import connections
+
+    asyncio.run(sync_to_async(connections.close_all, thread_sensitive=True)())
 
 
 @pytest.fixture(autouse=True)

@@ -222,7 +222,7 @@ def test_the_room_page_shows_board_agents_feed_context_vars(ann: Person) -> None
         "port",
         "3000",
         "in reply to frontend",
-        'hx-trigger="every 2s [!window.roomLive], roomchange from:body"',
+        'hx-trigger="roomchange from:body"',
         'data-stream="/api/v1/rooms/',
     ):
         assert expected in page, expected
@@ -264,7 +264,7 @@ def test_the_report_is_markdown_with_plan_decisions_contracts_and_timeline(ann: 
     ):
         assert expected in text, expected
     printable = ann.client.get(f"/rooms/{room.room_id}/report").content.decode()
-    assert "window.print()" in printable and "Use JWT" in printable
+    assert "data-print" in printable and "Use JWT" in printable
 
 
 def test_the_connect_page_fills_in_the_real_url_room_and_a_new_key(ann: Person) -> None:
@@ -417,3 +417,54 @@ def test_static_files_are_served_without_a_cdn() -> None:
     assert asyncio.run(get("/static/app.css")).status_code == 200
     assert asyncio.run(get("/static/admin/css/base.css")).status_code == 200
     assert asyncio.run(get("/static/../config/settings.py")).status_code == 404
+
+
+def test_teams_keep_an_owner_through_role_changes(ann: Person, bob: Person) -> None:
+    membership = services.membership_add(team=ann.team, user=bob.user, role="admin", actor="t")
+    own = Membership.objects.get(team=ann.team, user=ann.user)
+    demoted = ann.client.post(f"/team/members/{own.pk}/role", {"role": "member"})
+    assert demoted.status_code == 403 and "keeps at least one owner" in demoted.content.decode()
+    assert Membership.objects.get(pk=own.pk).role == "owner"
+    ann.client.post(f"/team/members/{membership.pk}/role", {"role": "owner"})
+    assert ann.client.post(f"/team/members/{own.pk}/role", {"role": "member"}).status_code == 302
+    assert Membership.objects.get(pk=own.pk).role == "member"
+
+
+def test_the_last_owner_leaving_hands_the_team_to_its_longest_standing_admin(
+    ann: Person, bob: Person
+) -> None:
+    carol = person("carol@example.com")
+    services.membership_add(team=ann.team, user=bob.user, role="admin", actor="t")
+    services.membership_add(team=ann.team, user=carol.user, role="admin", actor="t")
+    ann.client.post("/account", {"confirm": "delete my account"})
+    assert not User.objects.filter(email="ann@example.com").exists()
+    team = Team.objects.get(pk=ann.team.pk)  # not deleted under its members
+    assert Membership.objects.get(team=team, user=bob.user).role == "owner"
+    assert Membership.objects.get(team=team, user=carol.user).role == "admin"
+
+
+def test_the_last_owner_of_a_team_with_only_members_is_refused_not_obeyed(
+    ann: Person, bob: Person
+) -> None:
+    services.membership_add(team=ann.team, user=bob.user, role="member", actor="t")
+    refused = ann.client.post("/account", {"confirm": "delete my account"})
+    assert refused.status_code == 200 and "last owner" in refused.content.decode()
+    assert User.objects.filter(email="ann@example.com").exists()
+    assert Team.objects.filter(pk=ann.team.pk).exists()
+
+
+def test_pages_that_show_a_secret_are_never_cached_and_every_page_has_a_csp(ann: Person) -> None:
+    room = services.room_create(team=ann.team, room_id=new_room_id("nc"), actor="t")
+    for path in (
+        "/keys",
+        f"/rooms/{room.room_id}/invites",
+        f"/rooms/{room.room_id}/connect",
+        f"/rooms/{room.room_id}/share",
+        f"/rooms/{room.room_id}/webhooks",
+    ):
+        response = ann.client.get(path)
+        assert "no-store" in response["Cache-Control"], path
+    page = ann.client.get(f"/rooms/{room.room_id}/")
+    assert "script-src 'self'" in page["Content-Security-Policy"]
+    assert "'unsafe-inline'" not in page["Content-Security-Policy"]
+    assert "unsafe-eval" not in page["Content-Security-Policy"]

@@ -61,3 +61,43 @@ def test_serve_on_embedded_defaults_stops_cleanly_and_keeps_its_data() -> None:
     finally:
         assert second.stop() == 0
     assert not embedded.answering()
+
+
+def test_client_addresses_come_only_from_a_trusted_proxy() -> None:
+    """Behind the configured proxy, X-Forwarded-For names the client, so throttles are per
+    real address; with no proxy configured the header is ignored, so an attacker cannot
+    rotate addresses by writing it."""
+    import httpx
+
+    from tests.e2e.conftest import start_server
+
+    def answers(url: str, forwarded_for: str, tries: int) -> str:
+        """The sign-in page's answer to the last of `tries` wrong passwords."""
+        with httpx.Client(base_url=url, timeout=10, follow_redirects=False) as client:
+            client.get("/login")
+            headers = {
+                "X-Forwarded-For": forwarded_for,
+                "X-CSRFToken": client.cookies.get("csrftoken", ""),
+                "Referer": url,
+            }
+            text = ""
+            for _ in range(tries):
+                text = client.post(
+                    "/login", data={"email": "x@example.com", "password": "no"}, headers=headers
+                ).text
+            return text
+
+    throttled, wrong = "Too many failed attempts", "Wrong email or password"
+    behind = start_server({"FORWARDED_ALLOW_IPS": "127.0.0.1", "LOGIN_FAILURES_ALLOWED": "3"})
+    try:
+        assert throttled in answers(behind.url, "203.0.113.1", 7)
+        assert wrong in answers(behind.url, "198.51.100.3", 1)  # another client is not held
+    finally:
+        behind.stop()
+    direct = start_server({"LOGIN_FAILURES_ALLOWED": "3"})
+    try:
+        assert throttled in answers(direct.url, "203.0.113.1", 7)
+        # Rotating the header changes nothing: the socket's peer is the address.
+        assert throttled in answers(direct.url, "198.51.100.3", 1)
+    finally:
+        direct.stop()

@@ -262,7 +262,7 @@ async def test_owner_null_clears_the_owner(room: RoomRef) -> None:
     assert (await selectors.task_get(room, task_id=task["id"]))["owner"] is None
 
 
-async def test_update_task_emits_task_updated_with_previous_status(room: RoomRef) -> None:
+async def test_update_task_emits_what_changed_with_the_previous_status(room: RoomRef) -> None:
     task = await add(room, "t")
 
     updated = await update(
@@ -274,9 +274,14 @@ async def test_update_task_emits_task_updated_with_previous_status(room: RoomRef
     event = events[1]
     assert event["from"] == "backend"
     assert event["to"] == "all"
-    assert event["payload"]["previousStatus"] == "pending"
-    assert event["payload"]["task"] == updated
-    assert event["payload"]["note"] == "on it"
+    # What changed, and the task in brief: never the whole task (its notes, description).
+    assert event["payload"] == {
+        "task": {"id": task["id"], "title": "t", "status": "in_progress", "owner": "backend"},
+        "previousStatus": "pending",
+        "changes": {"status": ["pending", "in_progress"], "owner": [None, "backend"]},
+        "note": "on it",
+    }
+    assert updated["notes"] == [{"by": "backend", "at": updated["updated_at"], "text": "on it"}]
 
 
 async def test_task_updated_event_carries_each_previous_status(room: RoomRef) -> None:
@@ -302,9 +307,7 @@ async def test_updated_task_keeps_empty_depends_on_as_a_list_in_redis(
 
     raw = json.loads(sync_redis.hget(room.keys.tasks, task["id"]))  # type: ignore[arg-type]
 
-    assert raw["depends_on"] == []
-    [event] = [e for e in await all_events(room) if e["type"] == "task_updated"]
-    assert event["payload"]["task"]["depends_on"] == []
+    assert raw["depends_on"] == [] and raw["notes"][0]["text"] == "n"
 
 
 async def test_text_with_quotes_slashes_and_emoji_survives_an_update(room: RoomRef) -> None:
@@ -321,7 +324,8 @@ async def test_text_with_quotes_slashes_and_emoji_survives_an_update(room: RoomR
     assert await selectors.task_get(room, task_id=task["id"]) == updated
 
 
-async def test_concurrent_notes_on_one_task_are_all_kept(room: RoomRef) -> None:
+async def test_concurrent_notes_on_one_task_are_all_kept(room: RoomRef, settings: Any) -> None:
+    settings.TASK_NOTES_KEPT = 50
     task = await add(room, "busy")
 
     await asyncio.gather(

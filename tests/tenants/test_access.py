@@ -85,7 +85,7 @@ async def test_the_room_cap_holds_under_concurrency(redis_client_closed: None) -
 
     results = await asyncio.gather(*(claim(r) for r in room_ids))
     assert results.count("ok") == 3
-    assert results.count("room_cap_reached") == 9
+    assert results.count("quota_exceeded") == 9
     assert await db_run(lambda: Room.objects.filter(team=team).count()) == 3
 
 

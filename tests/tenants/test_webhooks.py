@@ -367,3 +367,189 @@ def test_another_team_cannot_register_a_webhook_on_a_room() -> None:
     assert response.status_code == 404
     assert response.json()["message"] == room_errors.ROOM_ACCESS_DENIED
     assert not Webhook.objects.filter(room=room).exists()
+
+
+# --- The SSRF guard: every address, resolved once, dialled as vetted -------------------------
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "100.100.100.200",  # cloud metadata of some providers: shared address space 100.64/10
+        "100.64.0.1",
+        "fec0::1",  # IPv6 site-local
+        "64:ff9b::7f00:1",  # NAT64 of 127.0.0.1
+        "64:ff9b:1::a00:1",  # local-use NAT64
+        "::ffff:127.0.0.1",  # IPv4-mapped loopback
+        "2002:7f00:1::1",  # 6to4 of 127.0.0.1
+        "198.18.0.1",  # benchmarking
+        "224.0.0.1",  # multicast
+    ],
+)
+def test_non_public_addresses_are_refused_in_every_disguise(address: str, settings: Any) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    literal = f"[{address}]" if ":" in address else address
+    refusal = webhooks.url_refusal(f"http://{literal}/hook")
+    assert refusal is not None and "non-public address" in refusal
+    assert webhooks.url_refusal("http://93.184.216.34/hook") is None  # a public one passes
+
+
+@pytest.fixture
+def dns() -> Iterator[dict[str, list[list[str]]]]:
+    """A resolver of our own: each name answers its next list of addresses, in turn."""
+    answers: dict[str, list[list[str]]] = {}
+
+    def resolve(host: str, port: int) -> list[str]:
+        queue = answers[host]
+        return queue.pop(0) if len(queue) > 1 else queue[0]
+
+    webhooks.resolver_set(resolve)
+    yield answers
+    webhooks.resolver_set(None)
+
+
+async def test_a_name_rebinding_to_loopback_after_the_check_reaches_nothing(
+    receiver: Receiver, settings: Any, dns: dict[str, list[list[str]]], redis_client_closed: None
+) -> None:
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    dns["rebind.example.test"] = [["93.184.216.34"], ["127.0.0.1"]]
+    port = receiver.url.split(":")[2].split("/")[0]
+    room = await db_run(make_room)
+    await db_run(
+        lambda: webhooks.webhook_create(
+            room=room, url=f"http://rebind.example.test:{port}/hook", actor="t"
+        )
+    )  # registration saw the public address
+    await post(room.room_id)
+    assert await db_run(relay_and_queue, room.room_id) == 1
+    delivery = await db_run(lambda: WebhookDelivery.objects.get())
+    assert delivery.status == "failed" and "non-public address (127.0.0.1)" in delivery.last_error
+    assert receiver.seen == []  # the loopback receiver was never dialled
+
+
+async def test_a_delivery_dials_the_vetted_address_keeping_the_host_name(
+    receiver: Receiver, dns: dict[str, list[list[str]]], redis_client_closed: None
+) -> None:
+    dns["hooks.example.test"] = [["127.0.0.1"]]  # private networks allowed (the fixture)
+    port = receiver.url.split(":")[2].split("/")[0]
+    room = await db_run(make_room)
+    await db_run(
+        lambda: webhooks.webhook_create(
+            room=room, url=f"http://hooks.example.test:{port}/hook?x=1", actor="t"
+        )
+    )
+    await post(room.room_id)
+    assert await db_run(relay_and_queue, room.room_id) == 1
+    [request] = await receiver.wait_for(1)
+    assert request["headers"]["Host"] == f"hooks.example.test:{port}"
+
+
+def test_a_name_that_does_not_resolve_in_time_is_refused(
+    settings: Any, dns: dict[str, list[list[str]]]
+) -> None:
+    import time
+
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = False
+    settings.WEBHOOK_DNS_TIMEOUT_SECONDS = 0.2
+
+    def slow(host: str, port: int) -> list[str]:
+        time.sleep(1.0)  # the stub DNS server's delay, not the test's
+        return ["93.184.216.34"]
+
+    webhooks.resolver_set(slow)
+    assert webhooks.url_refusal("http://slow.example.test/h") == (
+        "slow.example.test did not resolve within 0.2 s"
+    )
+
+
+# --- Fairness: breakers, per-team concurrency, a cap per room, pruning ------------------------
+
+
+async def test_a_black_holed_receiver_opens_its_breaker_and_is_left_alone(
+    receiver: Receiver, settings: Any, redis_client_closed: None
+) -> None:
+    from mcp_gateway.webhooks import webhook_deliver
+
+    settings.WEBHOOK_BREAKER_FAILURES = 2
+    settings.WEBHOOK_MAX_ATTEMPTS = 10
+    receiver.fail_first = 10**6
+    room = await db_run(make_room)
+    minted = await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
+    await post(room.room_id)
+    created = await db_run(webhooks.webhook_relay, room.room_id)
+    [delivery_id] = created
+    first = await db_run(webhook_deliver, delivery_id)
+    second = await db_run(webhook_deliver, delivery_id)
+    assert first.counted and second.counted and len(receiver.seen) == 2
+    hook = await db_run(lambda: Webhook.objects.get(pk=minted.webhook.pk))
+    assert hook.failed_attempts == 2 and hook.breaker_until is not None
+    held = await db_run(webhook_deliver, delivery_id)
+    assert held.done is False and held.counted is False and held.retry_in_seconds > 0
+    assert len(receiver.seen) == 2  # the receiver was not called again
+    delivery = await db_run(lambda: WebhookDelivery.objects.get(pk=delivery_id))
+    assert delivery.attempts == 2 and delivery.status == "pending"
+
+
+async def test_a_team_at_its_delivery_concurrency_waits_while_others_deliver(
+    receiver: Receiver, settings: Any, redis_client_closed: None
+) -> None:
+    from mcp_gateway.webhooks import webhook_deliver
+    from rooms import clock, store
+
+    settings.WEBHOOK_TEAM_CONCURRENCY = 1
+    busy_room = await db_run(make_room, "busy-team")
+    calm_room = await db_run(make_room, "calm-team")
+    for r in (busy_room, calm_room):
+        await db_run(lambda r=r: webhooks.webhook_create(room=r, url=receiver.url, actor="t"))
+        ref = await access.room_access(await callers.team(r.team.slug), r.room_id, write=True)
+        await room_services.event_post(ref, type_="x", from_="a", to="all", payload={})
+    [busy] = await db_run(webhooks.webhook_relay, busy_room.room_id)
+    [calm] = await db_run(webhooks.webhook_relay, calm_room.room_id)
+    # Another delivery of busy-team is in flight (holding its one slot).
+    bucket = f"deliveries:team:{busy_room.team_id}"
+    assert await store.slot_admit(
+        bucket, "in-flight", now_ms=clock.now_ms(), lease_ms=60_000, cap=1
+    )
+    deferred = await db_run(webhook_deliver, busy)
+    assert deferred.done is False and deferred.counted is False
+    assert (await db_run(webhook_deliver, calm)).done is True  # the other team is not held up
+    assert len(receiver.seen) == 1
+    await store.slot_release(bucket, "in-flight")
+    assert (await db_run(webhook_deliver, busy)).done is True
+    assert len(receiver.seen) == 2
+
+
+def test_a_room_has_a_webhook_quota_and_a_team_another(settings: Any) -> None:
+    settings.ROOM_WEBHOOKS_MAX = 2
+    settings.TEAM_WEBHOOKS_MAX = 3
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    room = make_room("quota-team")
+    for _ in range(2):
+        webhooks.webhook_create(room=room, url="http://127.0.0.1:9/h", actor="t")
+    with pytest.raises(room_errors.QuotaExceededError) as caught:
+        webhooks.webhook_create(room=room, url="http://127.0.0.1:9/h", actor="t")
+    assert caught.value.extra["quota"] == "ROOM_WEBHOOKS_MAX"
+    other = make_room("quota-team")
+    webhooks.webhook_create(room=other, url="http://127.0.0.1:9/h", actor="t")
+    with pytest.raises(room_errors.QuotaExceededError) as caught:
+        webhooks.webhook_create(room=other, url="http://127.0.0.1:9/h", actor="t")
+    assert caught.value.extra["quota"] == "TEAM_WEBHOOKS_MAX"
+
+
+def test_old_delivery_records_are_pruned_and_owed_ones_resumed(settings: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.WEBHOOK_ALLOW_PRIVATE_NETWORKS = True
+    room = make_room("prune-team")
+    hook = webhooks.webhook_create(room=room, url="http://127.0.0.1:9/h", actor="t").webhook
+    old = timezone.now() - timedelta(days=30)
+    rows = [
+        WebhookDelivery.objects.create(webhook=hook, event_id=f"{n}-0", event={}, status=status)
+        for n, status in enumerate(["delivered", "failed", "pending", "delivered"])
+    ]
+    WebhookDelivery.objects.filter(pk__in=[r.pk for r in rows[:3]]).update(created_at=old)
+    assert webhooks.deliveries_prune() == 2  # old and finished; the owed one stays
+    assert set(WebhookDelivery.objects.values_list("event_id", flat=True)) == {"2-0", "3-0"}
+    assert webhooks.deliveries_due() == [rows[2].pk]
