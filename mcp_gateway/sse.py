@@ -32,6 +32,12 @@ from tenants import access, budgets, live
 from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
 from tenants.capabilities import Caller
 
+UNAVAILABLE_FRAME = (
+    "event: unavailable\ndata: "
+    + json.dumps({"message": STORE_UNAVAILABLE, "code": "store_unavailable"})
+    + "\n\n"
+).encode()
+
 
 async def _presented(request: HttpRequest, room_id: str) -> Presented | None:
     if request.headers.get("Authorization"):
@@ -100,8 +106,7 @@ async def _frames(
                 except store.StoreDown:
                     # Redis went away: end the stream; the client reconnects with
                     # Last-Event-ID once it is back, and misses nothing.
-                    data = json.dumps({"message": STORE_UNAVAILABLE, "code": "store_unavailable"})
-                    yield f"event: unavailable\ndata: {data}\n\n".encode()
+                    yield UNAVAILABLE_FRAME
                     return
                 if event is None:
                     yield b": keep-alive\n\n"
@@ -119,6 +124,7 @@ async def _frames(
                         if not await slot.renew():
                             return
                     except store.StoreDown:
+                        yield UNAVAILABLE_FRAME
                         return
         finally:
             await follow.aclose()

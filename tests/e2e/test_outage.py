@@ -52,14 +52,32 @@ def test_a_redis_outage_is_named_bounded_and_recovered_from_without_a_restart() 
     redis_dir = Path(tempfile.mkdtemp(prefix="rs-outage-"))
     own = EmbeddedRedis(folder=redis_dir, persistent=False)
     url = own.start()
-    server = start_server({"REDIS_URL": url, "RUN_WORKER": "0", "RUN_RELAY": "0"})
+    server = start_server(
+        {"REDIS_URL": url, "RUN_WORKER": "0", "RUN_RELAY": "0", "SSE_KEEPALIVE_SECONDS": "1"}
+    )
     try:
         room = new_room_id("outage")
         ok = call(server.url, "heartbeat", {"roomId": room, "agentId": "a"}, timeout=5)
         assert ok.json()["result"]["isError"] is False
         assert health(server.url).json()["status"] == "ok"
+        stream = httpx.Client(timeout=10)
+        opened = stream.stream(
+            "GET",
+            f"{server.url}/api/v1/rooms/{room}/events/stream",
+            headers={"authorization": f"Bearer {TEAM_A_SECRET}"},
+        )
+        response = opened.__enter__()
+        assert response.status_code == 200
+        chunks = response.iter_bytes()
+        assert next(chunks).startswith(b"retry: 2000")
 
         own.stop()  # Redis goes away
+
+        # The open stream says so and ends (its client reconnects with Last-Event-ID later).
+        rest = b"".join(chunks)  # bounded by the client's read timeout
+        assert b"event: unavailable" in rest
+        opened.__exit__(None, None, None)
+        stream.close()
 
         # Reported within a second (the answer is reused for at most 0.25 s).
         until(lambda: health(server.url).status_code == 503, bound=1.0)
