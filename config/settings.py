@@ -155,6 +155,9 @@ SESSION_COOKIE_SAMESITE = "Lax"
 # Empty means "the embedded server": whoever starts the process (serve, tests, bench)
 # starts it first and exports its URL here.
 REDIS_URL = os.environ.get("REDIS_URL", "")
+# REDIS_URL names a seed node of a Redis Cluster (docs/scaling.md); the embedded Redis is
+# one node, the default.
+REDIS_CLUSTER = env_bool("REDIS_CLUSTER", False)
 # Every key this deployment writes starts with this prefix; tests use their own.
 REDIS_KEY_PREFIX = os.environ.get("REDIS_KEY_PREFIX", "rs")
 REDIS_MAX_CONNECTIONS = env_int("REDIS_MAX_CONNECTIONS", 64)
@@ -228,6 +231,12 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or (
     else REDIS_URL
 )
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+if REDIS_CLUSTER and not os.environ.get("CELERY_BROKER_URL") and not CELERY_TASK_ALWAYS_EAGER:
+    raise ImproperlyConfigured(
+        "REDIS_CLUSTER=true: Celery cannot use a Redis Cluster as its broker. Set "
+        "CELERY_BROKER_URL to a plain Redis or RabbitMQ (webhook deliveries and the periodic "
+        "clean-ups run there), or CELERY_TASK_ALWAYS_EAGER=true to run them in the web process."
+    )
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {

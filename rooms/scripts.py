@@ -9,6 +9,10 @@ script re-encodes are put right with `fix_arrays`, and payloads the agents wrote
 decoded here at all (they are stored verbatim and spliced in as strings).
 """
 
+# Replaced by the store when a script is registered: PUBLISH on one Redis, SPUBLISH (the
+# room's own slot) on a cluster.
+WAKE_VERB = "__WAKE_VERB__"
+
 # Shared prelude: helpers every script may use.
 _PRELUDE = r"""
 local function fix_arrays(s, names)
@@ -28,7 +32,7 @@ local function entry_size(fields)
 end
 -- Append one event and keep the room's log within its caps, exactly: at most `cap`
 -- events and `bytes_cap` bytes (meta.event_bytes), trimming the oldest first and never
--- the one just written; the read receipts of trimmed events go with them. PUBLISHes the
+-- the one just written; the read receipts of trimmed events go with them. Publishes the
 -- new id on the wake channel. Returns the new id.
 local function append(events, meta, reads, cap, bytes_cap, channel, fields)
   local eid = redis.call('XADD', events, '*', unpack(fields))
@@ -54,7 +58,7 @@ local function append(events, meta, reads, cap, bytes_cap, channel, fields)
     if freed > bytes then freed = bytes end
     redis.call('HINCRBY', meta, 'event_bytes', -freed)
   end
-  redis.call('PUBLISH', channel, eid)
+  redis.call('__WAKE_VERB__', channel, eid)
   return eid
 end
 -- A stream id as one sortable number (ms * 1000 + seq), formatted with every digit:
@@ -559,4 +563,27 @@ return 1
 FORGET_BEARER_SCRIPT = r"""
 redis.call('DEL', KEYS[1])
 return redis.call('INCR', KEYS[2])
+"""
+
+# KEYS[1] context (entries), KEYS[2] context payloads
+# ARGV[1] entry id
+# -> {} unknown; {entry JSON, payload JSON} (one step: never an entry without its payload)
+CONTEXT_GET_SCRIPT = r"""
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then return {} end
+return {entry, redis.call('HGET', KEYS[2], ARGV[1]) or 'null'}
+"""
+
+# KEYS[1] context created (sorted set), KEYS[2] context entries, KEYS[3] context payloads
+# -> {entry JSON, payload JSON, ...} newest first
+CONTEXT_ALL_SCRIPT = r"""
+local out = {}
+for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, -1)) do
+  local entry = redis.call('HGET', KEYS[2], id)
+  if entry then
+    table.insert(out, entry)
+    table.insert(out, redis.call('HGET', KEYS[3], id) or 'null')
+  end
+end
+return out
 """

@@ -1,5 +1,10 @@
 """Test wiring: a real Redis (REDIS_URL, or the embedded server started here) under a key
-prefix of this run's own, removed at the end; never a flush of data we did not write."""
+prefix of this run's own, removed at the end; never a flush of data we did not write.
+
+TEST_REDIS_CLUSTER=1: the suite runs on a real Redis Cluster of its own instead (3 masters,
+3 replicas: tests/redis_cluster.py), with Celery's broker on an embedded single Redis
+(Celery cannot use a cluster). `make test` runs the protocol, push, handoff, concurrency
+and cluster tests a second time this way."""
 
 from __future__ import annotations
 
@@ -14,14 +19,39 @@ import redis
 from django.conf import settings
 
 from config.embedded_redis import EmbeddedRedis
+from tests.redis_cluster import LocalCluster
 
 RUN_PREFIX = f"rstest-{secrets.token_hex(4)}"
 _embedded: EmbeddedRedis | None = None
+_cluster: LocalCluster | None = None
+
+
+def on_cluster() -> bool:
+    return os.environ.get("TEST_REDIS_CLUSTER", "") in ("1", "true", "yes")
+
+
+def local_cluster() -> LocalCluster | None:
+    """The cluster this run started (None unless TEST_REDIS_CLUSTER)."""
+    return _cluster
+
+
+def _cluster_start() -> None:
+    global _cluster, _embedded
+    _cluster = LocalCluster()
+    os.environ["REDIS_URL"] = _cluster.start()
+    os.environ["REDIS_CLUSTER"] = "true"
+    settings.REDIS_CLUSTER = True
+    _embedded = EmbeddedRedis(folder=Path(tempfile.mkdtemp(prefix="rs-broker-")), persistent=False)
+    broker = "redis+socket://" + _embedded.start()[len("unix://") :]
+    os.environ["CELERY_BROKER_URL"] = broker
+    settings.CELERY_BROKER_URL = broker
 
 
 def pytest_configure(config: pytest.Config) -> None:
     global _embedded
-    if not os.environ.get("REDIS_URL"):
+    if on_cluster():
+        _cluster_start()
+    elif not os.environ.get("REDIS_URL"):
         _embedded = EmbeddedRedis(
             folder=Path(tempfile.mkdtemp(prefix="rs-redis-")), persistent=False
         )
@@ -41,13 +71,16 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    try:
-        r = redis.Redis.from_url(os.environ["REDIS_URL"])
-        for key in r.scan_iter(match=f"{RUN_PREFIX}:*", count=1000):
-            r.delete(key)
-        r.close()
-    except redis.RedisError:
-        pass
+    if _cluster is not None:
+        _cluster.stop()  # its data goes with it
+    else:
+        try:
+            r = redis.Redis.from_url(os.environ["REDIS_URL"])
+            for key in r.scan_iter(match=f"{RUN_PREFIX}:*", count=1000):
+                r.delete(key)
+            r.close()
+        except redis.RedisError:
+            pass
     if _embedded is not None:
         _embedded.stop()
 
@@ -101,7 +134,13 @@ def room_id() -> str:
 
 @pytest.fixture
 def sync_redis() -> Iterator[redis.Redis]:
-    """A plain client for assertions on what the store wrote (tests only)."""
+    """A plain client for assertions on what the store wrote (tests only); on the cluster
+    run, a cluster client (the same commands, routed by slot)."""
+    if on_cluster():
+        cluster = redis.RedisCluster.from_url(os.environ["REDIS_URL"], decode_responses=True)
+        yield cluster  # type: ignore[misc]  # the commands tests use exist on both
+        cluster.close()
+        return
     r = redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
     yield r
     r.close()

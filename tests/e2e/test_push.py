@@ -22,14 +22,15 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import redis
 import redis.asyncio as aioredis
 
 from mcp_gateway import rest as rest_door
-from rooms import errors, registry, scripts
+from rooms import errors, registry, scripts, store
 from rooms.keys import RoomKeys
 from tenants import errors as tenant_errors
 from tenants.auth import UNAUTHORIZED
-from tests.conftest import new_room_id
+from tests.conftest import new_room_id, on_cluster
 from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, RunningServer, start_server
 from tests.rooms.test_registry import VALID_ARGS
 
@@ -43,7 +44,7 @@ KEEPALIVE_SECONDS = 1
 STREAM_CAP = 2
 BOUND = 15  # seconds: the bound on every single wait in this file
 
-READ_UNREAD_SHA = hashlib.sha1(scripts.READ_UNREAD_SCRIPT.encode()).hexdigest()
+READ_UNREAD_SHA = hashlib.sha1(store.script_source(scripts.READ_UNREAD_SCRIPT).encode()).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -236,8 +237,15 @@ def decoded(frame: dict[str, Any]) -> dict[str, Any]:
 
 
 @contextlib.asynccontextmanager
-async def redis_commands() -> AsyncIterator[list[str]]:
-    client = aioredis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+async def redis_commands(room: str) -> AsyncIterator[list[str]]:
+    """Every command the Redis holding `room` receives (on a cluster, the room's master)."""
+    url = os.environ["REDIS_URL"]
+    if on_cluster():
+        cluster = redis.RedisCluster.from_url(url)
+        node = cluster.get_node_from_key(RoomKeys(room).events)
+        url = f"redis://{node.host}:{node.port}/0"
+        cluster.close()
+    client = aioredis.Redis.from_url(url, decode_responses=True)
     seen: list[str] = []
     try:
         async with client.monitor() as monitor:
@@ -293,7 +301,7 @@ async def test_wait_wakes_when_another_server_process_posts(
     server: RunningServer, server_two: RunningServer
 ) -> None:
     room = new_room_id("wake")
-    async with httpx.AsyncClient(timeout=40) as http, redis_commands() as seen:
+    async with httpx.AsyncClient(timeout=40) as http, redis_commands(room) as seen:
         # Claim the room and load the read script, so the waiter's read is one EVALSHA.
         await mcp(http, server.url, "get_unread_events", roomId=room, agentId="warm-up")
         waiter = asyncio.get_running_loop().create_task(
@@ -346,7 +354,7 @@ async def test_two_waits_of_one_agent_share_one_event_exactly_once(
 ) -> None:
     room = new_room_id("once")
     timeout_ms = 2500
-    async with httpx.AsyncClient(timeout=40) as http, redis_commands() as seen:
+    async with httpx.AsyncClient(timeout=40) as http, redis_commands(room) as seen:
         await mcp(http, server.url, "get_unread_events", roomId=room, agentId="warm-up")
         loop = asyncio.get_running_loop()
         waits = [

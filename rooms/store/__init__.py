@@ -1,17 +1,16 @@
-"""The only module that talks to Redis: one typed async function per atomic step.
+"""The only package that talks to Redis: one typed async function per atomic step.
 
 Functions here take a `RoomKeys` and plain values, run one script (or one read), and turn
 the script's codes into typed results or `None` for "not found". Domain rules and
-messages live in services/selectors; this module knows nothing of tools or callers.
+messages live in services/selectors; this package knows nothing of tools or callers.
+Connections (one Redis or a cluster) live in `connections`, wake-ups and signals in
+`wakeups`; both are re-exported here, so callers only ever write `store.<name>`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
 
@@ -27,75 +26,56 @@ from rooms.keys import (
     open_slots,
     rate_window,
     revocations_channel,
-    room_of_wake_channel,
-    wake_pattern,
     webhooks_channel,
 )
-
-_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
-    weakref.WeakKeyDictionary()
+from rooms.store.connections import (
+    Store,
+    StoreDown,
+    client,
+    clients_close,
+    cluster_client,
+    cluster_mode,
+    limiter,
+    redis_url,
 )
+from rooms.store.wakeups import (
+    WAKE_POLL_SECONDS,
+    WAKE_READY_SECONDS,
+    ShardedWakeHub,
+    SignalCallback,
+    SignalHub,
+    WakeHub,
+    hubs_close,
+    is_revocation,
+    is_webhooks_change,
+    room_watch,
+    signal_hub,
+    wake_hub,
+)
+
+__all__ = [
+    "WAKE_POLL_SECONDS",
+    "WAKE_READY_SECONDS",
+    "ShardedWakeHub",
+    "SignalCallback",
+    "SignalHub",
+    "Store",
+    "StoreDown",
+    "WakeHub",
+    "client",
+    "cluster_client",
+    "cluster_mode",
+    "is_revocation",
+    "is_webhooks_change",
+    "redis_url",
+    "room_watch",
+    "signal_hub",
+    "wake_hub",
+]
+
 _scripts: dict[tuple[int, str], AsyncScript] = {}
+_limiter_scripts: dict[int, AsyncScript] = {}
 T = TypeVar("T")
-
-
-def redis_url() -> str:
-    url = str(settings.REDIS_URL)
-    if not url:
-        raise RuntimeError(
-            "REDIS_URL is empty: start the embedded Redis first (config.embedded_redis) "
-            "or point REDIS_URL at a server."
-        )
-    return url
-
-
-# What the store raises when Redis does not answer: the doors turn it into "the room store
-# is unavailable, retry", never an internal failure.
-StoreDown = (aioredis.RedisError, OSError, asyncio.TimeoutError)
-
-
-def client() -> aioredis.Redis:
-    """The connection pool of the running event loop (a pool cannot cross loops).
-
-    A blocking pool: a burst of requests beyond max_connections waits for a free
-    connection instead of failing (no "busy, retry" under load). Short socket timeouts:
-    while Redis is away a call fails within a second, saying so, instead of hanging."""
-    loop = asyncio.get_running_loop()
-    found = _clients.get(loop)
-    if found is None:
-        pool = aioredis.BlockingConnectionPool.from_url(
-            redis_url(),
-            decode_responses=True,
-            max_connections=settings.REDIS_MAX_CONNECTIONS,
-            timeout=30,
-            health_check_interval=30,
-            socket_connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
-            socket_timeout=float(settings.REDIS_SOCKET_TIMEOUT_SECONDS),
-        )
-        found = aioredis.Redis.from_pool(pool)  # closing the client closes the pool
-        _clients[loop] = found
-    return found
-
-
-_pubsub_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _pubsub_client() -> aioredis.Redis:
-    """Subscriptions wait for messages indefinitely, so they get no read timeout; a dead
-    Redis still breaks the connection, and the hub reconnects."""
-    loop = asyncio.get_running_loop()
-    found = _pubsub_clients.get(loop)
-    if found is None:
-        found = aioredis.Redis.from_url(
-            redis_url(),
-            decode_responses=True,
-            socket_connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
-            health_check_interval=30,
-        )
-        _pubsub_clients[loop] = found
-    return found
 
 
 async def store_health(timeout: float) -> str | None:
@@ -108,15 +88,9 @@ async def store_health(timeout: float) -> str | None:
 
 
 async def close_client() -> None:
-    loop = asyncio.get_running_loop()
-    for hubs in (_hubs, _signal_hubs):
-        hub = hubs.pop(loop, None)
-        if hub is not None:
-            await hub.close()
-    for registry in (_clients, _limiter_clients, _pubsub_clients):
-        found = registry.pop(loop, None)
-        if found is not None:
-            await found.aclose()
+    """Close this loop's hubs and pools (before the loop goes away)."""
+    await hubs_close()
+    await clients_close()
 
 
 def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
@@ -139,13 +113,24 @@ def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T
     return async_to_sync(runner)()
 
 
+def _registered(r: Store, source: str) -> AsyncScript:
+    """A script bound to a client (redis-py types AsyncScript for the single-node client
+    only; it runs on the cluster client alike, routed by its first key's slot)."""
+    return AsyncScript(cast(aioredis.Redis, r), source)
+
+
+def script_source(source: str) -> str:
+    """A script as Redis runs it: a room's wake-up is published in the room's own slot on
+    a cluster (sharded pub/sub reaches only that slot's nodes), everywhere without one."""
+    return source.replace(scripts.WAKE_VERB, "SPUBLISH" if cluster_mode() else "PUBLISH")
+
+
 def _script(source: str) -> AsyncScript:
     r = client()
     key = (id(r), source)
     found = _scripts.get(key)
     if found is None:
-        found = r.register_script(source)
-        _scripts[key] = found
+        found = _scripts[key] = _registered(r, script_source(source))
     return found
 
 
@@ -387,13 +372,10 @@ async def context_update(
 
 async def context_get(keys: RoomKeys, entry_id: str) -> tuple[str, str] | None:
     """(entry JSON without payload, payload JSON), or None."""
-    pipe = client().pipeline(transaction=True)
-    pipe.hget(keys.context, entry_id)
-    pipe.hget(keys.context_payloads, entry_id)
-    entry, payload = await pipe.execute()
-    if entry is None:
+    res = await _run(scripts.CONTEXT_GET_SCRIPT, [keys.context, keys.context_payloads], [entry_id])
+    if not res:
         return None
-    return str(entry), str(payload if payload is not None else "null")
+    return str(res[0]), str(res[1])
 
 
 async def context_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, str]]:
@@ -416,12 +398,12 @@ async def context_history(keys: RoomKeys, entry_id: str) -> list[str]:
 
 async def context_all(keys: RoomKeys) -> list[tuple[str, str]]:
     """Every entry as (entry JSON, payload JSON), newest first."""
-    pipe = client().pipeline(transaction=True)
-    pipe.zrevrange(keys.context_created, 0, -1)
-    pipe.hgetall(keys.context)
-    pipe.hgetall(keys.context_payloads)
-    order, entries, payloads = await pipe.execute()
-    return [(entries[i], payloads.get(i, "null")) for i in order if i in entries]
+    res = await _run(
+        scripts.CONTEXT_ALL_SCRIPT,
+        [keys.context_created, keys.context, keys.context_payloads],
+        [],
+    )
+    return _pairs(res)
 
 
 # --- Events -----------------------------------------------------------------------------
@@ -708,45 +690,16 @@ async def buckets_forget(buckets: list[str]) -> None:
 
 # --- Rate limiting (its own connection: when it fails, requests go through) --------------
 
-_limiter_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-_limiter_scripts: dict[int, AsyncScript] = {}
-
-
-def _limiter() -> aioredis.Redis:
-    """The limiter's own pool: short socket timeouts so a dead limiter fails open fast, and
-    a bounded pool whose callers wait for a connection, so a burst of calls is counted
-    rather than waved through."""
-    loop = asyncio.get_running_loop()
-    found = _limiter_clients.get(loop)
-    if found is None:
-        url = str(getattr(settings, "RATE_LIMIT_REDIS_URL", "") or redis_url())
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            decode_responses=True,
-            max_connections=settings.REDIS_MAX_CONNECTIONS,
-            timeout=2,
-            socket_connect_timeout=0.5,
-            socket_timeout=0.5,
-            retry_on_timeout=False,
-        )
-        found = aioredis.Redis.from_pool(pool)
-        _limiter_clients[loop] = found
-    return found
-
 
 async def rate_window_hit(
     bucket: str, *, now_ms: int, window_ms: int, limit: int, member: str
 ) -> tuple[bool, int]:
     """(allowed, remaining) or (False, retry-after ms). Raises the client's error when the
     limiter's Redis does not answer; the caller decides to fail open."""
-    r = _limiter()
+    r = limiter()
     script = _limiter_scripts.get(id(r))
     if script is None:
-        script = _limiter_scripts[id(r)] = r.register_script(scripts.SLIDING_WINDOW_SCRIPT)
+        script = _limiter_scripts[id(r)] = _registered(r, scripts.SLIDING_WINDOW_SCRIPT)
     res = await script(keys=[rate_window(bucket)], args=[now_ms, window_ms, limit, member])
     return int(res[0]) == 1, int(res[1])
 
@@ -756,7 +709,7 @@ LimiterError = (aioredis.RedisError, OSError, asyncio.TimeoutError)
 
 async def rate_window_stats(bucket: str, *, now_ms: int, window_ms: int) -> tuple[int, int]:
     """(hits of `bucket` in the window ending now, time of the newest hit in ms or 0)."""
-    r = _limiter()
+    r = limiter()
     pipe = r.pipeline(transaction=False)
     pipe.zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf")
     pipe.zrange(rate_window(bucket), -1, -1, withscores=True)
@@ -765,118 +718,15 @@ async def rate_window_stats(bucket: str, *, now_ms: int, window_ms: int) -> tupl
 
 
 async def rate_window_clear(bucket: str) -> None:
-    await _limiter().delete(rate_window(bucket))
+    await limiter().delete(rate_window(bucket))
 
 
 async def rate_window_count(bucket: str, *, now_ms: int, window_ms: int) -> int:
     """How many hits `bucket` has in the window ending now (0 when the limiter is down)."""
     try:
-        return int(await _limiter().zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf"))
+        return int(await limiter().zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf"))
     except LimiterError:
         return 0
-
-
-# --- Wake-ups: one pub/sub connection per process, any number of waiters ------------------
-
-
-WAKE_READY_SECONDS = 1.0
-WAKE_POLL_SECONDS = 0.5
-
-
-class WakeHub:
-    """Fans the rooms' wake channels out to in-process waiters.
-
-    One PSUBSCRIBE per event loop serves every waiter of every room, so hundreds of
-    agents blocked in wait_for_events or SSE streams hold no Redis connection and no
-    thread each: they wait on an asyncio.Event that the subscriber sets.
-    """
-
-    def __init__(self) -> None:
-        self._waiters: dict[str, set[asyncio.Event]] = {}
-        self._ready = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
-
-    async def watch(self, room_id: str) -> asyncio.Event:
-        """An event set at the room's next write. Returns once the subscription is live,
-        so a write that happens after this returns is never missed. While the subscription
-        is down (Redis away) it returns within WAKE_READY_SECONDS anyway, with an event that
-        is also set after WAKE_POLL_SECONDS: waiters then poll, and keep their timeouts."""
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        woken = asyncio.Event()
-        self._waiters.setdefault(room_id, set()).add(woken)
-        if not self._ready.is_set():
-            try:
-                await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
-            except TimeoutError:
-                asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.set)
-        return woken
-
-    def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
-        found = self._waiters.get(room_id)
-        if found is not None:
-            found.discard(woken)
-            if not found:
-                del self._waiters[room_id]
-
-    def waiting(self) -> int:
-        return sum(len(w) for w in self._waiters.values())
-
-    def _wake_all(self) -> None:
-        for waiters in self._waiters.values():
-            for woken in waiters:
-                woken.set()
-
-    async def _run(self) -> None:
-        while True:
-            pubsub = _pubsub_client().pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.psubscribe(wake_pattern())
-                self._ready.set()
-                # Anything written while we were (re)connecting: let every waiter re-read.
-                self._wake_all()
-                async for message in pubsub.listen():
-                    if message.get("type") != "pmessage":
-                        continue
-                    room_id = room_of_wake_channel(str(message["channel"]))
-                    for woken in self._waiters.get(room_id, ()):
-                        woken.set()
-            except asyncio.CancelledError:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-                raise
-            except (aioredis.RedisError, OSError):
-                self._ready.clear()
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-                await asyncio.sleep(0.5)
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-
-_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WakeHub] = weakref.WeakKeyDictionary()
-
-
-def wake_hub() -> WakeHub:
-    loop = asyncio.get_running_loop()
-    found = _hubs.get(loop)
-    if found is None:
-        found = _hubs[loop] = WakeHub()
-    return found
-
-
-@contextlib.asynccontextmanager
-async def room_watch(keys: RoomKeys) -> AsyncIterator[asyncio.Event]:
-    """`async with room_watch(keys) as woken:` read, then `await woken.wait()`."""
-    hub = wake_hub()
-    woken = await hub.watch(keys.room_id)
-    try:
-        yield woken
-    finally:
-        hub.unwatch(keys.room_id, woken)
 
 
 # --- Budgets of open streams and waiters ------------------------------------------------------
@@ -902,92 +752,11 @@ async def revocation_publish(refs: list[str]) -> None:
     """Tell every process that these credentials' live uses must be checked again now."""
     r = client()
     for ref in refs:
-        await r.publish(revocations_channel(), ref)
+        await r.execute_command("PUBLISH", revocations_channel(), ref)
 
 
 async def webhooks_changed_publish(room_id: str) -> None:
-    await client().publish(webhooks_channel(), room_id)
-
-
-SignalCallback = Callable[[str, str], None]
-
-
-class SignalHub:
-    """One SUBSCRIBE per event loop to the service's signal channels; each message is
-    handed to every registered callback as (channel, payload). A reconnection is reported
-    as ("", "") so listeners can re-check everything they hold."""
-
-    def __init__(self) -> None:
-        self._callbacks: list[SignalCallback] = []
-        self._task: asyncio.Task[None] | None = None
-        self._ready = asyncio.Event()
-
-    async def listen(self, callback: SignalCallback) -> None:
-        """Register `callback`; returns once subscribed, or after WAKE_READY_SECONDS while
-        Redis is away (the listener is told ("", "") when the subscription comes back)."""
-        self._callbacks.append(callback)
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(self._run())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
-
-    def unlisten(self, callback: SignalCallback) -> None:
-        with contextlib.suppress(ValueError):
-            self._callbacks.remove(callback)
-
-    def _tell(self, channel: str, payload: str) -> None:
-        for callback in list(self._callbacks):
-            try:
-                callback(channel, payload)
-            except Exception:  # a listener's bug must not stop the others
-                logging.getLogger(__name__).exception("signal listener failed")
-
-    async def _run(self) -> None:
-        channels = [revocations_channel(), webhooks_channel()]
-        while True:
-            pubsub = _pubsub_client().pubsub(ignore_subscribe_messages=True)
-            try:
-                await pubsub.subscribe(*channels)
-                self._ready.set()
-                self._tell("", "")
-                async for message in pubsub.listen():
-                    if message.get("type") == "message":
-                        self._tell(str(message["channel"]), str(message["data"]))
-            except asyncio.CancelledError:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-                raise
-            except (aioredis.RedisError, OSError):
-                self._ready.clear()
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
-                await asyncio.sleep(0.5)
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-
-_signal_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SignalHub] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def signal_hub() -> SignalHub:
-    loop = asyncio.get_running_loop()
-    found = _signal_hubs.get(loop)
-    if found is None:
-        found = _signal_hubs[loop] = SignalHub()
-    return found
-
-
-def is_revocation(channel: str) -> bool:
-    return channel == revocations_channel()
-
-
-def is_webhooks_change(channel: str) -> bool:
-    return channel == webhooks_channel()
+    await client().execute_command("PUBLISH", webhooks_channel(), room_id)
 
 
 async def broker_health(url: str, timeout: float) -> str | None:

@@ -1,0 +1,188 @@
+"""The connections to Redis: the store's pool, the limiter's, and the subscribers'.
+
+One Redis or a Redis Cluster (REDIS_CLUSTER=true, REDIS_URL a seed node): every function
+of the store takes its connection from here, so the rest of the store is written once for
+both. A pool belongs to one event loop (it cannot cross loops), so each is kept per loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from typing import Any
+
+import redis.asyncio as aioredis
+from django.conf import settings
+from redis.asyncio.cluster import RedisCluster
+
+Store = aioredis.Redis | RedisCluster
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = weakref.WeakKeyDictionary()
+
+
+def redis_url() -> str:
+    url = str(settings.REDIS_URL)
+    if not url:
+        raise RuntimeError(
+            "REDIS_URL is empty: start the embedded Redis first (config.embedded_redis) "
+            "or point REDIS_URL at a server."
+        )
+    return url
+
+
+def cluster_mode() -> bool:
+    """REDIS_CLUSTER=true: REDIS_URL names a seed node of a Redis Cluster."""
+    return bool(getattr(settings, "REDIS_CLUSTER", False))
+
+
+# What the store raises when Redis does not answer: the doors turn it into "the room store
+# is unavailable, retry", never an internal failure.
+StoreDown = (aioredis.RedisError, OSError, asyncio.TimeoutError)
+
+
+class GatedCluster(RedisCluster):
+    """A cluster client whose callers wait for a connection instead of failing.
+
+    redis-py's cluster nodes raise MaxConnectionsError past their pool size; the single-node
+    client waits (BlockingConnectionPool). This gate keeps the single-node behaviour: at
+    most `gate` commands of this process are in flight at once, so no node's pool is ever
+    exceeded, and a burst queues."""
+
+    def __init__(self, *args: Any, gate: int = 64, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._gate = asyncio.Semaphore(gate)
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self._gate:
+            return await super().execute_command(*args, **kwargs)
+
+
+def _store_client(
+    url: str,
+    *,
+    max_connections: int,
+    wait_seconds: float,
+    connect_timeout: float,
+    socket_timeout: float,
+    retry_on_timeout: bool = True,
+) -> Store:
+    if cluster_mode():
+        return GatedCluster.from_url(
+            url,
+            gate=max_connections,
+            decode_responses=True,
+            max_connections=max_connections,
+            socket_connect_timeout=connect_timeout,
+            socket_timeout=socket_timeout,
+            health_check_interval=30,
+        )
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url,
+        decode_responses=True,
+        max_connections=max_connections,
+        timeout=wait_seconds,
+        health_check_interval=30,
+        socket_connect_timeout=connect_timeout,
+        socket_timeout=socket_timeout,
+        retry_on_timeout=retry_on_timeout,
+    )
+    return aioredis.Redis.from_pool(pool)  # closing the client closes the pool
+
+
+def client() -> Store:
+    """The connection pool of the running event loop (a pool cannot cross loops).
+
+    A blocking pool: a burst of requests beyond max_connections waits for a free
+    connection instead of failing (no "busy, retry" under load). Short socket timeouts:
+    while Redis is away a call fails within a second, saying so, instead of hanging."""
+    loop = asyncio.get_running_loop()
+    found = _clients.get(loop)
+    if found is None:
+        found = _clients[loop] = _store_client(
+            redis_url(),
+            max_connections=settings.REDIS_MAX_CONNECTIONS,
+            wait_seconds=30,
+            connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
+            socket_timeout=float(settings.REDIS_SOCKET_TIMEOUT_SECONDS),
+        )
+    return found
+
+
+async def cluster_client() -> RedisCluster:
+    """The cluster client of this loop, its topology read (cluster mode only)."""
+    found = client()
+    assert isinstance(found, RedisCluster), "cluster_client() outside cluster mode"
+    if not found.get_nodes():
+        await found.initialize()
+    return found
+
+
+_pubsub_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aioredis.Redis] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def pubsub_client() -> aioredis.Redis:
+    """Subscriptions wait for messages indefinitely, so they get no read timeout; a dead
+    Redis still breaks the connection, and the hub reconnects. On a cluster, plain pub/sub
+    reaches every node, so any live node will do: the first one answering."""
+    loop = asyncio.get_running_loop()
+    found = _pubsub_clients.get(loop)
+    if found is not None:
+        return found
+    options: dict[str, Any] = {
+        "decode_responses": True,
+        "socket_connect_timeout": float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
+        "health_check_interval": 30,
+    }
+    if cluster_mode():
+        nodes = (await cluster_client()).get_nodes()
+        found = aioredis.Redis(host=nodes[0].host, port=int(nodes[0].port), **options)
+    else:
+        found = aioredis.Redis.from_url(redis_url(), **options)
+    _pubsub_clients[loop] = found
+    return found
+
+
+async def pubsub_client_forget() -> None:
+    """The subscription's node went away: the next one is chosen afresh."""
+    found = _pubsub_clients.pop(asyncio.get_running_loop(), None)
+    if found is not None:
+        with contextlib.suppress(*StoreDown):
+            await found.aclose()
+        if cluster_mode():
+            with contextlib.suppress(*StoreDown):
+                await (await cluster_client()).nodes_manager.initialize()
+
+
+_limiter_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def limiter() -> Store:
+    """The limiter's own pool: short socket timeouts so a dead limiter fails open fast, and
+    a bounded pool whose callers wait for a connection, so a burst of calls is counted
+    rather than waved through."""
+    loop = asyncio.get_running_loop()
+    found = _limiter_clients.get(loop)
+    if found is None:
+        url = str(getattr(settings, "RATE_LIMIT_REDIS_URL", "") or redis_url())
+        found = _limiter_clients[loop] = _store_client(
+            url,
+            max_connections=settings.REDIS_MAX_CONNECTIONS,
+            wait_seconds=2,
+            connect_timeout=0.5,
+            socket_timeout=0.5,
+            retry_on_timeout=False,
+        )
+    return found
+
+
+async def clients_close() -> None:
+    """Close this loop's pools (before the loop goes away)."""
+    loop = asyncio.get_running_loop()
+    for registry in (_clients, _limiter_clients, _pubsub_clients):
+        found = registry.pop(loop, None)
+        if found is not None:
+            await found.aclose()

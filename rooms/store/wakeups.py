@@ -1,0 +1,545 @@
+"""Wake-ups and service signals: Redis pub/sub fanned out to in-process listeners.
+
+A write publishes its new event id on the room's wake channel from inside its own atomic
+step (rooms.scripts). Waiting calls, event streams and the webhook relay of this process
+wait on an `asyncio.Event` that a hub sets; none of them holds a Redis connection.
+
+- One Redis: one PSUBSCRIBE to every room's wake channel serves the whole process.
+- A Redis Cluster: sharded pub/sub has no patterns, and a plain PUBLISH would be copied to
+  every node. Writes SPUBLISH in the room's own slot; the hub SSUBSCRIBEs to the channel
+  of each room someone here waits on, on one connection per node (so a process waiting on
+  thousands of rooms holds as many subscriber connections as the cluster has primaries),
+  follows the rooms when their slots move or a node fails over, and keeps a room's
+  subscription a while after its last waiter left (a waiter that comes back at once, as
+  wait_for_events callers do, finds it live).
+- Signals (revocations, webhook changes) are rare: plain SUBSCRIBE on any one node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
+
+import redis.asyncio as aioredis
+from django.conf import settings
+from redis.asyncio.connection import Connection
+from redis.crc import key_slot
+
+from rooms.keys import (
+    RoomKeys,
+    revocations_channel,
+    room_of_wake_channel,
+    wake_pattern,
+    webhooks_channel,
+)
+from rooms.store.connections import (
+    StoreDown,
+    cluster_client,
+    cluster_mode,
+    pubsub_client,
+    pubsub_client_forget,
+)
+
+log = logging.getLogger(__name__)
+
+WAKE_READY_SECONDS = 1.0
+WAKE_POLL_SECONDS = 0.5
+# A room's shard subscription outlives its last waiter this long (then SUNSUBSCRIBE).
+SHARD_LINGER_SECONDS = 30.0
+# After a failed subscription, a room's next watch polls at once for this long instead of
+# trying again (no storm of reconnections while a node fails over).
+SHARD_RETRY_SECONDS = 0.5
+SHARD_PING_SECONDS = 15.0
+
+
+class Hub(Protocol):
+    async def watch(self, room_id: str) -> asyncio.Event: ...
+    def unwatch(self, room_id: str, woken: asyncio.Event) -> None: ...
+    def waiting(self) -> int: ...
+    async def close(self) -> None: ...
+
+
+class _Waiters:
+    """Who waits on which room (the part both hubs share)."""
+
+    def __init__(self) -> None:
+        self._waiters: dict[str, set[asyncio.Event]] = {}
+
+    def add(self, room_id: str) -> asyncio.Event:
+        woken = asyncio.Event()
+        self._waiters.setdefault(room_id, set()).add(woken)
+        return woken
+
+    def remove(self, room_id: str, woken: asyncio.Event) -> bool:
+        """True when the room has no waiter left."""
+        found = self._waiters.get(room_id)
+        if found is None:
+            return True
+        found.discard(woken)
+        if not found:
+            del self._waiters[room_id]
+            return True
+        return False
+
+    def wake(self, room_id: str) -> None:
+        for woken in self._waiters.get(room_id, ()):
+            woken.set()
+
+    def wake_all(self) -> None:
+        for room_id in self._waiters:
+            self.wake(room_id)
+
+    def rooms(self) -> list[str]:
+        return list(self._waiters)
+
+    def count(self) -> int:
+        return sum(len(w) for w in self._waiters.values())
+
+
+def _poll_soon(woken: asyncio.Event) -> None:
+    """The subscription is not live: the waiter re-reads after WAKE_POLL_SECONDS (and keeps
+    its own timeout), so an outage delays a wake-up but never loses it."""
+    asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.set)
+
+
+class WakeHub:
+    """One Redis: one PSUBSCRIBE per event loop serves every waiter of every room."""
+
+    def __init__(self) -> None:
+        self._waiters = _Waiters()
+        self._ready = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def watch(self, room_id: str) -> asyncio.Event:
+        """An event set at the room's next write. Returns once the subscription is live,
+        so a write that happens after this returns is never missed. While the subscription
+        is down (Redis away) it returns within WAKE_READY_SECONDS anyway, with an event that
+        is also set after WAKE_POLL_SECONDS: waiters then poll, and keep their timeouts."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        woken = self._waiters.add(room_id)
+        if not self._ready.is_set():
+            try:
+                await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
+            except TimeoutError:
+                _poll_soon(woken)
+        return woken
+
+    def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
+        self._waiters.remove(room_id, woken)
+
+    def waiting(self) -> int:
+        return self._waiters.count()
+
+    async def _run(self) -> None:
+        while True:
+            pubsub = (await pubsub_client()).pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.psubscribe(wake_pattern())
+                self._ready.set()
+                # Anything written while we were (re)connecting: let every waiter re-read.
+                self._waiters.wake_all()
+                async for message in pubsub.listen():
+                    if message.get("type") == "pmessage":
+                        self._waiters.wake(room_of_wake_channel(str(message["channel"])))
+            except asyncio.CancelledError:
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                raise
+            except StoreDown:
+                self._ready.clear()
+                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await asyncio.sleep(0.5)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+class _Shard:
+    """One connection to one cluster node, carrying the SSUBSCRIBEs of the rooms whose
+    slots that node serves. Replies come back in the order the commands went out, so the
+    pending queue pairs each reply (or error, e.g. MOVED) with its command."""
+
+    def __init__(self, hub: ShardedWakeHub, host: str, port: int) -> None:
+        self.hub = hub
+        self.name = f"{host}:{port}"
+        self.conn = Connection(
+            host=host,
+            port=port,
+            decode_responses=True,
+            socket_connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
+            socket_keepalive=True,
+        )
+        self.channels: set[str] = set()
+        self.pending: collections.deque[tuple[str, str, asyncio.Future[None] | None]] = (
+            collections.deque()
+        )
+        self.reader: asyncio.Task[None] | None = None
+        self.pinger: asyncio.Task[None] | None = None
+        self.closed = False
+        self._last_heard = time.monotonic()
+
+    async def open(self) -> None:
+        await self.conn.connect()  # type: ignore[no-untyped-call]  # untyped in redis-py
+        loop = asyncio.get_running_loop()
+        self.reader = loop.create_task(self._read())
+        self.pinger = loop.create_task(self._ping())
+
+    async def subscribe(self, channel: str) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.pending.append(("ssubscribe", channel, done))
+        await self.conn.send_command("SSUBSCRIBE", channel, check_health=False)
+        await done
+
+    async def unsubscribe(self, channel: str) -> None:
+        self.channels.discard(channel)
+        self.pending.append(("sunsubscribe", channel, None))
+        await self.conn.send_command("SUNSUBSCRIBE", channel, check_health=False)
+
+    async def _ping(self) -> None:
+        """A node that vanished without closing the connection (a dead machine) is noticed
+        within two ping periods."""
+        while True:
+            await asyncio.sleep(SHARD_PING_SECONDS)
+            if time.monotonic() - self._last_heard > 2 * SHARD_PING_SECONDS:
+                await self.conn.disconnect()
+                return
+            with contextlib.suppress(*StoreDown):
+                self.pending.append(("pong", "", None))
+                await self.conn.send_command("PING", check_health=False)
+
+    async def _read(self) -> None:
+        try:
+            while True:
+                try:
+                    reply = await self.conn.read_response(timeout=None, push_request=True)
+                except aioredis.ResponseError as exc:  # MOVED, CLUSTERDOWN: for the oldest
+                    self._last_heard = time.monotonic()
+                    if self.pending:
+                        _, _, done = self.pending.popleft()
+                        if done is not None and not done.done():
+                            done.set_exception(exc)
+                    continue
+                self._last_heard = time.monotonic()
+                self._reply(reply)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:  # the connection is gone, whatever broke it
+            self._lost(exc)
+
+    def _reply(self, reply: object) -> None:
+        if not isinstance(reply, list) or not reply:
+            return
+        kind = str(reply[0]).lower()
+        if kind == "smessage":
+            self.hub.woken(str(reply[1]))
+            return
+        channel = str(reply[1]) if len(reply) > 1 else ""
+        if self.pending and self.pending[0][0] == kind and self.pending[0][1] in (channel, ""):
+            _, _, done = self.pending.popleft()
+            if kind == "ssubscribe":
+                self.channels.add(channel)
+            if done is not None and not done.done():
+                done.set_result(None)
+        elif kind == "sunsubscribe":
+            # Unasked: the slot moved to another node (resharding, failover).
+            self.channels.discard(channel)
+            self.hub.moved(channel, self)
+
+    def _lost(self, exc: BaseException) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        error = exc if isinstance(exc, Exception) else ConnectionError("subscriber closed")
+        while self.pending:
+            _, _, done = self.pending.popleft()
+            if done is not None and not done.done():
+                done.set_exception(error)
+        self.hub.shard_lost(self)
+
+    async def close(self) -> None:
+        self.closed = True
+        for task in (self.reader, self.pinger):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        with contextlib.suppress(Exception):
+            await self.conn.disconnect()
+
+
+class ShardedWakeHub:
+    """A Redis Cluster: one SSUBSCRIBE per waited-on room, one connection per node."""
+
+    def __init__(self) -> None:
+        self._waiters = _Waiters()
+        self._shards: dict[str, _Shard] = {}
+        self._opening: dict[str, asyncio.Task[_Shard]] = {}
+        # channel -> the subscription under way or made (its result: the shard holding it)
+        self._subscriptions: dict[str, asyncio.Task[_Shard]] = {}
+        self._failed_at: dict[str, float] = {}
+        self._idle_since: dict[str, float] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+        self._stale_topology = False
+
+    def shards(self) -> int:
+        """Subscriber connections open now (at most one per node)."""
+        return sum(1 for s in self._shards.values() if not s.closed)
+
+    def subscribed(self) -> int:
+        return sum(len(s.channels) for s in self._shards.values() if not s.closed)
+
+    async def watch(self, room_id: str) -> asyncio.Event:
+        if self._sweeper is None or self._sweeper.done():
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+        woken = self._waiters.add(room_id)
+        channel = RoomKeys(room_id).wake
+        self._idle_since.pop(channel, None)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._subscription(channel)), WAKE_READY_SECONDS)
+        except (TimeoutError, *StoreDown):
+            _poll_soon(woken)
+        return woken
+
+    def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
+        if self._waiters.remove(room_id, woken):
+            self._idle_since[RoomKeys(room_id).wake] = time.monotonic()
+
+    def waiting(self) -> int:
+        return self._waiters.count()
+
+    def woken(self, channel: str) -> None:
+        self._waiters.wake(room_of_wake_channel(channel))
+
+    def _subscription(self, channel: str) -> asyncio.Task[_Shard]:
+        found = self._subscriptions.get(channel)
+        if found is not None and (
+            not found.done() or (found.exception() is None and not found.result().closed)
+        ):
+            return found
+        if (
+            found is not None
+            and time.monotonic() - self._failed_at.get(channel, 0.0) < SHARD_RETRY_SECONDS
+        ):
+            return found  # failed a moment ago: poll, don't hammer a failing node
+        task = asyncio.get_running_loop().create_task(self._subscribe(channel))
+        self._subscriptions[channel] = task
+        return task
+
+    async def _subscribe(self, channel: str) -> _Shard:
+        last: BaseException | None = None
+        for _ in range(3):
+            try:
+                shard = await self._shard_for(channel)
+                await shard.subscribe(channel)
+                return shard
+            except (aioredis.ResponseError, *StoreDown) as exc:  # MOVED, a node away
+                last = exc
+                self._stale_topology = True
+        self._failed_at[channel] = time.monotonic()
+        assert last is not None
+        raise last
+
+    async def _shard_for(self, channel: str) -> _Shard:
+        cluster = await cluster_client()
+        if self._stale_topology:
+            self._stale_topology = False
+            await cluster.nodes_manager.initialize()
+        node = cluster.nodes_manager.get_node_from_slot(key_slot(channel.encode()))
+        found = self._shards.get(node.name)
+        if found is not None and not found.closed:
+            return found
+        opening = self._opening.get(node.name)
+        if opening is None or opening.done():
+            opening = asyncio.get_running_loop().create_task(self._open(node.host, int(node.port)))
+            self._opening[node.name] = opening
+        return await asyncio.shield(opening)
+
+    async def _open(self, host: str, port: int) -> _Shard:
+        shard = _Shard(self, host, port)
+        await shard.open()
+        self._shards[shard.name] = shard
+        return shard
+
+    def _forget(self, channel: str) -> None:
+        self._subscriptions.pop(channel, None)
+
+    def moved(self, channel: str, shard: _Shard) -> None:
+        """The node dropped a room's subscription (its slot moved): waiters re-read now and
+        their next watch subscribes where the slot lives now."""
+        self._stale_topology = True
+        self._forget(channel)
+        self.woken(channel)
+
+    def shard_lost(self, shard: _Shard) -> None:
+        """A node's connection broke (the node failed, or failed over): every room it
+        carried is re-read by its waiters, who subscribe again through the new topology."""
+        if self._shards.get(shard.name) is shard:
+            del self._shards[shard.name]
+        self._stale_topology = True
+        for channel, task in list(self._subscriptions.items()):
+            if task.done() and task.exception() is None and task.result() is shard:
+                self._forget(channel)
+                self.woken(channel)
+        for channel in shard.channels:
+            self._forget(channel)
+            self.woken(channel)
+
+    async def _sweep(self) -> None:
+        """SUNSUBSCRIBE rooms nobody has waited on for SHARD_LINGER_SECONDS."""
+        while True:
+            await asyncio.sleep(SHARD_LINGER_SECONDS / 3)
+            now = time.monotonic()
+            for channel, since in list(self._idle_since.items()):
+                if now - since < SHARD_LINGER_SECONDS:
+                    continue
+                del self._idle_since[channel]
+                task = self._subscriptions.pop(channel, None)
+                if task is None or not task.done() or task.exception() is not None:
+                    continue
+                shard = task.result()
+                if not shard.closed:
+                    with contextlib.suppress(*StoreDown):
+                        await shard.unsubscribe(channel)
+
+    async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        for task in [*self._subscriptions.values(), *self._opening.values()]:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for shard in list(self._shards.values()):
+            await shard.close()
+        self._shards.clear()
+        self._subscriptions.clear()
+
+
+_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, WakeHub | ShardedWakeHub] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def wake_hub() -> WakeHub | ShardedWakeHub:
+    loop = asyncio.get_running_loop()
+    found = _hubs.get(loop)
+    if found is None:
+        found = _hubs[loop] = ShardedWakeHub() if cluster_mode() else WakeHub()
+    return found
+
+
+@contextlib.asynccontextmanager
+async def room_watch(keys: RoomKeys) -> AsyncIterator[asyncio.Event]:
+    """`async with room_watch(keys) as woken:` read, then `await woken.wait()`."""
+    hub = wake_hub()
+    woken = await hub.watch(keys.room_id)
+    try:
+        yield woken
+    finally:
+        hub.unwatch(keys.room_id, woken)
+
+
+# --- Service signals: revocations and webhook changes, to every process ------------------
+
+SignalCallback = Callable[[str, str], None]
+
+
+class SignalHub:
+    """One SUBSCRIBE per event loop to the service's signal channels; each message is
+    handed to every registered callback as (channel, payload). A reconnection is reported
+    as ("", "") so listeners can re-check everything they hold."""
+
+    def __init__(self) -> None:
+        self._callbacks: list[SignalCallback] = []
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+
+    async def listen(self, callback: SignalCallback) -> None:
+        """Register `callback`; returns once subscribed, or after WAKE_READY_SECONDS while
+        Redis is away (the listener is told ("", "") when the subscription comes back)."""
+        self._callbacks.append(callback)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._run())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
+
+    def unlisten(self, callback: SignalCallback) -> None:
+        with contextlib.suppress(ValueError):
+            self._callbacks.remove(callback)
+
+    def _tell(self, channel: str, payload: str) -> None:
+        for callback in list(self._callbacks):
+            try:
+                callback(channel, payload)
+            except Exception:  # a listener's bug must not stop the others
+                log.exception("signal listener failed")
+
+    async def _run(self) -> None:
+        channels = [revocations_channel(), webhooks_channel()]
+        while True:
+            pubsub: aioredis.client.PubSub | None = None
+            try:
+                pubsub = (await pubsub_client()).pubsub(ignore_subscribe_messages=True)
+                await pubsub.subscribe(*channels)
+                self._ready.set()
+                self._tell("", "")
+                async for message in pubsub.listen():
+                    if message.get("type") == "message":
+                        self._tell(str(message["channel"]), str(message["data"]))
+            except asyncio.CancelledError:
+                if pubsub is not None:
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                raise
+            except StoreDown:
+                self._ready.clear()
+                if pubsub is not None:
+                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                await pubsub_client_forget()
+                await asyncio.sleep(0.5)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+_signal_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SignalHub] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def signal_hub() -> SignalHub:
+    loop = asyncio.get_running_loop()
+    found = _signal_hubs.get(loop)
+    if found is None:
+        found = _signal_hubs[loop] = SignalHub()
+    return found
+
+
+def is_revocation(channel: str) -> bool:
+    return channel == revocations_channel()
+
+
+def is_webhooks_change(channel: str) -> bool:
+    return channel == webhooks_channel()
+
+
+async def hubs_close() -> None:
+    loop = asyncio.get_running_loop()
+    for hubs in (_hubs, _signal_hubs):
+        hub = hubs.pop(loop, None)
+        if hub is not None:
+            await hub.close()
