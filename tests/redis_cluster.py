@@ -101,6 +101,9 @@ class LocalCluster:
         args = [binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder)]
         args += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
         args += ["--cluster-node-timeout", str(NODE_TIMEOUT_MS)]
+        # A replica takes over however long ago it last heard its master (0: no age limit),
+        # and masters ping replicas every second: failover within a few seconds, always.
+        args += ["--cluster-replica-validity-factor", "0", "--repl-ping-replica-period", "1"]
         args += ["--save", "", "--appendonly", "no", "--logfile", str(folder / "redis.log")]
         from config.lifecycle import child_of_this_process
 
@@ -156,6 +159,37 @@ class LocalCluster:
         finally:
             r.close()
 
+    def masters_now(self) -> list[int]:
+        return [p for p in self.alive_ports() if self.role(p) == "master"]
+
+    def slot_move(self, slot: int, to_port: int) -> None:
+        """Move one slot, its keys included, to the master on `to_port` (what resharding
+        does, one slot at a time)."""
+        nodes = {p: redis.Redis(port=p, socket_timeout=5) for p in self.masters_now()}
+        try:
+            ids = {p: str(r.execute_command("CLUSTER", "MYID"), "utf-8") for p, r in nodes.items()}
+            source = next(
+                p
+                for p, r in nodes.items()
+                if any(lo <= slot <= hi for lo, hi, *_ in _own_slots(r, ids[p]))
+            )
+            if source == to_port:
+                return
+            nodes[to_port].execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", ids[source])
+            nodes[source].execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", ids[to_port])
+            while True:
+                keys = nodes[source].execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100)
+                if not keys:
+                    break
+                nodes[source].execute_command(
+                    "MIGRATE", "127.0.0.1", to_port, "", 0, 5000, "KEYS", *keys
+                )
+            for r in nodes.values():
+                r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", ids[to_port])
+        finally:
+            for r in nodes.values():
+                r.close()
+
     def role(self, port: int) -> str:
         r = redis.Redis(port=port, socket_timeout=2, decode_responses=True)
         return str(r.execute_command("ROLE")[0])
@@ -165,6 +199,14 @@ class LocalCluster:
         proc = self.processes[port]
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
+
+    def restart(self, port: int) -> None:
+        """Start a killed node again: it rejoins (as a replica of whoever took over)."""
+        binary = server_binary()
+        assert binary is not None
+        self._spawn(binary, port)
+        self._wait_answering(port)
+        self.wait_healthy()
 
     def stop(self) -> None:
         for proc in self.processes.values():
@@ -177,6 +219,16 @@ class LocalCluster:
                 proc.kill()
         self.processes.clear()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _own_slots(r: redis.Redis, node_id: str) -> list[tuple[int, int]]:
+    """The slot ranges the node `node_id` serves, as CLUSTER SLOTS tells."""
+    ranges = []
+    for entry in r.execute_command("CLUSTER", "SLOTS"):
+        lo, hi, master = int(entry[0]), int(entry[1]), entry[2]
+        if str(master[2], "utf-8") == node_id:
+            ranges.append((lo, hi))
+    return ranges
 
 
 if __name__ == "__main__":

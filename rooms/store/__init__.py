@@ -10,6 +10,7 @@ Connections (one Redis or a cluster) live in `connections`, wake-ups and signals
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar, cast
@@ -17,7 +18,7 @@ from typing import Any, TypeVar, cast
 import redis.asyncio as aioredis
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
-from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 from rooms import scripts
 from rooms.keys import (
@@ -73,8 +74,7 @@ __all__ = [
     "wake_hub",
 ]
 
-_scripts: dict[tuple[int, str], AsyncScript] = {}
-_limiter_scripts: dict[int, AsyncScript] = {}
+_scripts: dict[str, _Script] = {}
 T = TypeVar("T")
 
 
@@ -113,29 +113,40 @@ def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T
     return async_to_sync(runner)()
 
 
-def _registered(r: Store, source: str) -> AsyncScript:
-    """A script bound to a client (redis-py types AsyncScript for the single-node client
-    only; it runs on the cluster client alike, routed by its first key's slot)."""
-    return AsyncScript(cast(aioredis.Redis, r), source)
-
-
 def script_source(source: str) -> str:
     """A script as Redis runs it: a room's wake-up is published in the room's own slot on
     a cluster (sharded pub/sub reaches only that slot's nodes), everywhere without one."""
     return source.replace(scripts.WAKE_VERB, "SPUBLISH" if cluster_mode() else "PUBLISH")
 
 
-def _script(source: str) -> AsyncScript:
-    r = client()
-    key = (id(r), source)
-    found = _scripts.get(key)
+@dataclass(frozen=True, slots=True)
+class _Script:
+    sha: str
+    text: str
+
+
+def _script(source: str) -> _Script:
+    found = _scripts.get(source)
     if found is None:
-        found = _scripts[key] = _registered(r, script_source(source))
+        text = script_source(source)
+        found = _scripts[source] = _Script(hashlib.sha1(text.encode()).hexdigest(), text)
     return found
 
 
+async def _eval(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
+    """EVALSHA, and EVAL where the node does not know the script yet (a replica promoted
+    by a failover, a restarted node): EVAL runs it on the node that holds its keys and
+    leaves it cached there. Never SCRIPT LOAD, which a cluster client sends to every
+    primary (and which fails while one of them is away)."""
+    script = _script(source)
+    try:
+        return await _awaited(r.evalsha(script.sha, len(keys), *keys, *args))
+    except NoScriptError:
+        return await _awaited(r.eval(script.text, len(keys), *keys, *args))
+
+
 async def _run(source: str, keys: list[str], args: list[Any]) -> Any:
-    return await _script(source)(keys=keys, args=args)
+    return await _eval(client(), source, keys, args)
 
 
 async def _awaited(result: Any) -> Any:
@@ -696,15 +707,16 @@ async def rate_window_hit(
 ) -> tuple[bool, int]:
     """(allowed, remaining) or (False, retry-after ms). Raises the client's error when the
     limiter's Redis does not answer; the caller decides to fail open."""
-    r = limiter()
-    script = _limiter_scripts.get(id(r))
-    if script is None:
-        script = _limiter_scripts[id(r)] = _registered(r, scripts.SLIDING_WINDOW_SCRIPT)
-    res = await script(keys=[rate_window(bucket)], args=[now_ms, window_ms, limit, member])
+    res = await _eval(
+        limiter(),
+        scripts.SLIDING_WINDOW_SCRIPT,
+        [rate_window(bucket)],
+        [now_ms, window_ms, limit, member],
+    )
     return int(res[0]) == 1, int(res[1])
 
 
-LimiterError = (aioredis.RedisError, OSError, asyncio.TimeoutError)
+LimiterError = StoreDown
 
 
 async def rate_window_stats(bucket: str, *, now_ms: int, window_ms: int) -> tuple[int, int]:

@@ -10,11 +10,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, cast
 
 import redis.asyncio as aioredis
 from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import RedisClusterException
 
 Store = aioredis.Redis | RedisCluster
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = weakref.WeakKeyDictionary()
@@ -37,7 +39,8 @@ def cluster_mode() -> bool:
 
 # What the store raises when Redis does not answer: the doors turn it into "the room store
 # is unavailable, retry", never an internal failure.
-StoreDown = (aioredis.RedisError, OSError, asyncio.TimeoutError)
+# On a cluster, RedisClusterException too: no node serves a slot for a moment (failover).
+StoreDown = (aioredis.RedisError, RedisClusterException, OSError, asyncio.TimeoutError)
 
 
 class GatedCluster(RedisCluster):
@@ -54,7 +57,14 @@ class GatedCluster(RedisCluster):
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         async with self._gate:
-            return await super().execute_command(*args, **kwargs)
+            try:
+                return await super().execute_command(*args, **kwargs)
+            except AttributeError as exc:
+                # redis-py 7.4: while a node fails, one task's error handling disconnects
+                # the node's idle connections as another task is writing on one of them
+                # ("'NoneType' object has no attribute 'writelines'"). It is a lost
+                # connection, and is answered as one.
+                raise aioredis.ConnectionError(f"connection lost mid-command: {exc}") from exc
 
 
 def _store_client(
@@ -136,12 +146,25 @@ async def pubsub_client() -> aioredis.Redis:
         "health_check_interval": 30,
     }
     if cluster_mode():
-        nodes = (await cluster_client()).get_nodes()
-        found = aioredis.Redis(host=nodes[0].host, port=int(nodes[0].port), **options)
+        found = await _live_node(options)
     else:
         found = aioredis.Redis.from_url(redis_url(), **options)
     _pubsub_clients[loop] = found
     return found
+
+
+async def _live_node(options: dict[str, Any]) -> aioredis.Redis:
+    """A client of the first cluster node that answers a PING."""
+    problem: BaseException | None = None
+    for node in (await cluster_client()).get_nodes():
+        candidate = aioredis.Redis(host=node.host, port=int(node.port), **options)
+        try:
+            await cast("Awaitable[bool]", candidate.ping())
+            return candidate
+        except StoreDown as exc:
+            problem = exc
+            await candidate.aclose()
+    raise aioredis.ConnectionError(f"no cluster node answers: {problem}")
 
 
 async def pubsub_client_forget() -> None:
@@ -150,9 +173,6 @@ async def pubsub_client_forget() -> None:
     if found is not None:
         with contextlib.suppress(*StoreDown):
             await found.aclose()
-        if cluster_mode():
-            with contextlib.suppress(*StoreDown):
-                await (await cluster_client()).nodes_manager.initialize()
 
 
 _limiter_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = (

@@ -30,6 +30,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.asyncio.connection import Connection
 from redis.crc import key_slot
+from redis.exceptions import MovedError
 
 from rooms.keys import (
     RoomKeys,
@@ -289,7 +290,6 @@ class ShardedWakeHub:
         self._failed_at: dict[str, float] = {}
         self._idle_since: dict[str, float] = {}
         self._sweeper: asyncio.Task[None] | None = None
-        self._stale_topology = False
 
     def shards(self) -> int:
         """Subscriber connections open now (at most one per node)."""
@@ -337,31 +337,44 @@ class ShardedWakeHub:
 
     async def _subscribe(self, channel: str) -> _Shard:
         last: BaseException | None = None
+        moved_to: tuple[str, int] | None = None
         for _ in range(3):
             try:
-                shard = await self._shard_for(channel)
+                shard = await self._shard_for(channel, moved_to)
                 await shard.subscribe(channel)
                 return shard
-            except (aioredis.ResponseError, *StoreDown) as exc:  # MOVED, a node away
-                last = exc
-                self._stale_topology = True
+            except MovedError as exc:  # the slot lives elsewhere now: go there
+                last, moved_to = exc, (exc.host, int(exc.port))
+            except (aioredis.ResponseError, *StoreDown) as exc:  # CLUSTERDOWN, a node away
+                last, moved_to = exc, None
+                await self._topology_refresh(channel)
         self._failed_at[channel] = time.monotonic()
         assert last is not None
         raise last
 
-    async def _shard_for(self, channel: str) -> _Shard:
-        cluster = await cluster_client()
-        if self._stale_topology:
-            self._stale_topology = False
-            await cluster.nodes_manager.initialize()
-        node = cluster.nodes_manager.get_node_from_slot(key_slot(channel.encode()))
-        found = self._shards.get(node.name)
+    @staticmethod
+    async def _topology_refresh(channel: str) -> None:
+        """Let the store's cluster client learn where the channel's slot lives, the way it
+        always does: one keyed command to that slot (it follows MOVED, and re-reads the
+        topology when the node it knew is away)."""
+        with contextlib.suppress(*StoreDown):
+            await (await cluster_client()).exists(channel)
+
+    async def _shard_for(self, channel: str, moved_to: tuple[str, int] | None) -> _Shard:
+        if moved_to is not None:
+            host, port = moved_to
+        else:
+            cluster = await cluster_client()
+            node = cluster.nodes_manager.get_node_from_slot(key_slot(channel.encode()))
+            host, port = node.host, int(node.port)
+        name = f"{host}:{port}"
+        found = self._shards.get(name)
         if found is not None and not found.closed:
             return found
-        opening = self._opening.get(node.name)
+        opening = self._opening.get(name)
         if opening is None or opening.done():
-            opening = asyncio.get_running_loop().create_task(self._open(node.host, int(node.port)))
-            self._opening[node.name] = opening
+            opening = asyncio.get_running_loop().create_task(self._open(host, port))
+            self._opening[name] = opening
         return await asyncio.shield(opening)
 
     async def _open(self, host: str, port: int) -> _Shard:
@@ -375,8 +388,7 @@ class ShardedWakeHub:
 
     def moved(self, channel: str, shard: _Shard) -> None:
         """The node dropped a room's subscription (its slot moved): waiters re-read now and
-        their next watch subscribes where the slot lives now."""
-        self._stale_topology = True
+        their next watch subscribes where the slot lives now (following MOVED)."""
         self._forget(channel)
         self.woken(channel)
 
@@ -385,7 +397,6 @@ class ShardedWakeHub:
         carried is re-read by its waiters, who subscribe again through the new topology."""
         if self._shards.get(shard.name) is shard:
             del self._shards[shard.name]
-        self._stale_topology = True
         for channel, task in list(self._subscriptions.items()):
             if task.done() and task.exception() is None and task.result() is shard:
                 self._forget(channel)
