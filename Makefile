@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test bench lint format browsers
+.PHONY: install run test test-cluster cluster-server bench lint format browsers
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,8 +21,27 @@ run: install
 	$(BIN)/python -m config.serve
 
 ## The whole suite. Uses DATABASE_URL / REDIS_URL when set, else SQLite + embedded Redis.
-test: install browsers
+test: install browsers cluster-server
 	$(BIN)/python -m pytest -q
+	@$(MAKE) --no-print-directory test-cluster
+
+CLUSTER_TESTS := tests/rooms tests/cluster tests/e2e/test_handoff.py tests/e2e/test_push.py \
+	tests/e2e/test_concurrency.py tests/e2e/test_revocation.py
+
+## The protocol, handoff, push, concurrency, revocation and cluster tests again, on a real
+## Redis Cluster of their own (3 masters, 3 replicas on loopback: tests/redis_cluster.py).
+test-cluster: install cluster-server
+	@if redis-server --version 2>/dev/null | grep -Eq 'v=([7-9]|[1-9][0-9])\.'; then \
+		TEST_REDIS_CLUSTER=1 $(BIN)/python -m pytest -q $(CLUSTER_TESTS); \
+	else echo "No redis-server 7 or newer: the cluster pass is skipped (apt-get install redis-server)."; fi
+
+## Debian's redis-server 7, which the cluster pass starts six of.
+cluster-server:
+	@redis-server --version >/dev/null 2>&1 || \
+		( [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		  (apt-get install -y -qq redis-server >/dev/null 2>&1 || \
+		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq redis-server >/dev/null 2>&1)) ) || \
+		echo "redis-server could not be installed: the cluster pass will be skipped."
 
 ## Debian's Chromium for the browser tests (they skip, saying why, when none can be had).
 browsers:
