@@ -87,14 +87,19 @@ class Relay:
     async def _watch(self, room_id: str) -> None:
         keys = RoomKeys(room_id)
         idle = self._idle.setdefault(room_id, asyncio.Event())
-        while True:
-            # Registered before the relay reads, so a write during the pass wakes us again.
-            async with store.room_watch(keys) as woken:
-                idle.clear()
-                await self._pass(room_id)
-                if not woken.is_set():
-                    idle.set()
-                await woken.wait()
+        try:
+            while True:
+                # Registered before the relay reads, so a write during the pass wakes us again.
+                async with store.room_watch(keys) as woken:
+                    idle.clear()
+                    await self._pass(room_id)
+                    if not woken.is_set():
+                        idle.set()
+                    await woken.wait()
+        finally:
+            # No longer watched (its last webhook was disabled or deleted): nothing is
+            # pending for the room any more.
+            idle.set()
 
     async def _pass(self, room_id: str) -> None:
         """One relay pass, in a worker thread. Stopping the relay waits for a pass under
