@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import denials, loads, push, server, tenancy, wire
+from bench import cost, denials, loads, push, server, tenancy, wire
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -88,6 +88,7 @@ SECTIONS = (
     "denials",
     "growth",
     "storm",
+    "cost",
 )
 
 
@@ -162,6 +163,7 @@ class ModeFigures:
     push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
     growth: tenancy.GrowthFigures | None = None
     storm: tenancy.StormFigures | None = None
+    cost: cost.CostFigures | None = None
     cross_team: str = ""
     log_problems: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -819,7 +821,7 @@ def bench_all(
                 with phase(t.fig, "floor (GET /health, Redis PING)"):
                     t.fig.health = run(measure_health(t.srv, fails))
                     t.fig.redis_ping = measure_redis_ping(t.srv.redis_url)
-            if "latency" in ONLY or "throughput" in ONLY:
+            if "latency" in ONLY or "throughput" in ONLY or "cost" in ONLY:
                 with phase(t.fig, f"setup ({LOAD_TASKS}-task plan)"):
                     t.room = new_room("load")
                     t.tasks = run(add_tasks(t.ep, t.room, LOAD_TASKS, fails))
@@ -839,6 +841,10 @@ def bench_all(
                 )
                 with phase(t.fig, label):
                     t.fig.events = run(event_exactness(t.ep, fails))
+        if "cost" in ONLY and targets:
+            t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
+            with phase(t.fig, "cost (commands per call; CPU per call next to the floor)"):
+                t.fig.cost = cost.measure(t.srv, t.ep, keys, t.room, t.tasks, WRK_SECONDS, run)
         if "push" in ONLY and targets:
             # One server is enough: the thin one (the default), else the first.
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
@@ -1171,6 +1177,9 @@ def report(
         lines += _push_section(figs)
     if denial_figs is not None:
         lines += denials.section(denial_figs)
+    for f in figs:
+        if f.cost is not None:
+            lines += cost.section(f.cost)
     for f in figs:
         if f.growth is not None:
             lines += tenancy.growth_section(f.growth)

@@ -37,8 +37,7 @@ from pydantic import ValidationError
 from mcp_gateway import tools
 from rooms import errors as rooms_errors
 from rooms import store
-from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve
-from tenants.capabilities import Caller
+from tenants.auth import UNAUTHORIZED, Admission, bearer_from_header, caller_admit
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +97,20 @@ class BodyTooLarge(Exception):
     pass
 
 
+@dataclass(frozen=True, slots=True)
+class _Unparsable:
+    message: str
+
+
+def _parse(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return _Unparsable("Parse error: the body is not JSON.")
+    except RecursionError:
+        return _Unparsable("Parse error: the JSON nests too deeply.")
+
+
 async def _read_body(receive: Receive, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
@@ -117,10 +130,15 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
 # --- Dispatch: ours -----------------------------------------------------------------------
 
 
-async def dispatch_thin(caller: Caller, method: str, version: str, req: Any) -> T.Result:
+async def dispatch_thin(admitted: Admission, method: str, version: str, req: Any) -> T.Result:
     if method == "tools/call":
         try:
-            return await tools.tool_call(caller, req.params.name, req.params.arguments)
+            return await tools.tool_call(
+                admitted.caller,
+                req.params.name,
+                req.params.arguments,
+                charge=admitted.charge if admitted.charged else None,
+            )
         except tools.UnknownTool as exc:
             raise RpcError(T.INVALID_PARAMS, str(exc)) from None
     if method == "tools/list":
@@ -148,7 +166,7 @@ async def dispatch_thin(caller: Caller, method: str, version: str, req: Any) -> 
 
 # --- Dispatch: the SDK's request handling -------------------------------------------------
 
-_current_caller: contextvars.ContextVar[Caller] = contextvars.ContextVar("mcp_caller")
+_current_caller: contextvars.ContextVar[Admission] = contextvars.ContextVar("mcp_caller")
 
 
 def _build_sdk_server() -> Any:
@@ -161,8 +179,14 @@ def _build_sdk_server() -> Any:
     async def on_call_tool(
         ctx: ServerRequestContext, params: T.CallToolRequestParams
     ) -> T.CallToolResult:
+        admitted = _current_caller.get()
         try:
-            return await tools.tool_call(_current_caller.get(), params.name, params.arguments)
+            return await tools.tool_call(
+                admitted.caller,
+                params.name,
+                params.arguments,
+                charge=admitted.charge if admitted.charged else None,
+            )
         except tools.UnknownTool as exc:
             raise MCPError(code=T.INVALID_PARAMS, message=str(exc)) from None
 
@@ -213,7 +237,7 @@ class SdkDispatcher:
         self._state: Any = None
 
     async def __call__(
-        self, caller: Caller, rid: Any, method: str, version: str, params: Any
+        self, admitted: Admission, rid: Any, method: str, version: str, params: Any
     ) -> dict[str, Any]:
         from mcp.server.connection import Connection
         from mcp.server.runner import modern_error_data, serve_one
@@ -225,7 +249,7 @@ class SdkDispatcher:
         conn = Connection.from_envelope(
             version, meta.get(T.CLIENT_INFO_META_KEY), meta.get(T.CLIENT_CAPABILITIES_META_KEY)
         )
-        token = _current_caller.set(caller)
+        token = _current_caller.set(admitted)
         try:
             result = await serve_one(
                 self.server,
@@ -282,8 +306,31 @@ class McpGateway:
             )
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        caller = await caller_resolve(bearer_from_header(headers.get("authorization")))
-        if caller is None:
+        # The body first: whether the call is charged (a tools/call) decides the caller's
+        # one budget step, which also checks what this process remembers of the caller.
+        try:
+            body = await _read_body(receive, int(settings.MCP_MAX_BODY_BYTES))
+        except BodyTooLarge:
+            await _send_json(
+                send,
+                413,
+                _rpc_error(
+                    None,
+                    T.INVALID_REQUEST,
+                    f"Body larger than {settings.MCP_MAX_BODY_BYTES} bytes.",
+                ),
+            )
+            return
+        except anyio.EndOfStream:
+            return
+        parsed = _parse(body)
+        charge = (
+            isinstance(parsed, dict) and parsed.get("method") == "tools/call" and "id" in parsed
+        )
+        admitted = await caller_admit(
+            bearer_from_header(headers.get("authorization")), charge=charge
+        )
+        if admitted is None:
             await _send_json(
                 send,
                 401,
@@ -306,32 +353,16 @@ class McpGateway:
                 _rpc_error(None, T.INVALID_REQUEST, "Content-Type must be application/json."),
             )
             return
-        try:
-            body = await _read_body(receive, int(settings.MCP_MAX_BODY_BYTES))
-        except BodyTooLarge:
-            await _send_json(
-                send,
-                413,
-                _rpc_error(
-                    None,
-                    T.INVALID_REQUEST,
-                    f"Body larger than {settings.MCP_MAX_BODY_BYTES} bytes.",
-                ),
-            )
-            return
-        except anyio.EndOfStream:
-            return
-        status, response = await self.handle(caller, headers, body)
+        status, response = await self.handle(admitted, headers, parsed)
         await _send_json(send, status, response)
 
-    async def handle(self, caller: Caller, headers: dict[str, str], body: bytes) -> tuple[int, Any]:
-        """(HTTP status, JSON body or None) for one POSTed JSON-RPC message."""
-        try:
-            raw = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            return 400, _rpc_error(None, T.PARSE_ERROR, "Parse error: the body is not JSON.")
-        except RecursionError:
-            return 400, _rpc_error(None, T.PARSE_ERROR, "Parse error: the JSON nests too deeply.")
+    async def handle(
+        self, admitted: Admission, headers: dict[str, str], raw: Any
+    ) -> tuple[int, Any]:
+        """(HTTP status, JSON body or None) for one POSTed JSON-RPC message (`raw`, parsed
+        by `_parse`)."""
+        if isinstance(raw, _Unparsable):
+            return 400, _rpc_error(None, T.PARSE_ERROR, raw.message)
         if isinstance(raw, list):
             return 400, _rpc_error(
                 None, T.INVALID_REQUEST, "Batches are not supported; send one message."
@@ -371,7 +402,7 @@ class McpGateway:
             if listed is not None:
                 wire = listed
             elif self.sdk is not None:
-                wire = await self.sdk(caller, rid, method, version, params)
+                wire = await self.sdk(admitted, rid, method, version, params)
             else:
                 try:
                     req = methods.parse_client_request(method, version, params)
@@ -381,7 +412,7 @@ class McpGateway:
                     ) from None
                 except ValidationError as exc:
                     raise RpcError(T.INVALID_PARAMS, _first_problem(exc)) from None
-                result = await dispatch_thin(caller, method, version, req)
+                result = await dispatch_thin(admitted, method, version, req)
                 wire = methods.serialize_server_result(
                     method,
                     version,

@@ -28,26 +28,36 @@ T = TypeVar("T")
 WAITER_LEASE_MS = 90_000
 
 
-async def tool_run(caller: Caller, name: str, arguments: Any) -> Any:
+async def tool_run(
+    caller: Caller, name: str, arguments: Any, *, charge: budgets.Charge | None = None
+) -> Any:
     """Run one tool for `caller`. Raises DomainError for anything the caller can correct,
-    and for an outage of a store (StoreUnavailableError: retry)."""
+    and for an outage of a store (StoreUnavailableError: retry). `charge`: the door already
+    charged the call (tenants.auth.caller_admit); without it the call is charged here."""
     try:
-        return await _tool_run(caller, name, arguments)
+        return await _tool_run(caller, name, arguments, charge)
     except store.StoreDown:
         raise errors.StoreUnavailableError(errors.STORE_UNAVAILABLE) from None
     except (OperationalError, InterfaceError):
         raise errors.StoreUnavailableError(errors.DATABASE_UNAVAILABLE) from None
 
 
-async def _tool_run(caller: Caller, name: str, arguments: Any) -> Any:
+async def _tool_run(
+    caller: Caller, name: str, arguments: Any, charge: budgets.Charge | None
+) -> Any:
     tool = registry.tool_get(name)
-    await budgets.call_charge(caller)
+    if charge is None:
+        charge = await budgets.call_charge(caller)
+    elif charge.refused is not None:
+        raise charge.refused
     args = registry.arguments_parse(tool, arguments)
     args = access.actors_bind(caller, tool, args)
     if isinstance(tool, registry.CallerTool):
         return await tool.run(access.CallerRooms(caller), args)
     assert isinstance(args, RoomInput)
-    room = await access.room_access(caller, args.roomId, write=not tool.read_only)
+    room = await access.room_access(
+        caller, args.roomId, write=not tool.read_only, epoch=charge.epoch
+    )
     if not tool.waits:
         return await tool.run(room, args)
     async with (

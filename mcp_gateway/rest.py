@@ -17,7 +17,7 @@ from django.views.decorators.csrf import csrf_exempt
 from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry, store
 from rooms.errors import DomainError
-from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve
+from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_admit
 
 log = logging.getLogger(__name__)
 NOT_JSON = "The body must be a JSON object of the tool's arguments (nested at most ~1,000 deep)."
@@ -44,10 +44,12 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
             {"message": "Use POST.", "code": "method_not_allowed", "extra": {}}, status=405
         )
     try:
-        caller = await caller_resolve(bearer_from_header(request.headers.get("Authorization")))
+        admitted = await caller_admit(
+            bearer_from_header(request.headers.get("Authorization")), charge=True
+        )
     except store.StoreDown:
         return error_response(errors.StoreUnavailableError(errors.STORE_UNAVAILABLE))
-    if caller is None:
+    if admitted is None:
         return unauthorized()
     try:
         arguments = json.loads(request.body or b"{}")
@@ -69,7 +71,7 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
                     ROOM_MISMATCH.format(body=arguments["roomId"], url=room_id)
                 )
             arguments = {**arguments, "roomId": room_id}
-        result = await tool_run(caller, tool, arguments)
+        result = await tool_run(admitted.caller, tool, arguments, charge=admitted.charge)
     except DomainError as exc:
         return error_response(exc)
     except Exception:

@@ -11,6 +11,7 @@ import mcp_types as T
 
 from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry
+from tenants.budgets import Charge
 from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,9 @@ def error_result(exc: errors.DomainError) -> T.CallToolResult:
     return T.CallToolResult(content=content, is_error=True)
 
 
-async def tool_call(caller: Caller, name: str, arguments: Any) -> T.CallToolResult:
+async def tool_call(
+    caller: Caller, name: str, arguments: Any, *, charge: Charge | None = None
+) -> T.CallToolResult:
     """Run one tool for `caller`. Every failure the agent can correct is a tool error."""
     tool = registry.TOOLS_BY_NAME.get(name)
     if tool is None:
@@ -83,7 +86,7 @@ async def tool_call(caller: Caller, name: str, arguments: Any) -> T.CallToolResu
             registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
         )
     try:
-        value = await tool_run(caller, name, arguments)
+        value = await tool_run(caller, name, arguments, charge=charge)
     except errors.DomainError as exc:
         return error_result(exc)
     except Exception:

@@ -213,6 +213,25 @@ def webhooks_channel() -> str:
     return f"{prefix()}:webhooks-changed"
 
 
+@dataclass(frozen=True, slots=True)
+class TeamKeys:
+    """A team's budget windows and its epoch, in one slot (one hash tag), so a tool call's
+    charge and the check of every in-process cache are one step on a cluster too."""
+
+    team_id: int
+
+    def calls(self, bucket: str) -> str:
+        """Sorted set: one member per tool call in the sliding window of `bucket` (the team
+        itself, "team:3", or one of its guests, "invite:9")."""
+        return f"{prefix()}:{{team:{self.team_id}}}:calls:{bucket}"
+
+    @property
+    def epoch(self) -> str:
+        """String counter: bumped after each revocation or room deletion of the team, so
+        every process's cached callers and room answers of the team are stale at once."""
+        return f"{prefix()}:{{team:{self.team_id}}}:epoch"
+
+
 def rate_window(bucket: str) -> str:
     """Sorted set: one member per call in the sliding window of `bucket` (a team, an invite)."""
     return f"{prefix()}:ratelimit:{bucket}"

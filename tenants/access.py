@@ -77,12 +77,44 @@ def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInp
     return args.model_copy(update=updates) if updates else args
 
 
-async def room_access(caller: Caller, room_id: str, *, write: bool) -> RoomRef:
+# (team id, room id) -> (the team's epoch, until ms): the team owns the room, as this
+# process last checked. Trusted only while the epoch read in the same call's budget step is
+# the same (a room purge moves it, after dropping the room's Redis owner).
+_owned: dict[tuple[int, str], tuple[int, int]] = {}
+OWNED_MAX = 50_000
+OWNED_SECONDS = 60
+# room id -> when this process next marks the room's activity (at most once a minute).
+_activity_next: dict[str, int] = {}
+
+
+def caches_clear() -> None:
+    _owned.clear()
+    _activity_next.clear()
+
+
+def _ref(caller: Caller, room_id: str, keys: RoomKeys) -> RoomRef:
+    return RoomRef(
+        room_id=room_id, team_id=str(caller.team_id), keys=keys, cursor_scope=caller.cursor_scope
+    )
+
+
+async def room_access(
+    caller: Caller, room_id: str, *, write: bool, epoch: int | None = None
+) -> RoomRef:
     """The room, if this caller may reach it (and write, when asked). First touch of an
     unknown id claims it for the caller's team when claiming is on and the caller is a
-    writable team credential; invites, share links and read-only callers never claim."""
+    writable team credential; invites, share links and read-only callers never claim.
+
+    `epoch`: the caller's team epoch, read in this call's budget step. With it, a room this
+    process saw the team own under the same epoch is answered without a round trip."""
     if write:
         require_write(caller)
+    now_ms = clock.now_ms()
+    if epoch is not None and (caller.room is None or caller.room == room_id):
+        owned = _owned.get((caller.team_id, room_id))
+        if owned is not None and owned[0] == epoch and owned[1] > now_ms:
+            await _activity_mark(room_id, RoomKeys(room_id), now_ms)
+            return _ref(caller, room_id, RoomKeys(room_id))
     claiming = bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
     well_formed = room_id_valid(room_id)
     if not well_formed and claiming:
@@ -104,9 +136,24 @@ async def room_access(caller: Caller, room_id: str, *, write: bool) -> RoomRef:
         # The database says it is ours (a new claim, an expired or stale Redis entry).
         await store.room_owner_cache(keys, team)
         await store.room_access(keys, team_id=team, now_iso=now, claim=True)
+    if epoch is not None:
+        if len(_owned) >= OWNED_MAX:
+            _owned.pop(next(iter(_owned)))
+        _owned[(caller.team_id, room_id)] = (epoch, now_ms + OWNED_SECONDS * 1000)
+    await _activity_mark(room_id, keys, now_ms)
+    return _ref(caller, room_id, keys)
+
+
+async def _activity_mark(room_id: str, keys: RoomKeys, now_ms: int) -> None:
+    """Record the room's last activity at most once a minute: once per process by this
+    process's own clock, once for all processes by the shared mark."""
+    if _activity_next.get(room_id, 0) > now_ms:
+        return
+    if len(_activity_next) >= OWNED_MAX:
+        _activity_next.pop(next(iter(_activity_next)))
+    _activity_next[room_id] = now_ms + ACTIVITY_EVERY_SECONDS * 1000
     if await store.room_activity_due(keys, every_seconds=ACTIVITY_EVERY_SECONDS):
         await db_run(services.room_touch_activity, room_id)
-    return RoomRef(room_id=room_id, team_id=team, keys=keys, cursor_scope=caller.cursor_scope)
 
 
 @dataclass(frozen=True, slots=True)

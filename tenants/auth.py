@@ -28,6 +28,7 @@ from django.db import IntegrityError
 from django.utils import timezone
 
 from rooms import clock, store
+from tenants import budgets
 from tenants.capabilities import (
     STATIC_MANAGEMENT,
     Caller,
@@ -149,6 +150,7 @@ def _static_caller(team_id: int, slug: str) -> Caller:
 def caches_clear() -> None:
     """Forget what this process remembers of the database (tests flush it between tests)."""
     _static_ids.clear()
+    _known.clear()
 
 
 # --- The one place capabilities are decided ----------------------------------------------------
@@ -308,23 +310,13 @@ def _cache_seconds(caller: Caller) -> int:
     return max(1, min(BEARER_CACHE_SECONDS, left))
 
 
-async def _bearer(secret: str | None) -> Caller | None:
-    if not secret:
-        return None
-    digest = secret_digest(secret)
-    slug = static_key_match(digest, _static_keys(str(settings.API_KEYS)))
-    if slug is not None:
-        team_id = _static_ids.get(slug)
-        if team_id is None:
-            team = await db_run(static_team_get, slug)
-            if team is None:
-                return None
-            team_id = team.pk
-        return _static_caller(team_id, slug)
+async def _bearer_lookup(digest: str) -> tuple[Caller | None, int]:
+    """The caller of a team key or invite digest, from the shared Redis cache or the
+    database, and the digest's generation read before either."""
     cached, generation = await store.bearer_cached(digest)
     if cached is not None:
         found = Caller.from_json(json.loads(cached))
-        return None if _expired(found) else found
+        return (None if _expired(found) else found), generation
     caller = await db_run(_digest_lookup, digest, invites=True, session=False)
     if caller is not None:
         await store.bearer_cache_fill(
@@ -333,7 +325,110 @@ async def _bearer(secret: str | None) -> Caller | None:
             ttl_seconds=_cache_seconds(caller),
             generation=generation,
         )
-    return caller
+    return caller, generation
+
+
+def _static_slug(digest: str) -> str | None:
+    return static_key_match(digest, _static_keys(str(settings.API_KEYS)))
+
+
+async def _static_bearer(slug: str) -> Caller | None:
+    team_id = _static_ids.get(slug)
+    if team_id is None:
+        team = await db_run(static_team_get, slug)
+        if team is None:
+            return None
+        team_id = team.pk
+    return _static_caller(team_id, slug)
+
+
+async def _bearer(secret: str | None) -> Caller | None:
+    if not secret:
+        return None
+    digest = secret_digest(secret)
+    slug = _static_slug(digest)
+    if slug is not None:
+        return await _static_bearer(slug)
+    return (await _bearer_lookup(digest))[0]
+
+
+# --- The tool doors' entrance: the caller and the call's charge, warm in one round trip --------
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """Who is calling, and what their budget step answered (`charge.epoch` is what the
+    caller's in-process answers were checked against, for this call's room check too)."""
+
+    caller: Caller
+    charge: budgets.Charge
+    charged: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Known:
+    caller: Caller
+    epoch: int
+    until_ms: int
+
+
+# digest -> a team key or invite this process resolved, valid while its team's epoch stands.
+_known: dict[str, _Known] = {}
+KNOWN_MAX = 10_000
+
+
+def _remember(digest: str, caller: Caller, epoch: int) -> None:
+    if len(_known) >= KNOWN_MAX:
+        _known.pop(next(iter(_known)))  # the oldest entry
+    until = clock.now_ms() + BEARER_CACHE_SECONDS * 1000
+    if caller.expires_at_ms is not None:
+        until = min(until, caller.expires_at_ms)
+    _known[digest] = _Known(caller, epoch, until)
+
+
+async def caller_admit(presented: Bearer, *, charge: bool) -> Admission | None:
+    """The caller of a bearer, with this call charged to its budget when `charge` (a tool
+    call); None: 401. Warm, this is one round trip: the budget step, which also reads the
+    team's epoch, and a remembered caller is only used if that epoch is the one it was
+    remembered under. Every revocation moves the epoch after the database and the shared
+    cache changed (tenants.purges), so no process answers for a revoked credential after
+    its purge has run."""
+    if not presented.secret:
+        return None
+    digest = secret_digest(presented.secret)
+    slug = _static_slug(digest)
+    if slug is not None:
+        static = await _static_bearer(slug)
+        if static is None:
+            return None
+        if not charge:  # a static key cannot be revoked but by a restart: nothing to check
+            return Admission(static, budgets.Charge(epoch=None), charged=False)
+        return Admission(static, await budgets.budget_step(static, charge=True), charged=True)
+    known = _known.get(digest)
+    if known is not None and known.until_ms > clock.now_ms():
+        step = await budgets.budget_step(known.caller, charge=charge)
+        if step.epoch is not None and step.epoch == known.epoch:
+            return Admission(known.caller, step, charged=charge)
+        # Stale: the team changed something. The epoch was read before the lookup below, so
+        # it can be remembered under, and the call is not charged twice.
+        _known.pop(digest, None)
+        caller, _ = await _bearer_lookup(digest)
+        if caller is None:
+            return None
+        if caller.budget != known.caller.budget:
+            step = await budgets.budget_step(caller, charge=charge)
+        if step.epoch is not None:
+            _remember(digest, caller, step.epoch)
+        return Admission(caller, step, charged=charge)
+    caller, generation = await _bearer_lookup(digest)
+    if caller is None:
+        return None
+    step = await budgets.budget_step(caller, charge=charge)
+    # The epoch was read after the lookup: remember the caller under it only if nothing was
+    # revoked in between (a revocation bumps the generation before it moves the epoch).
+    if step.epoch is not None and await store.bearer_generation(digest) == generation:
+        _remember(digest, caller, step.epoch)
+    return Admission(caller, step, charged=charge)
 
 
 async def caller_resolve(presented: Presented) -> Caller | None:

@@ -38,31 +38,56 @@ def _scope(caller: Caller) -> str:
     return "invite" if caller.kind == "invite" else "share link" if caller.guest else "team"
 
 
-async def call_charge(caller: Caller) -> None:
-    """Count one call against the caller's budget; RateLimitedError over the limit."""
-    limit = int(
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """One budget step's answer: the team's epoch read in it (None: the limiter did not
+    answer, so no in-process cache may be trusted), and the refusal, when over the limit."""
+
+    epoch: int | None
+    refused: errors.RateLimitedError | None = None
+
+
+def _call_limit(caller: Caller) -> int:
+    return int(
         settings.RATE_LIMIT_INVITE_PER_MINUTE if caller.guest else settings.RATE_LIMIT_PER_MINUTE
     )
-    if limit <= 0:
-        return
+
+
+async def budget_step(caller: Caller, *, charge: bool) -> Charge:
+    """Count one call against the caller's budget (when `charge`), and read its team's
+    epoch, in one round trip. Fails open: with the limiter away the call is let through."""
+    limit = _call_limit(caller) if charge else 0
     now = clock.now_ms()
     try:
-        allowed, value = await store.rate_window_hit(
+        step = await store.budget_step(
+            caller.team_id,
             caller.budget,
             now_ms=now,
             window_ms=WINDOW_MS,
-            limit=limit,
+            limit=max(0, limit),
             member=f"{now}-{secrets.token_hex(4)}",
         )
     except store.LimiterError as exc:
         log.warning("rate limiter unavailable, letting the call through: %s", exc)
-        return
-    if not allowed:
-        retry = max(1, -(-value // 1000))
-        raise errors.RateLimitedError(
+        return Charge(epoch=None)
+    if step.allowed:
+        return Charge(epoch=step.epoch)
+    retry = max(1, -(-step.value // 1000))
+    return Charge(
+        epoch=step.epoch,
+        refused=errors.RateLimitedError(
             errors.RATE_LIMITED.format(limit=limit, scope=_scope(caller), retry=retry),
             retry_after_seconds=retry,
-        )
+        ),
+    )
+
+
+async def call_charge(caller: Caller) -> Charge:
+    """Count one call against the caller's budget; RateLimitedError over the limit."""
+    charged = await budget_step(caller, charge=True)
+    if charged.refused is not None:
+        raise charged.refused
+    return charged
 
 
 def slot_cap(caller: Caller, kind: SlotKind) -> int:

@@ -39,14 +39,15 @@ def _enqueue(kind: str, value: str) -> None:
     transaction.on_commit(functools.partial(purges_run, [row.pk]))
 
 
-def credential_purge(*, ref: str, digest: str) -> None:
+def credential_purge(*, ref: str, digest: str, team_id: int) -> None:
     """After commit: the digest's cache entry is dropped (its generation bumped, so no fill
-    in flight lands) and live uses of `ref` end."""
-    _enqueue(PendingPurge.Kind.CREDENTIAL, f"{ref} {digest}")
+    in flight lands), the team's epoch moves on (so no process's in-process cache answers
+    for it again) and live uses of `ref` end."""
+    _enqueue(PendingPurge.Kind.CREDENTIAL, f"{ref} {digest} {team_id}")
 
 
-def room_purge(room_id: str) -> None:
-    _enqueue(PendingPurge.Kind.ROOM, room_id)
+def room_purge(room_id: str, team_id: int) -> None:
+    _enqueue(PendingPurge.Kind.ROOM, f"{room_id} {team_id}")
 
 
 def team_purge(team_id: int) -> None:
@@ -66,18 +67,30 @@ def signal_after_commit(refs: list[str]) -> None:
     transaction.on_commit(publish)
 
 
+def _team_of(parts: list[str], at: int) -> int | None:
+    """The team id at `parts[at]`; None in a row written before it was recorded."""
+    return int(parts[at]) if len(parts) > at and parts[at].isdigit() else None
+
+
 async def _carry_out(kind: str, value: str) -> None:
+    # Each order matters: the database already changed, then Redis's own record goes (the
+    # generation bumped, the owner dropped), and only then the epoch moves, so a process
+    # that reads the new epoch can no longer find the old answer anywhere.
+    parts = value.split(" ")
     if kind == PendingPurge.Kind.CREDENTIAL:
-        ref, _, digest = value.partition(" ")
-        if digest:
-            await store.bearers_forget([digest])
-        await store.revocation_publish([ref])
+        if len(parts) > 1 and parts[1]:
+            await store.bearers_forget([parts[1]])
+        await store.revocation_publish([parts[0]])
+        if (team_id := _team_of(parts, 2)) is not None:
+            await store.team_epoch_bump(team_id)
     elif kind == PendingPurge.Kind.ROOM:
-        await store.room_forget(RoomKeys(value))
-        await store.revocation_publish([f"room:{value}"])
+        await store.room_forget(RoomKeys(parts[0]))
+        await store.revocation_publish([f"room:{parts[0]}"])
+        if (team_id := _team_of(parts, 1)) is not None:
+            await store.team_epoch_bump(team_id)
     elif kind == PendingPurge.Kind.TEAM:
-        await store.buckets_forget([f"team:{value}"])
-        await store.revocation_publish([f"team:{value}"])
+        await store.revocation_publish([f"team:{parts[0]}"])
+        await store.team_budget_forget(int(parts[0]))
 
 
 def purges_run(ids: list[int]) -> int:
@@ -110,19 +123,19 @@ def _on_team_delete(sender: Any, instance: Team, **kwargs: Any) -> None:
 
 
 def _on_room_delete(sender: Any, instance: Room, **kwargs: Any) -> None:
-    room_purge(instance.room_id)
+    room_purge(instance.room_id, instance.team_id)
 
 
 def _on_key_delete(sender: Any, instance: ApiKey, **kwargs: Any) -> None:
-    credential_purge(ref=f"key:{instance.pk}", digest=instance.digest)
+    credential_purge(ref=f"key:{instance.pk}", digest=instance.digest, team_id=instance.team_id)
 
 
 def _on_invite_delete(sender: Any, instance: Invite, **kwargs: Any) -> None:
-    credential_purge(ref=f"invite:{instance.pk}", digest=instance.digest)
+    credential_purge(ref=f"invite:{instance.pk}", digest=instance.digest, team_id=instance.team_id)
 
 
 def _on_share_delete(sender: Any, instance: ShareLink, **kwargs: Any) -> None:
-    credential_purge(ref=f"share:{instance.pk}", digest="")
+    credential_purge(ref=f"share:{instance.pk}", digest="", team_id=instance.room.team_id)
 
 
 def _on_membership_delete(sender: Any, instance: Membership, **kwargs: Any) -> None:

@@ -112,7 +112,7 @@ def credential_revoke(
             object_id=credential.pk,
             detail=detail,
         )
-        purges.credential_purge(ref=ref, digest=credential.digest)
+        purges.credential_purge(ref=ref, digest=credential.digest, team_id=team.pk)
 
 
 # --- Teams and memberships -----------------------------------------------------------------

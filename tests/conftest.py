@@ -107,11 +107,14 @@ def _sync_thread_connections_closed(django_db_setup: None) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _process_caches_cleared() -> Iterator[None]:
     """Each test's database starts empty: what this process remembers of it must too."""
+    from tenants.access import caches_clear as access_caches_clear
     from tenants.auth import caches_clear
 
     caches_clear()
+    access_caches_clear()
     yield
     caches_clear()
+    access_caches_clear()
 
 
 @pytest.fixture

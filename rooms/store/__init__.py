@@ -24,6 +24,7 @@ from rooms import scripts
 from rooms.keys import (
     BearerKeys,
     RoomKeys,
+    TeamKeys,
     open_slots,
     rate_window,
     revocations_channel,
@@ -691,15 +692,49 @@ async def room_forget(keys: RoomKeys) -> None:
     await r.delete(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
 
 
-async def buckets_forget(buckets: list[str]) -> None:
-    """Delete the rate windows and slot sets of budgets that no longer exist."""
-    if buckets:
-        names = [rate_window(b) for b in buckets]
-        names += [open_slots(f"{kind}:{b}") for b in buckets for kind in ("streams", "waiters")]
-        await client().delete(*names)
+async def bearer_generation(digest: str) -> int:
+    """The digest's generation now: equal to one read earlier, nothing was revoked since."""
+    return int(await client().get(BearerKeys(digest).generation) or 0)
+
+
+async def team_budget_forget(team_id: int) -> None:
+    """The team is gone: its call window and slot sets go, and its epoch moves on."""
+    bucket = f"team:{team_id}"
+    await limiter().delete(TeamKeys(team_id).calls(bucket))
+    await client().delete(*(open_slots(f"{kind}:{bucket}") for kind in ("streams", "waiters")))
+    await team_epoch_bump(team_id)
 
 
 # --- Rate limiting (its own connection: when it fails, requests go through) --------------
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetStep:
+    """What one budget step answered: allowed, calls left or retry-after ms, the epoch."""
+
+    allowed: bool
+    value: int
+    epoch: int
+
+
+async def budget_step(
+    team_id: int, bucket: str, *, now_ms: int, window_ms: int, limit: int, member: str
+) -> BudgetStep:
+    """Charge one call to `bucket` (limit 0: charge nothing) and read the team's epoch, in
+    one round trip to the limiter. Raises StoreDown when the limiter does not answer."""
+    keys = TeamKeys(team_id)
+    res = await _eval(
+        limiter(),
+        scripts.BUDGET_STEP_SCRIPT,
+        [keys.calls(bucket), keys.epoch],
+        [now_ms, window_ms, limit, member],
+    )
+    return BudgetStep(int(res[0]) == 1, int(res[1]), int(res[2]))
+
+
+async def team_epoch_bump(team_id: int) -> int:
+    """Every process's cached callers and room answers of the team are stale from now."""
+    return int(await limiter().incr(TeamKeys(team_id).epoch))
 
 
 async def rate_window_hit(

@@ -1,0 +1,173 @@
+"""`make bench` section "cost": what one tool call costs the server, next to the floor.
+
+- Redis commands per warm call, counted with MONITOR (scripts' inner calls excluded), for
+  read_plan, get_unread_events, heartbeat, post_event and tools/list;
+- server CPU per call: the server process's CPU time over the calls wrk got answered, for
+  read_plan at 32 connections, and the same for the floor app (bench/floor.py: bare ASGI
+  and one Redis GET under the same uvicorn), in the same run; throughput next to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from bench import floor, loads, server, wire
+
+COUNTED = ("read_plan", "get_unread_events", "heartbeat", "post_event")
+COUNT_CALLS = 50
+
+
+@dataclass
+class CostFigures:
+    commands: dict[str, float] = field(default_factory=dict)  # tool -> commands per call
+    tool: loads.LoadResult | None = None
+    tool_cpu_ms: float = 0.0
+    floor: loads.LoadResult | None = None
+    floor_cpu_ms: float = 0.0
+    generator: str = "wrk"
+    problem: str = ""
+
+
+async def _commands_per_call(
+    srv: server.BenchServer, ep: wire.McpEndpoint, room: str
+) -> dict[str, float]:
+    url = srv.redis_url.replace("redis+socket://", "unix://")
+    watcher = aioredis.Redis.from_url(url, decode_responses=True)
+    conn = ep.connection()
+    out: dict[str, float] = {}
+    try:
+        for name in COUNTED:  # warm: the scripts, the room, the activity mark
+            args = _args(name, room)
+            await wire.call_tool(conn, ep, name, args)
+        async with watcher.monitor() as monitor:
+            seen: list[str] = []
+
+            async def pump() -> None:
+                while True:
+                    try:
+                        info = await monitor.next_command()
+                    except (AttributeError, ValueError):
+                        continue
+                    if info.get("client_type") != "lua":
+                        seen.append(info["command"])
+
+            task = asyncio.get_running_loop().create_task(pump())
+            try:
+                marker = aioredis.Redis.from_url(url)
+                for name in (*COUNTED, "tools/list"):
+                    await marker.echo("bench-cost-start")
+                    await _until(seen, "bench-cost-start")
+                    start = len(seen)
+                    for _ in range(COUNT_CALLS):
+                        if name == "tools/list":
+                            raw = wire.build_request(
+                                "POST",
+                                ep.host,
+                                ep.port,
+                                ep.path,
+                                headers=ep.headers(),
+                                body=json.dumps(
+                                    {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+                                ).encode(),
+                            )
+                            await conn.request(raw)
+                        else:
+                            await wire.call_tool(conn, ep, name, _args(name, room))
+                    await marker.echo("bench-cost-end")
+                    await _until(seen, "bench-cost-end")
+                    window = seen[start:]
+                    ours = [c for c in window if "bench-cost" not in c]
+                    out[name] = len(ours) / COUNT_CALLS
+                    seen.clear()
+                await marker.aclose()
+            finally:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    finally:
+        await conn.close()
+        await watcher.aclose()
+    return out
+
+
+async def _until(seen: list[str], marker: str) -> None:
+    for _ in range(1000):
+        if any(marker in c for c in seen[-50:]):
+            return
+        await asyncio.sleep(0.005)
+    raise RuntimeError("MONITOR never showed the marker")
+
+
+def _args(name: str, room: str) -> dict[str, Any]:
+    if name == "post_event":
+        return {"roomId": room, "type": "bench_cost", "from": "cost", "payload": {}}
+    if name in ("get_unread_events", "heartbeat"):
+        return {"roomId": room, "agentId": "cost"}
+    return {"roomId": room}
+
+
+def measure(
+    srv: server.BenchServer,
+    ep: wire.McpEndpoint,
+    keys: server.Keys,
+    room: str,
+    tasks: list[str],
+    seconds: int,
+    run: Any,
+) -> CostFigures:
+    fig = CostFigures()
+    fig.commands = run(_commands_per_call(srv, ep, room))
+    wrk = loads.wrk_path()
+    if wrk is None:
+        fig.generator = "none"
+        fig.problem = "wrk missing: server CPU per call needs a load as light as wrk"
+        return fig
+    port = server.free_port()
+    floor_proc = floor.start(port, srv.redis_url)
+    try:
+        loads.run_wrk(wrk, f"http://127.0.0.1:{port}/", keys.secret, room, tasks, "read_plan", 8, 1)
+        before = floor.cpu_seconds(floor_proc.pid)
+        fig.floor = loads.run_wrk(
+            wrk, f"http://127.0.0.1:{port}/", keys.secret, room, tasks, "read_plan", 32, seconds
+        )
+        fig.floor_cpu_ms = 1000 * (floor.cpu_seconds(floor_proc.pid) - before) / fig.floor.requests
+    finally:
+        floor_proc.terminate()
+        floor_proc.wait(10)
+    loads.run_wrk(wrk, srv.mcp_url, keys.secret, room, tasks, "read_plan", 8, 1)
+    before = floor.cpu_seconds(srv.process.pid)
+    fig.tool = loads.run_wrk(wrk, srv.mcp_url, keys.secret, room, tasks, "read_plan", 32, seconds)
+    fig.tool_cpu_ms = 1000 * (floor.cpu_seconds(srv.process.pid) - before) / fig.tool.requests
+    return fig
+
+
+def section(fig: CostFigures) -> list[str]:
+    lines = ["Cost per call (section cost)"]
+    lines.append(
+        "  Redis commands per warm call (MONITOR, scripts' inner calls excluded; "
+        f"{COUNT_CALLS} calls each): "
+        + ", ".join(f"{name} {n:.2f}" for name, n in fig.commands.items())
+    )
+    if fig.problem:
+        lines.append("  " + fig.problem)
+    if fig.tool is not None and fig.floor is not None:
+        share = 100 * fig.tool.rps / fig.floor.rps if fig.floor.rps else 0.0
+        lines += [
+            "  read_plan at 32 connections (wrk), next to the floor (bare ASGI + one Redis GET,",
+            "  the same uvicorn), both in this run; CPU = the server process's CPU time / calls:",
+            f"    floor      {fig.floor.rps:8,.0f} calls/s   p50 {fig.floor.p50_ms:5.2f} ms   "
+            f"p99 {fig.floor.p99_ms:6.2f} ms   CPU {fig.floor_cpu_ms:.3f} ms/call",
+            f"    read_plan  {fig.tool.rps:8,.0f} calls/s   p50 {fig.tool.p50_ms:5.2f} ms   "
+            f"p99 {fig.tool.p99_ms:6.2f} ms   CPU {fig.tool_cpu_ms:.3f} ms/call",
+            f"    read_plan reaches {share:.0f} % of the floor's throughput",
+        ]
+        if fig.tool.failures or fig.floor.failures:
+            lines.append(f"    failures: read_plan {fig.tool.failures}, floor {fig.floor.failures}")
+    lines.append("")
+    return lines

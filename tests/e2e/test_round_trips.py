@@ -1,0 +1,171 @@
+"""A warm tool call costs the store at most two round trips: the budget step (the charge and
+the team's epoch, which every in-process answer is checked against) and the tool's own step.
+Counted with MONITOR on every node holding the call's keys, against the real server."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+import redis
+import redis.asyncio as aioredis
+
+from rooms.keys import RoomKeys
+from tests.conftest import new_room_id, on_cluster
+from tests.e2e.conftest import TEAM_A_SECRET, RunningServer
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+WARM_TOOLS: list[tuple[str, dict[str, Any]]] = [
+    ("read_plan", {}),
+    ("get_unread_events", {"agentId": "alice"}),
+    ("heartbeat", {"agentId": "alice"}),
+    ("post_event", {"type": "note", "from": "alice", "payload": {"n": 1}}),
+    ("read_events", {"limit": 5}),
+]
+
+
+def _nodes() -> list[str]:
+    url = os.environ["REDIS_URL"]
+    if not on_cluster():
+        return [url]
+    cluster = redis.RedisCluster.from_url(url)
+    try:
+        return [f"redis://{n.host}:{n.port}/0" for n in cluster.get_primaries()]
+    finally:
+        cluster.close()
+
+
+@contextlib.asynccontextmanager
+async def monitored() -> AsyncIterator[tuple[list[str], Any]]:
+    """Every command the store's masters receive, and `settle()`: wait until every command
+    sent before it has been seen (a marker ECHOed to each master after the call)."""
+    seen: list[str] = []
+    clients = [aioredis.Redis.from_url(u, decode_responses=True) for u in _nodes()]
+    tasks: list[asyncio.Task[None]] = []
+    async with contextlib.AsyncExitStack() as stack:
+        for client in clients:
+            monitor = await stack.enter_async_context(client.monitor())
+
+            async def pump(monitor: Any = monitor) -> None:
+                while True:
+                    try:
+                        info = await monitor.next_command()
+                    except (AttributeError, ValueError):
+                        continue
+                    if info.get("client_type") != "lua":
+                        seen.append(info["command"])
+
+            tasks.append(asyncio.get_running_loop().create_task(pump()))
+
+        async def settle() -> None:
+            marker = f"settled-{secrets.token_hex(4)}"
+            for u in _nodes():
+                probe = aioredis.Redis.from_url(u)
+                await probe.echo(marker)
+                await probe.aclose()
+            for _ in range(500):
+                if sum(marker in c for c in seen) >= len(clients):
+                    return
+                await asyncio.sleep(0.01)
+            raise AssertionError("MONITOR never showed the marker")
+
+        try:
+            yield seen, settle
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+    for client in clients:
+        await client.aclose()
+
+
+async def _call(http: httpx.AsyncClient, url: str, secret: str, tool: str, args: Any) -> Any:
+    response = await http.post(
+        f"{url}/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": args},
+        },
+        headers={"authorization": f"Bearer {secret}", "accept": "application/json"},
+    )
+    assert response.status_code == 200, response.text
+    result = response.json()["result"]
+    assert not result.get("isError"), result
+    return result
+
+
+def _ours(command: str, room: str, team_id: int) -> bool:
+    return room in command or f"{{team:{team_id}}}" in command or "{bearer:" in command
+
+
+async def _team_key(http: httpx.AsyncClient, url: str) -> tuple[str, int]:
+    made = await http.post(
+        f"{url}/api/v1/teams",
+        json={"slug": new_room_id("rt")},
+        headers={"authorization": f"Bearer {TEAM_A_SECRET}"},
+    )
+    assert made.status_code == 201, made.text
+    me = await http.get(
+        f"{url}/api/v1/me", headers={"authorization": f"Bearer {made.json()['key']['secret']}"}
+    )
+    return made.json()["key"]["secret"], int(me.json()["teamId"])
+
+
+async def test_a_warm_tool_call_makes_at_most_two_round_trips(server: RunningServer) -> None:
+    async with httpx.AsyncClient(timeout=20) as http:
+        secret, team_id = await _team_key(http, server.url)
+        room = new_room_id("warm")
+        for _ in range(2):  # cold: the key, the room, the activity mark, the scripts
+            for tool, args in WARM_TOOLS:
+                await _call(http, server.url, secret, tool, {"roomId": room, **args})
+        async with monitored() as (seen, settle):
+            counts = {}
+            for tool, args in WARM_TOOLS:
+                await settle()
+                before = len(seen)
+                await _call(http, server.url, secret, tool, {"roomId": room, **args})
+                await settle()
+                counts[tool] = [c for c in seen[before:] if _ours(c, room, team_id)]
+    for tool, commands in counts.items():
+        assert 1 <= len(commands) <= 2, (tool, commands)
+        assert any(f"{{team:{team_id}}}:epoch" in c for c in commands), (tool, commands)
+        assert not any("{bearer:" in c for c in commands), (tool, commands)
+
+
+async def test_a_revoked_key_is_refused_on_its_next_warm_call(server: RunningServer) -> None:
+    async with httpx.AsyncClient(timeout=20) as http:
+        secret, _ = await _team_key(http, server.url)
+        room = new_room_id("revoke")
+        headers = {"authorization": f"Bearer {secret}"}
+        second = await http.post(f"{server.url}/api/v1/keys", json={"name": "b"}, headers=headers)
+        assert second.status_code == 201, second.text
+        other = second.json()["secret"]
+        for _ in range(3):  # warm: remembered by the process, under the team's epoch
+            await _call(http, server.url, other, "read_plan", {"roomId": room})
+        revoked = await http.post(
+            f"{server.url}/api/v1/keys/{second.json()['id']}/revoke", headers=headers
+        )
+        assert revoked.status_code in (200, 204), revoked.text
+        refused = await http.post(
+            f"{server.url}/mcp",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "read_plan", "arguments": {"roomId": room}},
+            },
+            headers={"authorization": f"Bearer {other}", "accept": "application/json"},
+        )
+        assert refused.status_code == 401, refused.text
+        # The key that revoked it is still warm and served.
+        await _call(http, server.url, secret, "read_plan", {"roomId": room})
