@@ -16,7 +16,6 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 
-from rooms.keys import RoomKeys
 from tests.conftest import new_room_id, on_cluster
 from tests.e2e.conftest import TEAM_A_SECRET, RunningServer
 
