@@ -17,6 +17,7 @@ are measured by `make bench`.
 from __future__ import annotations
 
 import contextvars
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -80,13 +81,24 @@ def _rpc_error(rid: Any, code: int, message: str, data: Any = None) -> dict[str,
     return {"jsonrpc": "2.0", "id": rid, "error": err}
 
 
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A response body already encoded (tools/list: built once, sent as bytes)."""
+
+    data: bytes
+
+
+def _encoded(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
 async def _send_json(
     send: Send, status: int, body: Any, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
     headers = list(extra or [])
     payload = b""
     if body is not None:
-        payload = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        payload = body.data if isinstance(body, Encoded) else _encoded(body)
         headers.append((b"content-type", b"application/json"))
     headers.append((b"content-length", str(len(payload)).encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
@@ -275,7 +287,7 @@ class McpGateway:
         self.dispatch = dispatch
         self.sdk = SdkDispatcher() if dispatch == "sdk" else None
         # tools/list is the same for everyone: built once per (protocol version, era).
-        self._tools_wire: dict[tuple[str, bool], dict[str, Any]] = {}
+        self._tools_wire: dict[tuple[str, bool], bytes] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -400,7 +412,25 @@ class McpGateway:
                     version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
             listed = self._tools_wire.get((version, modern)) if method == "tools/list" else None
             if listed is not None:
-                wire = listed
+                # The same for everyone: only the request id is spliced in.
+                return 200, Encoded(
+                    b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encoded(rid), listed)
+                )
+            fast = self.sdk is None and method == "tools/call" and _plain_call(params)
+            if fast:
+                assert params is not None
+                try:
+                    wire = await tools.tool_call_wire(
+                        admitted.caller,
+                        params["name"],
+                        params.get("arguments"),
+                        version,
+                        charge=admitted.charge if admitted.charged else None,
+                    )
+                except tools.UnknownTool as exc:
+                    raise RpcError(T.INVALID_PARAMS, str(exc)) from None
+                if modern:
+                    wire["_meta"] = {T.SERVER_INFO_META_KEY: _server_info()}
             elif self.sdk is not None:
                 wire = await self.sdk(admitted, rid, method, version, params)
             else:
@@ -419,11 +449,9 @@ class McpGateway:
                     result.model_dump(by_alias=True, mode="json", exclude_none=True),
                 )
                 if modern:
-                    wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = SERVER_INFO.model_dump(
-                        by_alias=True, mode="json", exclude_none=True
-                    )
+                    wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
                 if method == "tools/list":
-                    self._tools_wire[(version, modern)] = wire
+                    self._tools_wire[(version, modern)] = _encoded(wire)
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)
@@ -462,6 +490,24 @@ class McpGateway:
                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version},
             )
         return version
+
+
+def _plain_call(params: Any) -> bool:
+    """tools/call params the fast path takes as they are: a name, arguments that are an
+    object (or none), nothing else but _meta. Anything else goes through the SDK's models,
+    for their exact error."""
+    return (
+        isinstance(params, dict)
+        and isinstance(params.get("name"), str)
+        and isinstance(params.get("arguments", {}), dict | None)
+        and isinstance(params.get("_meta", {}), dict)
+        and params.keys() <= {"name", "arguments", "_meta"}
+    )
+
+
+@functools.cache
+def _server_info() -> dict[str, Any]:
+    return SERVER_INFO.model_dump(by_alias=True, mode="json", exclude_none=True)
 
 
 def _first_problem(exc: ValidationError) -> str:

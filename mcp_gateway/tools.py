@@ -8,6 +8,7 @@ from functools import cache
 from typing import Any
 
 import mcp_types as T
+from mcp_types import methods
 
 from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry
@@ -55,25 +56,70 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def text_result(tool: registry.Tool, value: Any) -> T.CallToolResult:
+def result_wire(tool: registry.Tool, value: Any) -> dict[str, Any]:
     """roomd's shape as the text; the same value as structuredContent (a list wrapped as
-    {"result": [...]}, since structured content is an object)."""
+    {"result": [...]}, since structured content is an object). Built as the wire dict
+    itself: a result is not copied through the SDK's models (tests/test_mcp_wire.py holds
+    it equal to what they would produce, for every protocol version)."""
     structured = {"result": value} if tool.wraps_output() else value
-    return T.CallToolResult(
-        content=[T.TextContent(type="text", text=_dumps(value))],
-        structured_content=structured,
-    )
+    return {
+        "content": [{"type": "text", "text": _dumps(value)}],
+        "isError": False,
+        "structuredContent": structured,
+    }
+
+
+def error_wire(exc: errors.DomainError) -> dict[str, Any]:
+    """The message an agent acts on; its machine-readable detail (the closest ids, the
+    bound agent, a retry time) follows as a second text block when there is any."""
+    content = [{"type": "text", "text": exc.message}]
+    if exc.extra:
+        content.append({"type": "text", "text": _dumps({"code": exc.code, "extra": exc.extra})})
+    return {"content": content, "isError": True}
+
+
+INTERNAL_WIRE = {"content": [{"type": "text", "text": INTERNAL_FAILURE}], "isError": True}
+
+
+def text_result(tool: registry.Tool, value: Any) -> T.CallToolResult:
+    return T.CallToolResult.model_validate(result_wire(tool, value))
 
 
 def error_result(exc: errors.DomainError) -> T.CallToolResult:
-    """The message an agent acts on; its machine-readable detail (the closest ids, the
-    bound agent, a retry time) follows as a second text block when there is any."""
-    content: list[Any] = [T.TextContent(type="text", text=exc.message)]
-    if exc.extra:
-        content.append(
-            T.TextContent(type="text", text=_dumps({"code": exc.code, "extra": exc.extra}))
+    return T.CallToolResult.model_validate(error_wire(exc))
+
+
+@cache
+def result_fields(version: str) -> dict[str, Any]:
+    """What the protocol `version` adds to every tools/call result beyond content, isError
+    and structuredContent (2026-07-28: resultType), as the SDK serializes it."""
+    sample = T.CallToolResult(content=[], is_error=False)
+    wire = methods.serialize_server_result(
+        "tools/call", version, sample.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    return {k: v for k, v in wire.items() if k not in ("content", "isError", "structuredContent")}
+
+
+async def tool_call_wire(
+    caller: Caller, name: str, arguments: Any, version: str, *, charge: Charge | None = None
+) -> dict[str, Any]:
+    """`tool_call`, answered as the wire result of protocol `version` directly."""
+    tool = registry.TOOLS_BY_NAME.get(name)
+    if tool is None:
+        raise UnknownTool(
+            registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
         )
-    return T.CallToolResult(content=content, is_error=True)
+    try:
+        value = await tool_run(caller, name, arguments, charge=charge)
+    except errors.DomainError as exc:
+        wire = error_wire(exc)
+    except Exception:
+        log.exception("tool %s failed", name)
+        wire = dict(INTERNAL_WIRE)
+    else:
+        wire = result_wire(tool, value)
+    wire.update(result_fields(version))
+    return wire
 
 
 async def tool_call(

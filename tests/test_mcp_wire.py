@@ -1,0 +1,48 @@
+"""The tools/call fast path builds its wire results by hand; here they are held equal to
+what the SDK's own models and serializer produce, for every protocol version we serve."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from mcp_gateway import tools
+from rooms import errors, registry
+
+VERSIONS = [*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS]
+VALUES: list[tuple[str, Any]] = [
+    ("read_plan", {"project": "p", "tasks": [{"id": "t1", "title": "é ✓", "deps": []}]}),
+    ("read_events", [{"id": "1-0", "type": "note", "payload": {"n": None, "deep": [1, [2]]}}]),
+    ("get_unread_events", {"events": [], "cursor": None, "count": 0}),
+]
+
+
+def _sdk(version: str, result: Any) -> dict[str, Any]:
+    return methods.serialize_server_result(
+        "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(("name", "value"), VALUES)
+def test_a_result_is_what_the_sdk_would_send(version: str, name: str, value: Any) -> None:
+    tool = registry.TOOLS_BY_NAME[name]
+    fast = {**tools.result_wire(tool, value), **tools.result_fields(version)}
+    assert fast == _sdk(version, tools.text_result(tool, value))
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize("extra", [{}, {"closest": ["t1"], "retryAfterSeconds": 2}])
+def test_an_error_is_what_the_sdk_would_send(version: str, extra: dict[str, Any]) -> None:
+    exc = errors.DomainError("Unknown task 'x'; closest: t1.", extra=extra)
+    fast = {**tools.error_wire(exc), **tools.result_fields(version)}
+    assert fast == _sdk(version, tools.error_result(exc))
+    assert fast["isError"] is True and len(fast["content"]) == (2 if extra else 1)
+
+
+def test_the_modern_revision_says_the_result_is_complete() -> None:
+    assert tools.result_fields("2026-07-28") == {"resultType": "complete"}
+    assert tools.result_fields("2025-06-18") == {}
