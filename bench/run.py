@@ -24,8 +24,9 @@ could not run. Knobs (env): BENCH_WRK_SECONDS (5), BENCH_LATENCY_CALLS (500),
 BENCH_MCP_CALLS (200), BENCH_DISPATCH ("thin,sdk"), BENCH_KEEP_VAR (keep the var folder),
 BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it never trips,
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
-BENCH_PUSH_WAITERS (500), BENCH_ONLY (a comma-separated subset of the sections: floor,
-latency, throughput, contention, events, push; e.g. BENCH_ONLY=push runs section 6 alone,
+BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
+comma-separated subset of the sections: floor, latency, throughput, contention, events,
+push, denials, growth, storm, cost, sizes; e.g. BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise).
 """
 
@@ -48,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import cost, denials, loads, push, server, tenancy, wire
+from bench import cost, denials, loads, push, server, sizes, tenancy, wire
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -76,7 +77,9 @@ LATENCY_CALLS = env_int("BENCH_LATENCY_CALLS", 500)
 MCP_CALLS = env_int("BENCH_MCP_CALLS", 200)
 PUSH_EVENTS = env_int("BENCH_PUSH_EVENTS", 300)
 PUSH_WARM = 10
-PUSH_WAITERS = env_int("BENCH_PUSH_WAITERS", 500)
+PUSH_WAITERS = tuple(
+    int(n) for n in os.environ.get("BENCH_PUSH_WAITERS", "50,500,2000").split(",") if n.strip()
+)
 PUSH_ROUNDS = 3
 SECTIONS = (
     "floor",
@@ -89,6 +92,7 @@ SECTIONS = (
     "growth",
     "storm",
     "cost",
+    "sizes",
 )
 
 
@@ -164,6 +168,7 @@ class ModeFigures:
     growth: tenancy.GrowthFigures | None = None
     storm: tenancy.StormFigures | None = None
     cost: cost.CostFigures | None = None
+    sizes: sizes.SizeFigures | None = None
     cross_team: str = ""
     log_problems: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -771,18 +776,19 @@ def push_phases(t: Target, fails: Failures, run: Callable[[Any], Any]) -> None:
         t.fig.push["sse"] = run(push.sse_latency(t.ep, new_room("push-sse"), n, warm, fails))
     with phase(t.fig, f"push latency, webhook ({n} events)"):
         t.fig.push["hook"] = run(push.webhook_latency(t.ep, new_room("push-hook"), n, warm, fails))
-    label = f"push, many waiters ({PUSH_WAITERS} wait_for_events x {PUSH_ROUNDS} rounds)"
-    with phase(t.fig, label):
-        t.fig.push["many"] = run(
-            push.many_waiters(
-                t.ep,
-                new_room("push-many"),
-                PUSH_WAITERS,
-                PUSH_ROUNDS,
-                t.srv.process.pid,
-                fails,
+    for waiters in PUSH_WAITERS:
+        label = f"push, many waiters ({waiters} wait_for_events x {PUSH_ROUNDS} rounds)"
+        with phase(t.fig, label):
+            t.fig.push[f"many:{waiters}"] = run(
+                push.many_waiters(
+                    t.ep,
+                    new_room(f"push-many-{waiters}"),
+                    waiters,
+                    PUSH_ROUNDS,
+                    t.srv.process.pid,
+                    fails,
+                )
             )
-        )
 
 
 def bench_all(
@@ -858,6 +864,17 @@ def bench_all(
                 label = f"storm ({tenancy.STORM_TASKS:,} tasks; idle, misses, hits)"
                 with phase(t.fig, label):
                     t.fig.storm = run(tenancy.storm(t.srv, t.ep, fails))
+        if "sizes" in ONLY and targets:
+            t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
+            with phase(t.fig, "sizes (rooms of 1k / 100k / 1M events, 10 / 500 / 5,000 agents)"):
+                big = server.start(
+                    "thin", var_root, keys, key_prefix, name="sizes", extra_env=sizes.SERVER_ENV
+                )
+                try:
+                    ep = wire.McpEndpoint(big.host, big.port, keys.secret)
+                    t.fig.sizes = run(sizes.measure(big, ep, new_room("sizes")))
+                finally:
+                    big.stop()
         for t in targets:
             if not t.srv.alive():
                 fails.add(f"server ({t.fig.dispatch}) died during the bench", t.srv.log_tail())
@@ -1119,10 +1136,10 @@ def _push_section(figs: list[ModeFigures]) -> list[str]:
     hook = fig.push.get("hook")
     if hook is not None and not hook.available:
         lines.append(f"   webhook: {hook.note}")
-    many: push.ManyWaiters | None = fig.push.get("many")
+    counts = ", ".join(f"{n:,}" for n in PUSH_WAITERS)
     lines.append("")
     lines.append(
-        f"   Many waiters: {PUSH_WAITERS} concurrent wait_for_events (distinct agents, one"
+        f"   Many waiters: {counts} concurrent wait_for_events (distinct agents, one"
         " connection each) on one room"
     )
     lines += explain(
@@ -1131,28 +1148,32 @@ def _push_section(figs: list[ModeFigures]) -> list[str]:
         "last waiter's response has arrived (the figure asked for); first / median likewise.",
         "woken = waiters whose response carried the written event (must be all).",
     )
-    if many is None or not many.rounds:
-        lines.append("   (not run)")
-        return [*lines, ""]
-    rows = [["round", "armed in", "first", "median", "last", "woken", "post_event"]]
-    for k, r in enumerate(many.rounds):
-        rows.append(
-            [
-                str(k + 1),
-                f"{r['arm_seconds']:.2f} s",
-                f"{r['first'] * 1000:.1f} ms",
-                f"{r['median'] * 1000:.1f} ms",
-                f"{r['last'] * 1000:.1f} ms",
-                f"{r['woken']}/{many.waiters}",
-                f"{r['write_seconds'] * 1000:.1f} ms",
-            ]
+    rows = [["waiters", "round", "armed in", "first", "median", "last", "woken", "post_event"]]
+    summary = []
+    for n in PUSH_WAITERS:
+        many: push.ManyWaiters | None = fig.push.get(f"many:{n}")
+        if many is None or not many.rounds:
+            rows.append([f"{n:,}", "-", "(not run)", "", "", "", "", ""])
+            continue
+        for k, r in enumerate(many.rounds):
+            rows.append(
+                [
+                    f"{n:,}",
+                    str(k + 1),
+                    f"{r['arm_seconds']:.2f} s",
+                    f"{r['first'] * 1000:.1f} ms",
+                    f"{r['median'] * 1000:.1f} ms",
+                    f"{r['last'] * 1000:.1f} ms",
+                    f"{r['woken']}/{many.waiters}",
+                    f"{r['write_seconds'] * 1000:.1f} ms",
+                ]
+            )
+        lasts = sorted(r["last"] for r in many.rounds)
+        summary.append(
+            f"{n:,}: {lasts[len(lasts) // 2] * 1000:.0f} ms (worst {lasts[-1] * 1000:.0f} ms)"
         )
     lines.append(table(rows))
-    lasts = sorted(r["last"] for r in many.rounds)
-    lines.append(
-        f"   Last of {many.waiters} waiters woken after {lasts[len(lasts) // 2] * 1000:.0f} ms"
-        f" (median of {len(lasts)} rounds)."
-    )
+    lines.append("   Last waiter woken, median of the rounds: " + "; ".join(summary) + ".")
     return [*lines, ""]
 
 
@@ -1180,6 +1201,8 @@ def report(
     for f in figs:
         if f.cost is not None:
             lines += cost.section(f.cost)
+        if f.sizes is not None:
+            lines += sizes.section(f.sizes)
     for f in figs:
         if f.growth is not None:
             lines += tenancy.growth_section(f.growth)

@@ -183,6 +183,8 @@ EVENT_READS_MAX = env_int("EVENT_READS_MAX", 200)  # read receipts per event
 ROOM_VARS_MAX = env_int("ROOM_VARS_MAX", 500)
 ROOM_LOCKS_MAX = env_int("ROOM_LOCKS_MAX", 500)  # locks held at once
 ROOM_AGENTS_MAX = env_int("ROOM_AGENTS_MAX", 1_000)  # presence (the stalest is forgotten)
+# A heartbeat answers with this many agents, the most recently seen, and the total.
+HEARTBEAT_PRESENCE_MAX = env_int("HEARTBEAT_PRESENCE_MAX", 100)
 ROOM_CURSORS_MAX = env_int("ROOM_CURSORS_MAX", 5_000)  # agents reading the log
 TEAM_ROOMS_MAX = env_int("TEAM_ROOMS_MAX", 200)  # a team's own room_cap overrides it
 TEAM_KEYS_MAX = env_int("TEAM_KEYS_MAX", 200)  # live keys

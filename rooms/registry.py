@@ -500,7 +500,9 @@ TOOLS: tuple[Tool, ...] = (
         "heartbeat",
         s.HeartbeatInput,
         TypeAdapter(r.Heartbeat),
-        "Say you are here (online for 120 s after each heartbeat); returns who else is.",
+        "Say you are here (online for 120 s after each heartbeat); returns who else is: the "
+        "100 agents seen most recently, and presenceTotal, how many the room knows "
+        "(get_presence lists them all).",
         read_only=False,
         run=_heartbeat,
     ),

@@ -115,7 +115,10 @@ class AgentPresence(TypedDict):
 
 class Heartbeat(TypedDict):
     agentId: str
+    # The HEARTBEAT_PRESENCE_MAX (100) agents seen most recently; get_presence lists all.
     presence: list[AgentPresence]
+    # How many agents the room remembers (the answer above may show fewer).
+    presenceTotal: int
 
 
 class Summary(TypedDict):

@@ -10,6 +10,7 @@ import string
 import time
 from typing import Any
 
+from django.conf import settings
 from pydantic import ValidationError
 
 from rooms import clock, errors, selectors, store
@@ -321,16 +322,28 @@ def _empty_reason(batch: store.UnreadBatch) -> str:
 
 
 async def _unread(
-    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool, gathered: bool = False
 ) -> store.UnreadBatch:
-    batch = await store.event_read_unread(
-        room.keys,
+    """`gathered`: share the script call with the room's other reads of this moment (the
+    waiters one write wakes)."""
+    read = store.UnreadRead(
         cursors_key=room.cursors_key,
         cursor_field=room.cursor_field(agent_id),
         agent_id=agent_id,
         limit=limit,
         addressed_only=addressed_only,
     )
+    if gathered:
+        batch = await store.event_read_unread_gathered(room.keys, read)
+    else:
+        batch = await store.event_read_unread(
+            room.keys,
+            cursors_key=read.cursors_key,
+            cursor_field=read.cursor_field,
+            agent_id=read.agent_id,
+            limit=read.limit,
+            addressed_only=read.addressed_only,
+        )
     if isinstance(batch, store.AtQuota):
         raise quota_error("ROOM_CURSORS_MAX", batch.used)
     return batch
@@ -387,8 +400,17 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
 
 async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> Heartbeat:
     agent = _who(agent_id)
-    seen = await store.presence_beat(room.keys, agent_id=agent, now_ms=clock.now_ms())
-    return {"agentId": agent, "presence": selectors.presence_rows(seen)}
+    total, seen = await store.presence_beat(
+        room.keys,
+        agent_id=agent,
+        now_ms=clock.now_ms(),
+        shown=int(settings.HEARTBEAT_PRESENCE_MAX),
+    )
+    return {
+        "agentId": agent,
+        "presence": selectors.presence_rows(seen),
+        "presenceTotal": total,
+    }
 
 
 async def lock_acquire(
@@ -444,7 +466,9 @@ async def event_wait(
     deadline = time.monotonic() + timeout_ms / 1000
     while True:
         async with store.room_watch(room.keys) as woken:
-            batch = await _unread(room, agent_id=agent, limit=limit, addressed_only=addressed_only)
+            batch = await _unread(
+                room, agent_id=agent, limit=limit, addressed_only=addressed_only, gathered=True
+            )
             if batch.events:
                 return {
                     "events": [event_from_entry(e) for e in batch.events],

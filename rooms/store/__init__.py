@@ -89,9 +89,22 @@ async def store_health(timeout: float) -> str | None:
 
 
 async def close_client() -> None:
-    """Close this loop's hubs and pools (before the loop goes away)."""
+    """Close this loop's hubs and pools (before the loop goes away), once the slot releases
+    and gathered reads it still has under way are done."""
+    await pending_settled()
     await hubs_close()
     await clients_close()
+
+
+async def pending_settled() -> None:
+    """Carry out this loop's deferred slot releases, and wait for its steps in flight."""
+    loop = asyncio.get_running_loop()
+    pending = _releasing.pop(id(loop), [])
+    if pending:
+        await _releases_step(pending)
+    tasks = [t for t in _in_flight if t.get_loop() is loop]
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T:
@@ -472,6 +485,8 @@ class UnreadBatch:
     log_length: int
     context_changed: int
     events: list[StreamEntry]
+    # The scan stopped at UNREAD_SCAN_STEP entries before finding `limit` events.
+    capped: bool = False
 
 
 UNREAD_SCAN_STEP = 1000
@@ -530,6 +545,124 @@ async def event_read_unread(
             )
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadRead:
+    """One agent's read of its unread events, as event_read_unread takes it."""
+
+    cursors_key: str
+    cursor_field: str
+    agent_id: str
+    limit: int
+    addressed_only: bool
+
+
+async def event_read_unread_many(
+    keys: RoomKeys, reads: list[UnreadRead]
+) -> list[UnreadBatch | AtQuota]:
+    """Each read's first step (as event_read_unread's), all in one atomic script: the
+    cursors move one after the other, so two reads of one cursor never share an event."""
+    args: list[Any] = [_ttl(), UNREAD_SCAN_STEP, int(settings.ROOM_CURSORS_MAX)]
+    for read in reads:
+        which = "1" if read.cursors_key == keys.cursors else "2"
+        args += [
+            which,
+            read.cursor_field,
+            read.limit,
+            "1" if read.addressed_only else "0",
+            read.agent_id,
+        ]
+    replies, raw_entries = await _run(
+        scripts.READ_UNREAD_MANY_SCRIPT,
+        [keys.events, keys.cursors, keys.cursors_readonly, keys.context_changed],
+        args,
+    )
+    entries = {str(e[0]): _entry(e) for e in raw_entries}
+    out: list[UnreadBatch | AtQuota] = []
+    for reply in replies:
+        if reply[0] == -1:
+            out.append(AtQuota(int(reply[1])))
+            continue
+        out.append(
+            UnreadBatch(
+                cursor=str(reply[0]),
+                previous_cursor=str(reply[1]),
+                log_length=int(reply[2]),
+                context_changed=int(reply[3]),
+                events=[entries[str(x)] for x in reply[5:]],
+                capped=int(reply[4]) == 1,
+            )
+        )
+    return out
+
+
+# Reads of one room asked in one turn of the event loop, and the script calls that take
+# them: the waiters one write wakes all ask at once, and share one round trip.
+READS_PER_STEP = 500
+_gathering: dict[tuple[int, str], list[tuple[UnreadRead, asyncio.Future[Any]]]] = {}
+_in_flight: set[asyncio.Task[None]] = set()
+
+
+async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> UnreadBatch | AtQuota:
+    """event_read_unread, with every other read of the room asked in the same turn of the
+    event loop taken in the same script call. Continues alone past a capped scan."""
+    loop = asyncio.get_running_loop()
+    slot = (id(loop), keys.room_id)
+    future: asyncio.Future[Any] = loop.create_future()
+    pending = _gathering.get(slot)
+    if pending is None:
+        pending = _gathering[slot] = []
+        loop.call_soon(_gathered_run, slot, keys)
+    pending.append((read, future))
+    first = await future
+    if isinstance(first, AtQuota) or not first.capped or len(first.events) >= read.limit:
+        return cast("UnreadBatch | AtQuota", first)
+    rest = await event_read_unread(
+        keys,
+        cursors_key=read.cursors_key,
+        cursor_field=read.cursor_field,
+        agent_id=read.agent_id,
+        limit=read.limit - len(first.events),
+        addressed_only=read.addressed_only,
+    )
+    if isinstance(rest, AtQuota):
+        return cast("UnreadBatch", first)
+    return UnreadBatch(
+        cursor=rest.cursor,
+        previous_cursor=first.previous_cursor,
+        log_length=rest.log_length,
+        context_changed=first.context_changed,
+        events=first.events + rest.events,
+    )
+
+
+def _gathered_run(slot: tuple[int, str], keys: RoomKeys) -> None:
+    pending = _gathering.pop(slot, [])
+    for k in range(0, len(pending), READS_PER_STEP):
+        task = asyncio.get_running_loop().create_task(
+            _gathered_step(keys, pending[k : k + READS_PER_STEP])
+        )
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+
+
+async def _gathered_step(
+    keys: RoomKeys, pending: list[tuple[UnreadRead, asyncio.Future[Any]]]
+) -> None:
+    live = [(read, future) for read, future in pending if not future.done()]
+    if not live:
+        return
+    try:
+        results = await event_read_unread_many(keys, [read for read, _ in live])
+    except Exception as exc:  # every read waiting on this step hears of it
+        for _, future in live:
+            if not future.done():
+                future.set_exception(exc)
+        return
+    for (_, future), result in zip(live, results, strict=True):
+        if not future.done():
+            future.set_result(result)
+
+
 async def event_mark_read(
     keys: RoomKeys, *, event_id: str, agent_id: str, now_iso: str
 ) -> bool | AtQuota:
@@ -551,14 +684,17 @@ async def event_reads(keys: RoomKeys, event_id: str) -> str | None:
 # --- Presence ---------------------------------------------------------------------------
 
 
-async def presence_beat(keys: RoomKeys, *, agent_id: str, now_ms: int) -> list[tuple[str, int]]:
-    res = await _run(
+async def presence_beat(
+    keys: RoomKeys, *, agent_id: str, now_ms: int, shown: int
+) -> tuple[int, list[tuple[str, int]]]:
+    """(agents the room remembers, the `shown` most recently seen with their times)."""
+    total, res = await _run(
         scripts.HEARTBEAT_SCRIPT,
         [keys.presence],
-        [agent_id, now_ms, _ttl(), int(settings.ROOM_AGENTS_MAX)],
+        [agent_id, now_ms, _ttl(), int(settings.ROOM_AGENTS_MAX), shown],
     )
     it = iter(res)
-    return [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
+    return int(total), [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
 
 
 async def presence_all(keys: RoomKeys) -> list[tuple[str, int]]:
@@ -790,6 +926,42 @@ async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, c
 
 async def slot_release(bucket: str, slot_id: str) -> None:
     await client().zrem(open_slots(bucket), slot_id)
+
+
+_releasing: dict[int, list[tuple[str, str]]] = {}
+
+
+def slot_release_soon(bucket: str, slot_id: str) -> None:
+    """Give a slot back without waiting for it: the releases of one turn of the event loop
+    (the waiters one write woke) go in one pipeline. With Redis away the slot's lease
+    lapses by itself."""
+    loop = asyncio.get_running_loop()
+    pending = _releasing.get(id(loop))
+    if pending is None:
+        pending = _releasing[id(loop)] = []
+        loop.call_soon(_releases_run, id(loop))
+    pending.append((bucket, slot_id))
+
+
+def _releases_run(loop_id: int) -> None:
+    pending = _releasing.pop(loop_id, [])
+    if pending:
+        task = asyncio.get_running_loop().create_task(_releases_step(pending))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+
+
+async def _releases_step(pending: list[tuple[str, str]]) -> None:
+    by_bucket: dict[str, list[str]] = {}
+    for bucket, slot_id in pending:
+        by_bucket.setdefault(bucket, []).append(slot_id)
+    try:
+        pipe = client().pipeline(transaction=False)
+        for bucket, ids in by_bucket.items():
+            pipe.zrem(open_slots(bucket), *ids)
+        await pipe.execute()
+    except StoreDown:
+        pass
 
 
 # --- Service signals: revocations and webhook changes, to every process --------------------------

@@ -45,6 +45,9 @@ STREAM_CAP = 2
 BOUND = 15  # seconds: the bound on every single wait in this file
 
 READ_UNREAD_SHA = hashlib.sha1(store.script_source(scripts.READ_UNREAD_SCRIPT).encode()).hexdigest()
+READ_MANY_SHA = hashlib.sha1(
+    store.script_source(scripts.READ_UNREAD_MANY_SCRIPT).encode()
+).hexdigest()
 
 
 @pytest.fixture(scope="module")
@@ -270,20 +273,25 @@ async def redis_commands(room: str) -> AsyncIterator[list[str]]:
 
 
 def cursor_reads(seen: list[str], room: str, agent: str) -> int:
-    """How many READ_UNREAD script calls Redis received for `agent` in `room`."""
+    """How many reads of `agent`'s cursor in `room` Redis received: READ_UNREAD calls, and
+    reads within READ_UNREAD_MANY calls (the waiters' gathered reads)."""
     cursors = RoomKeys(room).cursors
     count = 0
     for command in seen:
         parts = command.split(" ")
-        if (
-            len(parts) > 6
-            and parts[0].upper() == "EVALSHA"
-            and parts[1] == READ_UNREAD_SHA
-            and parts[4] == cursors
-            and parts[6] == agent
-        ):
+        if len(parts) < 7 or parts[0].upper() != "EVALSHA" or parts[4] != cursors:
+            continue
+        if parts[1] == READ_UNREAD_SHA and parts[6] == agent:
             count += 1
+        elif parts[1] == READ_MANY_SHA:
+            count += sum(1 for k in range(11, len(parts), 5) if parts[k] == agent)
     return count
+
+
+async def scripts_loaded(http: httpx.AsyncClient, url: str, room: str) -> None:
+    """Claim the room and load both read scripts, so every read after is one EVALSHA."""
+    await mcp(http, url, "get_unread_events", roomId=room, agentId="warm-up")
+    await mcp(http, url, "wait_for_events", roomId=room, agentId="warm-up", timeoutMs=0)
 
 
 async def until_reads(seen: list[str], room: str, agent: str, count: int) -> None:
@@ -302,8 +310,7 @@ async def test_wait_wakes_when_another_server_process_posts(
 ) -> None:
     room = new_room_id("wake")
     async with httpx.AsyncClient(timeout=40) as http, redis_commands(room) as seen:
-        # Claim the room and load the read script, so the waiter's read is one EVALSHA.
-        await mcp(http, server.url, "get_unread_events", roomId=room, agentId="warm-up")
+        await scripts_loaded(http, server.url, room)
         waiter = asyncio.get_running_loop().create_task(
             mcp_call(
                 http,
@@ -328,6 +335,51 @@ async def test_wait_wakes_when_another_server_process_posts(
             result = mcp_value(await waiter)
     assert posted["from"] == "poster" and posted["to"] == "waiter"
     assert result == {"events": [posted], "cursor": posted["id"], "count": 1, "timedOut": False}
+
+
+def many_reads(seen: list[str], room: str) -> list[list[str]]:
+    """The READ_UNREAD_MANY calls Redis received for `room`, as the agents each one read."""
+    cursors = RoomKeys(room).cursors
+    out = []
+    for command in seen:
+        parts = command.split(" ")
+        if len(parts) > 7 and parts[1] == READ_MANY_SHA and parts[4] == cursors:
+            out.append([parts[k] for k in range(14, len(parts), 5)])
+    return out
+
+
+async def test_the_waiters_one_write_wakes_share_one_read(server: RunningServer) -> None:
+    room = new_room_id("fanout")
+    agents = [f"w{i:02d}" for i in range(30)]
+    limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
+    async with httpx.AsyncClient(timeout=40, limits=limits) as http, redis_commands(room) as seen:
+        await scripts_loaded(http, server.url, room)
+        waits = [
+            asyncio.get_running_loop().create_task(
+                mcp_call(
+                    http,
+                    server.url,
+                    "wait_for_events",
+                    {"roomId": room, "agentId": agent, "timeoutMs": 20000},
+                )
+            )
+            for agent in agents
+        ]
+        for agent in agents:
+            await until_reads(seen, room, agent, 1)  # each registered, read nothing, asleep
+        asleep = len(seen)
+        posted = await mcp(
+            http, server.url, "post_event", roomId=room, type="go", **{"from": "boss"}
+        )
+        with anyio.fail_after(BOUND):
+            results = [mcp_value(r) for r in await asyncio.gather(*waits)]
+    assert all(r["events"] == [posted] and r["count"] == 1 for r in results)
+    after = many_reads(seen[asleep:], room)
+    # Thirty wake-ups, a handful of script calls between them, each cursor moved once.
+    assert 1 <= len(after) <= 3, after
+    woken = [agent for call in after for agent in call]
+    assert sorted(woken) == agents
+    assert cursor_reads(seen[asleep:], room, "w00") == 1
 
 
 async def test_wait_times_out_with_nothing(server: RunningServer) -> None:
@@ -355,7 +407,8 @@ async def test_two_waits_of_one_agent_share_one_event_exactly_once(
     room = new_room_id("once")
     timeout_ms = 2500
     async with httpx.AsyncClient(timeout=40) as http, redis_commands(room) as seen:
-        await mcp(http, server.url, "get_unread_events", roomId=room, agentId="warm-up")
+        await scripts_loaded(http, server.url, room)
+        await scripts_loaded(http, server_two.url, room)
         loop = asyncio.get_running_loop()
         waits = [
             loop.create_task(

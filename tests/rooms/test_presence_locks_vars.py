@@ -71,6 +71,23 @@ async def test_heartbeat_returns_the_agent_and_everyone_present(
     ]
 
 
+async def test_a_heartbeat_answers_the_most_recent_agents_and_how_many_there_are(
+    room: RoomRef, frozen_clock: list[datetime], settings: Any
+) -> None:
+    settings.HEARTBEAT_PRESENCE_MAX = 5
+    start = frozen_clock[0]
+    for i in range(12):  # a-00 seen first, a-11 last
+        frozen_clock[0] = start + timedelta(seconds=i)
+        await services.presence_heartbeat(room, agent_id=f"a-{i:02d}")
+
+    got = await invoke(room, "heartbeat", agentId="a-03")  # seen again: the most recent now
+
+    assert got["presenceTotal"] == 12
+    assert sorted(p["agentId"] for p in got["presence"]) == ["a-03", "a-08", "a-09", "a-10", "a-11"]
+    # get_presence still lists every agent the room remembers.
+    assert len(await invoke(room, "get_presence")) == 12
+
+
 async def test_agent_is_online_for_120_seconds_after_a_heartbeat_then_offline(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
