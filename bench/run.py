@@ -56,6 +56,8 @@ CONNS = (1, 8, 32)
 LOAD_TASKS = 20
 CONTENTION_WRITERS = 32
 CONTENTION_CALLS = 50
+# Each task gets TASK_NOTES_KEPT (20) notes, so every acknowledged note must still be kept.
+CONTENTION_TASKS = 80
 EVENT_WRITERS = 8
 EVENTS_PER_WRITER = 1000
 # reader agent -> connections it reads from at once
@@ -378,10 +380,11 @@ async def mcp_latency(
 
 async def plan_contention(ep: wire.McpEndpoint, fails: Failures) -> dict[str, Any]:
     """32 connections each make 50 update_task calls, each with a unique note, spread over
-    the 32 tasks of one plan, all at once. Every acknowledged note must be on its task
-    afterwards (read_plan): a missing one is a lost update."""
+    the 80 tasks of one plan (20 notes each, as many as a task keeps), all at once, every
+    task written by many writers. Every acknowledged note must be on its task afterwards
+    (read_plan): a missing one is a lost update."""
     room = new_room("plan")
-    tasks = await add_tasks(ep, room, CONTENTION_WRITERS, fails)
+    tasks = await add_tasks(ep, room, CONTENTION_TASKS, fails)
     tag = secrets.token_hex(3)
     acked: dict[str, set[str]] = defaultdict(set)
     failed = 0
@@ -395,7 +398,7 @@ async def plan_contention(ep: wire.McpEndpoint, fails: Failures) -> dict[str, An
         await go.wait()
         try:
             for i in range(CONTENTION_CALLS):
-                task = tasks[(w + i) % len(tasks)]
+                task = tasks[(w * CONTENTION_CALLS + i) % len(tasks)]
                 note = f"{tag}-w{w:02d}-n{i:03d}"
                 res = await wire.call_tool(
                     conn,
@@ -1022,7 +1025,8 @@ def _throughput_section(figs: list[ModeFigures], wrk_used: bool) -> list[str]:
 def _contention_section(figs: list[ModeFigures]) -> list[str]:
     lines = [
         f"4. Plan contention: {CONTENTION_WRITERS} writers x {CONTENTION_CALLS} update_task "
-        f"on the {CONTENTION_WRITERS} tasks of one plan, all at once"
+        f"on the {CONTENTION_TASKS} tasks of one plan (20 notes each, as many as a task keeps), "
+        "all at once"
     ]
     lines += explain(
         "Each writer has its own connection; each call carries a unique note. Lost updates =",
