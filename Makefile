@@ -27,7 +27,7 @@ test: install browsers cluster-server
 
 CLUSTER_TESTS := tests/rooms tests/cluster tests/e2e/test_handoff.py tests/e2e/test_push.py \
 	tests/e2e/test_concurrency.py tests/e2e/test_revocation.py tests/e2e/test_round_trips.py \
-	tests/e2e/test_workers.py tests/tenants/test_warm_caches.py tests/tenants/test_budgets.py
+	tests/e2e/test_workers.py tests/tenants/test_warm_caches.py
 
 ## The protocol, handoff, push, concurrency, revocation and cluster tests again, on a real
 ## Redis Cluster of their own (3 masters, 3 replicas on loopback: tests/redis_cluster.py).

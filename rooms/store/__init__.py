@@ -18,6 +18,7 @@ from typing import Any, TypeVar, cast
 import redis.asyncio as aioredis
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 from rooms import scripts
@@ -153,10 +154,34 @@ async def _eval(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
     leaves it cached there. Never SCRIPT LOAD, which a cluster client sends to every
     primary (and which fails while one of them is away)."""
     script = _script(source)
+    where = (id(r), _node_name(r, keys), script.sha)
+    if where not in _loaded:
+        # The first time on this node, by this client: EVAL (no NOSCRIPT round trip, and no
+        # storm of them when a burst of calls meets a fresh node at once).
+        result = await _awaited(r.eval(script.text, len(keys), *keys, *args))
+        if len(_loaded) > 100_000:
+            _loaded.clear()
+        _loaded.add(where)
+        return result
     try:
         return await _awaited(r.evalsha(script.sha, len(keys), *keys, *args))
     except NoScriptError:
         return await _awaited(r.eval(script.text, len(keys), *keys, *args))
+
+
+# (client, node, script sha): scripts this process has seen a node run.
+_loaded: set[tuple[int, str, str]] = set()
+
+
+def _node_name(r: Store, keys: list[str]) -> str:
+    """The node holding `keys` as the client knows it now ("" before it knows the cluster)."""
+    if keys and isinstance(r, RedisCluster):
+        try:
+            node = r.get_node_from_key(keys[0])
+        except Exception:  # the client has not read the cluster's slots yet
+            return ""
+        return str(node.name) if node is not None else ""
+    return ""
 
 
 async def _run(source: str, keys: list[str], args: list[Any]) -> Any:

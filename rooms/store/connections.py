@@ -57,14 +57,20 @@ class GatedCluster(RedisCluster):
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         async with self._gate:
-            try:
-                return await super().execute_command(*args, **kwargs)
-            except AttributeError as exc:
-                # redis-py 7.4: while a node fails, one task's error handling disconnects
-                # the node's idle connections as another task is writing on one of them
-                # ("'NoneType' object has no attribute 'writelines'"). It is a lost
-                # connection, and is answered as one.
-                raise aioredis.ConnectionError(f"connection lost mid-command: {exc}") from exc
+            for attempt in range(3):
+                try:
+                    return await super().execute_command(*args, **kwargs)
+                except AttributeError as exc:
+                    # redis-py 7.4: one task's error handling disconnects a node's idle
+                    # connections as another task is about to write on one of them
+                    # ("'NoneType' object has no attribute 'writelines'"). Nothing was
+                    # written, so the command is sent again; past that, it is a lost
+                    # connection, and is answered as one.
+                    if "writelines" not in str(exc) or attempt == 2:
+                        raise aioredis.ConnectionError(
+                            f"connection lost mid-command: {exc}"
+                        ) from exc
+            raise AssertionError("unreachable")
 
 
 def _store_client(
@@ -85,6 +91,10 @@ def _store_client(
             socket_connect_timeout=connect_timeout,
             socket_timeout=socket_timeout,
             health_check_interval=30,
+            # No CLIENT SETINFO handshake on each new connection: under a burst of new
+            # connections it is two more round trips each, during which redis-py 7.4 can
+            # lose the connection to another task's error handling.
+            driver_info=None,
         )
     pool = aioredis.BlockingConnectionPool.from_url(
         url,

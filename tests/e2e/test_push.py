@@ -272,20 +272,47 @@ async def redis_commands(room: str) -> AsyncIterator[list[str]]:
         await client.aclose()
 
 
+def _script_call(command: str, cursors: str) -> tuple[str, list[str], int] | None:
+    """("one" | "many", the command's words, where the cursors key is among them) for a
+    read script's call, by EVALSHA or (a node's first sight of it) by EVAL; else None."""
+    parts = command.split(" ")
+    if not parts or parts[0].upper() not in ("EVALSHA", "EVAL") or cursors not in parts:
+        return None
+    at = parts.index(cursors)
+    if parts[1] == READ_UNREAD_SHA or "local result = {cursor, previous" in command:
+        return "one", parts, at
+    if parts[1] == READ_MANY_SHA or "local replies, entries, seen" in command:
+        return "many", parts, at
+    return None
+
+
 def cursor_reads(seen: list[str], room: str, agent: str) -> int:
     """How many reads of `agent`'s cursor in `room` Redis received: READ_UNREAD calls, and
     reads within READ_UNREAD_MANY calls (the waiters' gathered reads)."""
     cursors = RoomKeys(room).cursors
     count = 0
     for command in seen:
-        parts = command.split(" ")
-        if len(parts) < 7 or parts[0].upper() != "EVALSHA" or parts[4] != cursors:
+        found = _script_call(command, cursors)
+        if found is None:
             continue
-        if parts[1] == READ_UNREAD_SHA and parts[6] == agent:
+        kind, parts, at = found
+        if kind == "one" and len(parts) > at + 2 and parts[at + 2] == agent:
             count += 1
-        elif parts[1] == READ_MANY_SHA:
-            count += sum(1 for k in range(11, len(parts), 5) if parts[k] == agent)
+        elif kind == "many":
+            count += sum(1 for k in range(at + 7, len(parts), 5) if parts[k] == agent)
     return count
+
+
+def many_reads(seen: list[str], room: str) -> list[list[str]]:
+    """The READ_UNREAD_MANY calls Redis received for `room`, as the agents each one read."""
+    cursors = RoomKeys(room).cursors
+    out = []
+    for command in seen:
+        found = _script_call(command, cursors)
+        if found is not None and found[0] == "many":
+            _, parts, at = found
+            out.append([parts[k] for k in range(at + 10, len(parts), 5)])
+    return out
 
 
 async def scripts_loaded(http: httpx.AsyncClient, url: str, room: str) -> None:
@@ -335,17 +362,6 @@ async def test_wait_wakes_when_another_server_process_posts(
             result = mcp_value(await waiter)
     assert posted["from"] == "poster" and posted["to"] == "waiter"
     assert result == {"events": [posted], "cursor": posted["id"], "count": 1, "timedOut": False}
-
-
-def many_reads(seen: list[str], room: str) -> list[list[str]]:
-    """The READ_UNREAD_MANY calls Redis received for `room`, as the agents each one read."""
-    cursors = RoomKeys(room).cursors
-    out = []
-    for command in seen:
-        parts = command.split(" ")
-        if len(parts) > 7 and parts[1] == READ_MANY_SHA and parts[4] == cursors:
-            out.append([parts[k] for k in range(14, len(parts), 5)])
-    return out
 
 
 async def test_the_waiters_one_write_wakes_share_one_read(server: RunningServer) -> None:

@@ -13,7 +13,7 @@ import httpx
 import pytest
 import redis
 
-from tests.conftest import new_room_id
+from tests.conftest import new_room_id, on_cluster
 from tests.e2e.conftest import TEAM_A_SECRET, start_server
 
 pytestmark = pytest.mark.e2e
@@ -100,7 +100,11 @@ async def parked(secret: str, url: str, bound: float = 15.0) -> None:
     """Returns once the team behind `secret` holds a waiting call somewhere (its waiter
     slot is taken in Redis): a bounded wait on that condition."""
     team_id = api(url, secret, "GET", "/api/v1/me").json()["teamId"]
-    r = redis.Redis.from_url(os.environ["REDIS_URL"])
+    r: redis.Redis = (
+        redis.RedisCluster.from_url(os.environ["REDIS_URL"])  # type: ignore[assignment]
+        if on_cluster()
+        else redis.Redis.from_url(os.environ["REDIS_URL"])
+    )
     bucket = f"{os.environ.get('REDIS_KEY_PREFIX', 'rs')}:slots:waiters:team:{team_id}"
     try:
         with anyio.fail_after(bound):
