@@ -100,7 +100,7 @@ async def close_client() -> None:
 async def pending_settled() -> None:
     """Carry out this loop's deferred slot releases, and wait for its steps in flight."""
     loop = asyncio.get_running_loop()
-    pending = _releasing.pop(id(loop), [])
+    pending = _releases_taken(loop)
     if pending:
         await _releases_step(pending)
     tasks = [t for t in _in_flight if t.get_loop() is loop]
@@ -623,7 +623,8 @@ async def event_read_unread_many(
 # Reads of one room asked in one turn of the event loop, and the script calls that take
 # them: the waiters one write wakes all ask at once, and share one round trip.
 READS_PER_STEP = 500
-_gathering: dict[tuple[int, str], list[tuple[UnreadRead, asyncio.Future[Any]]]] = {}
+_Gathered = list[tuple[UnreadRead, asyncio.Future[Any]]]
+_gathering: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, _Gathered]] = {}
 _in_flight: set[asyncio.Task[None]] = set()
 
 
@@ -634,10 +635,10 @@ async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> Unread
     slot = (id(loop), keys.room_id)
     future: asyncio.Future[Any] = loop.create_future()
     pending = _gathering.get(slot)
-    if pending is None:
-        pending = _gathering[slot] = []
+    if pending is None or pending[0] is not loop:  # none yet, or a closed loop's (same id)
+        pending = _gathering[slot] = (loop, [])
         loop.call_soon(_gathered_run, slot, keys)
-    pending.append((read, future))
+    pending[1].append((read, future))
     first = await future
     if isinstance(first, AtQuota) or not first.capped or len(first.events) >= read.limit:
         return cast("UnreadBatch | AtQuota", first)
@@ -661,7 +662,12 @@ async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> Unread
 
 
 def _gathered_run(slot: tuple[int, str], keys: RoomKeys) -> None:
-    pending = _gathering.pop(slot, [])
+    loop = asyncio.get_running_loop()
+    found = _gathering.get(slot)
+    if found is None or found[0] is not loop:
+        return
+    del _gathering[slot]
+    pending = found[1]
     for k in range(0, len(pending), READS_PER_STEP):
         task = asyncio.get_running_loop().create_task(
             _gathered_step(keys, pending[k : k + READS_PER_STEP])
@@ -953,7 +959,7 @@ async def slot_release(bucket: str, slot_id: str) -> None:
     await client().zrem(open_slots(bucket), slot_id)
 
 
-_releasing: dict[int, list[tuple[str, str]]] = {}
+_releasing: dict[int, tuple[asyncio.AbstractEventLoop, list[tuple[str, str]]]] = {}
 
 
 def slot_release_soon(bucket: str, slot_id: str) -> None:
@@ -962,14 +968,22 @@ def slot_release_soon(bucket: str, slot_id: str) -> None:
     lapses by itself."""
     loop = asyncio.get_running_loop()
     pending = _releasing.get(id(loop))
-    if pending is None:
-        pending = _releasing[id(loop)] = []
-        loop.call_soon(_releases_run, id(loop))
-    pending.append((bucket, slot_id))
+    if pending is None or pending[0] is not loop:  # none yet, or a closed loop's (same id)
+        pending = _releasing[id(loop)] = (loop, [])
+        loop.call_soon(_releases_run)
+    pending[1].append((bucket, slot_id))
 
 
-def _releases_run(loop_id: int) -> None:
-    pending = _releasing.pop(loop_id, [])
+def _releases_taken(loop: asyncio.AbstractEventLoop) -> list[tuple[str, str]]:
+    found = _releasing.get(id(loop))
+    if found is None or found[0] is not loop:
+        return []
+    del _releasing[id(loop)]
+    return found[1]
+
+
+def _releases_run() -> None:
+    pending = _releases_taken(asyncio.get_running_loop())
     if pending:
         task = asyncio.get_running_loop().create_task(_releases_step(pending))
         _in_flight.add(task)
