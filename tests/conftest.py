@@ -135,15 +135,18 @@ def room_id() -> str:
     return new_room_id()
 
 
-@pytest.fixture
-def sync_redis() -> Iterator[redis.Redis]:
+def redis_for_assertions(*, decode_responses: bool = True) -> redis.Redis:
     """A plain client for assertions on what the store wrote (tests only); on the cluster
     run, a cluster client (the same commands, routed by slot)."""
     if on_cluster():
-        cluster = redis.RedisCluster.from_url(os.environ["REDIS_URL"], decode_responses=True)
-        yield cluster  # type: ignore[misc]  # the commands tests use exist on both
-        cluster.close()
-        return
-    r = redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+        return redis.RedisCluster.from_url(  # type: ignore[return-value]  # same commands
+            os.environ["REDIS_URL"], decode_responses=decode_responses
+        )
+    return redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=decode_responses)
+
+
+@pytest.fixture
+def sync_redis() -> Iterator[redis.Redis]:
+    r = redis_for_assertions()
     yield r
     r.close()

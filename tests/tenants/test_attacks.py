@@ -30,7 +30,7 @@ from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import ApiKey, Membership, Room, Team
 from tests import callers
-from tests.conftest import new_room_id
+from tests.conftest import new_room_id, redis_for_assertions
 
 pytestmark = pytest.mark.django_db(transaction=True)
 BOUND = 10.0  # seconds: the bound on every wait in this file
@@ -497,9 +497,7 @@ def test_a_key_or_room_deleted_in_the_admin_is_gone_at_once(
 
 @pytest.fixture
 def raw_redis_client() -> Any:
-    import os
-
-    r = redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+    r = redis_for_assertions()
     yield r
     r.close()
 

@@ -25,7 +25,6 @@ looks exactly like "missing".
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from tenants.capabilities import Caller
 from tenants.credentials import KEY_PREFIX
 from tenants.db import db_run
 from tenants.models import ApiKey, AuditEvent, Invite, Membership, Room, ShareLink, Team, Webhook
+from tests.conftest import redis_for_assertions
 from tests.rooms.test_registry import VALID_ARGS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -166,7 +166,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def raw_redis() -> Iterator[redis.Redis]:
-    r = redis.Redis.from_url(os.environ["REDIS_URL"])
+    r = redis_for_assertions(decode_responses=False)
     yield r
     r.close()
 
