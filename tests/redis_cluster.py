@@ -105,6 +105,9 @@ class LocalCluster:
         # and masters ping replicas every second: failover within a few seconds, always.
         args += ["--cluster-replica-validity-factor", "0", "--repl-ping-replica-period", "1"]
         args += ["--save", "", "--appendonly", "no", "--logfile", str(folder / "redis.log")]
+        # A replica's first full sync starts at once (Redis waits 5 s by default for more
+        # replicas to join it).
+        args += ["--repl-diskless-sync-delay", "0"]
         from config.lifecycle import child_of_this_process
 
         self.processes[port] = subprocess.Popen(
@@ -135,20 +138,35 @@ class LocalCluster:
         return [p for p, proc in self.processes.items() if proc.poll() is None]
 
     def wait_healthy(self, timeout: float = START_TIMEOUT) -> None:
-        """Every live node says the cluster is ok and every slot is served."""
+        """Every live node says the cluster is ok and every slot is served, and every
+        replica is in sync with its master (else a failover would lose everything written
+        since it started: a replica still waiting for its first full sync has nothing)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                states = [self.info(p) for p in self.alive_ports()]
+                ports = self.alive_ports()
+                states = [self.info(p) for p in ports]
                 if all(
                     s.get("cluster_state") == "ok" and s.get("cluster_slots_ok") == "16384"
                     for s in states
-                ):
+                ) and all(self._replica_synced(p) for p in ports):
                     return
             except redis.RedisError:
                 pass
             time.sleep(0.1)
         raise RuntimeError(f"the cluster did not become healthy within {timeout:.0f} s")
+
+    def _replica_synced(self, port: int) -> bool:
+        r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=2)
+        try:
+            info = r.info("replication")
+        finally:
+            r.close()
+        if info.get("role") != "slave":
+            return True
+        return bool(
+            info.get("master_link_status") == "up" and not info.get("master_sync_in_progress")
+        )
 
     def master_of(self, key: str) -> int:
         """The port of the master serving `key`'s slot now."""
