@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -83,6 +84,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
             pass
     if _embedded is not None:
         _embedded.stop()
+        shutil.rmtree(_embedded.folder, ignore_errors=True)  # this run's own folder
 
 
 @pytest.fixture
