@@ -81,14 +81,6 @@ def error_wire(exc: errors.DomainError) -> dict[str, Any]:
 INTERNAL_WIRE = {"content": [{"type": "text", "text": INTERNAL_FAILURE}], "isError": True}
 
 
-def text_result(tool: registry.Tool, value: Any) -> T.CallToolResult:
-    return T.CallToolResult.model_validate(result_wire(tool, value))
-
-
-def error_result(exc: errors.DomainError) -> T.CallToolResult:
-    return T.CallToolResult.model_validate(error_wire(exc))
-
-
 @cache
 def result_fields(version: str) -> dict[str, Any]:
     """What the protocol `version` adds to every tools/call result beyond content, isError
@@ -100,10 +92,11 @@ def result_fields(version: str) -> dict[str, Any]:
     return {k: v for k, v in wire.items() if k not in ("content", "isError", "structuredContent")}
 
 
-async def tool_call_wire(
-    caller: Caller, name: str, arguments: Any, version: str, *, charge: Charge | None = None
+async def _answer(
+    caller: Caller, name: str, arguments: Any, charge: Charge | None
 ) -> dict[str, Any]:
-    """`tool_call`, answered as the wire result of protocol `version` directly."""
+    """One tools/call's result as a wire dict (before any protocol version's own fields).
+    Every failure the agent can correct is a tool error; an unknown tool is UnknownTool."""
     tool = registry.TOOLS_BY_NAME.get(name)
     if tool is None:
         raise UnknownTool(
@@ -112,32 +105,23 @@ async def tool_call_wire(
     try:
         value = await tool_run(caller, name, arguments, charge=charge)
     except errors.DomainError as exc:
-        wire = error_wire(exc)
+        return error_wire(exc)
     except Exception:
         log.exception("tool %s failed", name)
-        wire = dict(INTERNAL_WIRE)
-    else:
-        wire = result_wire(tool, value)
-    wire.update(result_fields(version))
-    return wire
+        return dict(INTERNAL_WIRE)
+    return result_wire(tool, value)
+
+
+async def tool_call_wire(
+    caller: Caller, name: str, arguments: Any, version: str, *, charge: Charge | None = None
+) -> dict[str, Any]:
+    """`tool_call`, answered as the wire result of protocol `version` directly (the thin
+    dispatcher's path)."""
+    return {**await _answer(caller, name, arguments, charge), **result_fields(version)}
 
 
 async def tool_call(
     caller: Caller, name: str, arguments: Any, *, charge: Charge | None = None
 ) -> T.CallToolResult:
-    """Run one tool for `caller`. Every failure the agent can correct is a tool error."""
-    tool = registry.TOOLS_BY_NAME.get(name)
-    if tool is None:
-        raise UnknownTool(
-            registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
-        )
-    try:
-        value = await tool_run(caller, name, arguments, charge=charge)
-    except errors.DomainError as exc:
-        return error_result(exc)
-    except Exception:
-        log.exception("tool %s failed", name)
-        return T.CallToolResult(
-            content=[T.TextContent(type="text", text=INTERNAL_FAILURE)], is_error=True
-        )
-    return text_result(tool, value)
+    """Run one tool for `caller`, as the SDK's model (the SDK dispatcher's path)."""
+    return T.CallToolResult.model_validate(await _answer(caller, name, arguments, charge))

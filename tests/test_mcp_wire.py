@@ -3,8 +3,10 @@ what the SDK's own models and serializer produce, for every protocol version we 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import mcp_types as T
 import pytest
 from mcp_types import methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -20,6 +22,28 @@ VALUES: list[tuple[str, Any]] = [
 ]
 
 
+def _sdk_result(value: Any, *, wrapped: bool) -> T.CallToolResult:
+    """What the result was before the fast path: built from the SDK's own models."""
+    return T.CallToolResult(
+        content=[
+            T.TextContent(
+                type="text", text=json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            )
+        ],
+        structured_content={"result": value} if wrapped else value,
+    )
+
+
+def _sdk_error(exc: errors.DomainError) -> T.CallToolResult:
+    content = [T.TextContent(type="text", text=exc.message)]
+    if exc.extra:
+        detail = json.dumps(
+            {"code": exc.code, "extra": exc.extra}, ensure_ascii=False, separators=(",", ":")
+        )
+        content.append(T.TextContent(type="text", text=detail))
+    return T.CallToolResult(content=content, is_error=True)
+
+
 def _sdk(version: str, result: Any) -> dict[str, Any]:
     return methods.serialize_server_result(
         "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
@@ -31,7 +55,7 @@ def _sdk(version: str, result: Any) -> dict[str, Any]:
 def test_a_result_is_what_the_sdk_would_send(version: str, name: str, value: Any) -> None:
     tool = registry.TOOLS_BY_NAME[name]
     fast = {**tools.result_wire(tool, value), **tools.result_fields(version)}
-    assert fast == _sdk(version, tools.text_result(tool, value))
+    assert fast == _sdk(version, _sdk_result(value, wrapped=tool.wraps_output()))
 
 
 @pytest.mark.parametrize("version", VERSIONS)
@@ -39,7 +63,7 @@ def test_a_result_is_what_the_sdk_would_send(version: str, name: str, value: Any
 def test_an_error_is_what_the_sdk_would_send(version: str, extra: dict[str, Any]) -> None:
     exc = errors.DomainError("Unknown task 'x'; closest: t1.", extra=extra)
     fast = {**tools.error_wire(exc), **tools.result_fields(version)}
-    assert fast == _sdk(version, tools.error_result(exc))
+    assert fast == _sdk(version, _sdk_error(exc))
     assert fast["isError"] is True and len(fast["content"]) == (2 if extra else 1)
 
 
