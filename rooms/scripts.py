@@ -187,17 +187,26 @@ return out
 # KEYS[1] task_order, KEYS[2] task_titles
 # ARGV[1] how many of the newest tasks to sample
 # -> {id, label, id, label, ...} the sample an unknown-task hint is computed from
-TASK_HINTS_SCRIPT = r"""
-local ids = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-local out = {}
-if #ids == 0 then return out end
-local labels = redis.call('HMGET', KEYS[2], unpack(ids))
-for i = 1, #ids do
-  table.insert(out, ids[i])
-  table.insert(out, labels[i] or '')
+_LABELLED = r"""
+-- {id, label, id, label, ...}: each id with its label from the hash `labels`.
+local function labelled(ids, labels)
+  local out = {}
+  if #ids == 0 then return out end
+  local found = redis.call('HMGET', labels, unpack(ids))
+  for i = 1, #ids do
+    table.insert(out, ids[i])
+    table.insert(out, found[i] or '')
+  end
+  return out
 end
-return out
 """
+
+TASK_HINTS_SCRIPT = (
+    _LABELLED
+    + r"""
+return labelled(redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1), KEYS[2])
+"""
+)
 
 # KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_created, KEYS[4] ctx_changed, KEYS[5] events,
 # KEYS[6] seq, KEYS[7] meta, KEYS[8] reads, KEYS[9] ctx_labels
@@ -303,17 +312,12 @@ return out
 # KEYS[1] ctx_created, KEYS[2] ctx_labels
 # ARGV[1] how many of the newest entries to sample
 # -> {id, label, id, label, ...} the sample an unknown-entry hint is computed from
-CONTEXT_HINTS_SCRIPT = r"""
-local ids = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-local out = {}
-if #ids == 0 then return out end
-local labels = redis.call('HMGET', KEYS[2], unpack(ids))
-for i = 1, #ids do
-  table.insert(out, ids[i])
-  table.insert(out, labels[i] or '')
-end
-return out
+CONTEXT_HINTS_SCRIPT = (
+    _LABELLED
+    + r"""
+return labelled(redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1), KEYS[2])
 """
+)
 
 # KEYS[1] events, KEYS[2] meta, KEYS[3] reads
 # ARGV[1] type, ARGV[2] from, ARGV[3] to, ARGV[4] payload JSON, ARGV[5] parent event id or "",

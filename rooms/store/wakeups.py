@@ -109,7 +109,21 @@ def _poll_soon(woken: asyncio.Event) -> None:
     asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.set)
 
 
-class WakeHub:
+class _Listening:
+    """A hub whose subscription runs as one background task of the loop; closing it
+    cancels the task and waits for it to end."""
+
+    _task: asyncio.Task[None] | None = None
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+
+class WakeHub(_Listening):
     """One Redis: one PSUBSCRIBE per event loop serves every waiter of every room."""
 
     def __init__(self) -> None:
@@ -156,13 +170,6 @@ class WakeHub:
                 self._ready.clear()
                 await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
                 await asyncio.sleep(0.5)
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
 
 class _Shard:
@@ -466,7 +473,7 @@ async def room_watch(keys: RoomKeys) -> AsyncIterator[asyncio.Event]:
 SignalCallback = Callable[[str, str], None]
 
 
-class SignalHub:
+class SignalHub(_Listening):
     """One SUBSCRIBE per event loop to the service's signal channels; each message is
     handed to every registered callback as (channel, payload). A reconnection is reported
     as ("", "") so listeners can re-check everything they hold."""
@@ -518,13 +525,6 @@ class SignalHub:
                     await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
                 await pubsub_client_forget()
                 await asyncio.sleep(0.5)
-
-    async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
 
 _signal_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, SignalHub] = (
