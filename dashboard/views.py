@@ -203,16 +203,27 @@ def team(request: HttpRequest, viewer: Viewer) -> HttpResponse:
             )
             sent = form.cleaned_data["email"]
             form = forms.MemberInviteForm()
-    return render(
-        request,
-        "dashboard/team.html",
-        {
-            "viewer": viewer,
-            "members": selectors.members_of(viewer.team),
-            "form": form,
-            "sent": sent,
-        },
-    )
+    return _team_page(request, viewer, form=form, sent=sent)
+
+
+def _team_page(
+    request: HttpRequest,
+    viewer: Viewer,
+    *,
+    form: forms.MemberInviteForm | None = None,
+    sent: str = "",
+    error: DomainError | None = None,
+) -> HttpResponse:
+    """The team page: its members, the invite form, and what the last action said."""
+    context = {
+        "viewer": viewer,
+        "members": selectors.members_of(viewer.team),
+        "form": form or forms.MemberInviteForm(),
+        "sent": sent,
+    }
+    if error is not None:
+        context["error"] = error.message
+    return render(request, "dashboard/team.html", context, status=error.status if error else 200)
 
 
 @require_POST
@@ -226,13 +237,7 @@ def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> Htt
                 membership=membership, role=form.cleaned_data["role"], actor=viewer.actor
             )
         except DomainError as exc:
-            context = {
-                "viewer": viewer,
-                "members": selectors.members_of(viewer.team),
-                "form": forms.MemberInviteForm(),
-                "error": exc.message,
-            }
-            return render(request, "dashboard/team.html", context, status=exc.status)
+            return _team_page(request, viewer, error=exc)
     return redirect("team")
 
 
@@ -243,13 +248,7 @@ def member_remove(request: HttpRequest, viewer: Viewer, membership_id: int) -> H
     try:
         services.membership_remove(membership=membership, actor=viewer.actor)
     except DomainError as exc:
-        context = {
-            "viewer": viewer,
-            "members": selectors.members_of(viewer.team),
-            "form": forms.MemberInviteForm(),
-            "error": exc.message,
-        }
-        return render(request, "dashboard/team.html", context, status=exc.status)
+        return _team_page(request, viewer, error=exc)
     return redirect("team")
 
 
