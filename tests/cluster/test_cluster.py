@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Hashable
 
 import pytest
 import redis
-import redis.asyncio as aioredis
 from redis.crc import key_slot
 
 from mcp_gateway.dispatch import tool_run
@@ -20,6 +18,7 @@ from rooms.keys import RoomKeys
 from tenants.capabilities import Caller
 from tests.conftest import new_room_id
 from tests.redis_cluster import LocalCluster
+from tests.redis_monitor import commands_seen
 
 pytestmark = pytest.mark.anyio
 
@@ -87,31 +86,12 @@ async def test_each_room_lives_in_one_slot_and_rooms_spread_over_the_masters(
 @contextlib.asynccontextmanager
 async def commands_on(ports: list[int]) -> AsyncIterator[dict[int, list[str]]]:
     """MONITOR on each of `ports`: every command each node receives meanwhile."""
-    seen: dict[int, list[str]] = {p: [] for p in ports}
-    clients = [aioredis.Redis(port=p, decode_responses=True) for p in ports]
-    async with contextlib.AsyncExitStack() as stack:
-        tasks = []
-        for port, client in zip(ports, clients, strict=True):
-            monitor = await stack.enter_async_context(client.monitor())
-
-            async def pump(port: int = port, monitor: Any = monitor) -> None:
-                while True:
-                    with contextlib.suppress(AttributeError, ValueError):
-                        seen[port].append((await monitor.next_command())["command"])
-
-            tasks.append(asyncio.get_running_loop().create_task(pump()))
-        await asyncio.sleep(0.1)
+    urls: dict[Hashable, str] = {p: f"redis://127.0.0.1:{p}/0" for p in ports}
+    async with commands_seen(urls) as watched:
         try:
-            yield seen
+            yield watched.by_node  # type: ignore[misc]  # keyed by the ports given
         finally:
-            await asyncio.sleep(0.2)  # the last commands reach the monitors
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-    for client in clients:
-        await client.aclose()
+            await watched.settle()  # the last commands reach the monitors
 
 
 async def test_a_tool_call_reaches_only_the_nodes_of_its_slots(

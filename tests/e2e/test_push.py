@@ -23,7 +23,6 @@ import anyio
 import httpx
 import pytest
 import redis
-import redis.asyncio as aioredis
 
 from mcp_gateway import rest as rest_door
 from rooms import errors, registry, scripts, store
@@ -32,6 +31,7 @@ from tenants import errors as tenant_errors
 from tenants.auth import UNAUTHORIZED
 from tests.conftest import new_room_id, on_cluster
 from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, RunningServer, start_server
+from tests.redis_monitor import commands_seen
 from tests.rooms.test_registry import VALID_ARGS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -248,28 +248,8 @@ async def redis_commands(room: str) -> AsyncIterator[list[str]]:
         node = cluster.get_node_from_key(RoomKeys(room).events)
         url = f"redis://{node.host}:{node.port}/0"
         cluster.close()
-    client = aioredis.Redis.from_url(url, decode_responses=True)
-    seen: list[str] = []
-    try:
-        async with client.monitor() as monitor:
-
-            async def pump() -> None:
-                while True:
-                    try:
-                        info = await monitor.next_command()
-                    except (AttributeError, ValueError):  # a line redis-py cannot parse
-                        continue
-                    seen.append(info["command"])
-
-            task = asyncio.get_running_loop().create_task(pump())
-            try:
-                yield seen
-            finally:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-    finally:
-        await client.aclose()
+    async with commands_seen({"room": url}) as watched:
+        yield watched.seen
 
 
 def _script_call(command: str, cursors: str) -> tuple[str, list[str], int] | None:

@@ -4,20 +4,17 @@ Counted with MONITOR on every node holding the call's keys, against the real ser
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import os
-import secrets
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 import redis
-import redis.asyncio as aioredis
 
 from tests.conftest import new_room_id, on_cluster
 from tests.e2e.conftest import TEAM_A_SECRET, RunningServer
+from tests.e2e.test_push import mcp_call, mcp_value
+from tests.redis_monitor import commands_seen
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 WARM_TOOLS: list[tuple[str, dict[str, Any]]] = [
@@ -40,67 +37,8 @@ def _nodes() -> list[str]:
         cluster.close()
 
 
-@contextlib.asynccontextmanager
-async def monitored() -> AsyncIterator[tuple[list[str], Any]]:
-    """Every command the store's masters receive, and `settle()`: wait until every command
-    sent before it has been seen (a marker ECHOed to each master after the call)."""
-    seen: list[str] = []
-    clients = [aioredis.Redis.from_url(u, decode_responses=True) for u in _nodes()]
-    tasks: list[asyncio.Task[None]] = []
-    async with contextlib.AsyncExitStack() as stack:
-        for client in clients:
-            monitor = await stack.enter_async_context(client.monitor())
-
-            async def pump(monitor: Any = monitor) -> None:
-                while True:
-                    try:
-                        info = await monitor.next_command()
-                    except (AttributeError, ValueError):
-                        continue
-                    if info.get("client_type") != "lua":
-                        seen.append(info["command"])
-
-            tasks.append(asyncio.get_running_loop().create_task(pump()))
-
-        async def settle() -> None:
-            marker = f"settled-{secrets.token_hex(4)}"
-            for u in _nodes():
-                probe = aioredis.Redis.from_url(u)
-                await probe.echo(marker)
-                await probe.aclose()
-            for _ in range(500):
-                if sum(marker in c for c in seen) >= len(clients):
-                    return
-                await asyncio.sleep(0.01)
-            raise AssertionError("MONITOR never showed the marker")
-
-        try:
-            yield seen, settle
-        finally:
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-    for client in clients:
-        await client.aclose()
-
-
 async def _call(http: httpx.AsyncClient, url: str, secret: str, tool: str, args: Any) -> Any:
-    response = await http.post(
-        f"{url}/mcp",
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": args},
-        },
-        headers={"authorization": f"Bearer {secret}", "accept": "application/json"},
-    )
-    assert response.status_code == 200, response.text
-    result = response.json()["result"]
-    assert not result.get("isError"), result
-    return result
+    return mcp_value(await mcp_call(http, url, tool, args, secret))
 
 
 def _ours(command: str, room: str, team_id: int) -> bool:
@@ -127,14 +65,14 @@ async def test_a_warm_tool_call_makes_at_most_two_round_trips(server: RunningSer
         for _ in range(2):  # cold: the key, the room, the activity mark, the scripts
             for tool, args in WARM_TOOLS:
                 await _call(http, server.url, secret, tool, {"roomId": room, **args})
-        async with monitored() as (seen, settle):
+        async with commands_seen({url: url for url in _nodes()}) as watched:
             counts = {}
             for tool, args in WARM_TOOLS:
-                await settle()
-                before = len(seen)
+                await watched.settle()
+                before = len(watched.outer)
                 await _call(http, server.url, secret, tool, {"roomId": room, **args})
-                await settle()
-                counts[tool] = [c for c in seen[before:] if _ours(c, room, team_id)]
+                await watched.settle()
+                counts[tool] = [c for c in watched.outer[before:] if _ours(c, room, team_id)]
     for tool, commands in counts.items():
         assert 1 <= len(commands) <= 2, (tool, commands)
         assert any(f"{{team:{team_id}}}:epoch" in c for c in commands), (tool, commands)
