@@ -491,7 +491,7 @@ async def event_range(
         raw = await r.xrevrange(keys.events, max=end, min=start, count=count)
     else:
         raw = await r.xrange(keys.events, min=start, max=end, count=count)
-    return [_entry(e) for e in raw]
+    return [_entry(e) for e in raw or ()]
 
 
 async def event_get(keys: RoomKeys, event_id: str) -> StreamEntry | None:
@@ -730,7 +730,7 @@ async def presence_beat(
 
 async def presence_all(keys: RoomKeys) -> list[tuple[str, int]]:
     res = await client().zrange(keys.presence, 0, -1, withscores=True)
-    return [(str(a), int(s)) for a, s in res]
+    return [(str(a), int(s)) for a, s in cast("list[tuple[str, float]]", res)]
 
 
 # --- Locks ------------------------------------------------------------------------------

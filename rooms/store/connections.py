@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import Awaitable
-from typing import Any, cast
+from typing import Any
 
 import redis.asyncio as aioredis
 from django.conf import settings
@@ -169,7 +168,7 @@ async def _live_node(options: dict[str, Any]) -> aioredis.Redis:
     for node in (await cluster_client()).get_nodes():
         candidate = aioredis.Redis(host=node.host, port=int(node.port), **options)
         try:
-            await cast("Awaitable[bool]", candidate.ping())
+            await candidate.ping()
             return candidate
         except StoreDown as exc:
             problem = exc
