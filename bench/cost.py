@@ -31,6 +31,8 @@ class CostFigures:
     tool_cpu_ms: float = 0.0
     floor: loads.LoadResult | None = None
     floor_cpu_ms: float = 0.0
+    floor2: loads.LoadResult | None = None  # the floor app doing two GETs a call
+    floor2_cpu_ms: float = 0.0
     redis_cpu_ms: float | None = None  # the Redis server's CPU per read_plan, when local
     generator: str = "wrk"
     problem: str = ""
@@ -130,18 +132,8 @@ def measure(
         fig.generator = "none"
         fig.problem = "wrk missing: server CPU per call needs a load as light as wrk"
         return fig
-    port = server.free_port()
-    floor_proc = floor.start(port, srv.redis_url)
-    try:
-        loads.run_wrk(wrk, f"http://127.0.0.1:{port}/", keys.secret, room, tasks, "read_plan", 8, 1)
-        before = floor.cpu_seconds(floor_proc.pid)
-        fig.floor = loads.run_wrk(
-            wrk, f"http://127.0.0.1:{port}/", keys.secret, room, tasks, "read_plan", 32, seconds
-        )
-        fig.floor_cpu_ms = 1000 * (floor.cpu_seconds(floor_proc.pid) - before) / fig.floor.requests
-    finally:
-        floor_proc.terminate()
-        floor_proc.wait(10)
+    fig.floor, fig.floor_cpu_ms = _floor_run(wrk, srv, keys, room, tasks, seconds, gets=1)
+    fig.floor2, fig.floor2_cpu_ms = _floor_run(wrk, srv, keys, room, tasks, seconds, gets=2)
     loads.run_wrk(wrk, srv.mcp_url, keys.secret, room, tasks, "read_plan", 8, 1)
     redis_pid = _redis_pid(srv)
     before = floor.cpu_seconds(srv.process.pid)
@@ -152,6 +144,31 @@ def measure(
         used = floor.cpu_seconds(redis_pid) - redis_before
         fig.redis_cpu_ms = 1000 * used / fig.tool.requests
     return fig
+
+
+def _floor_run(
+    wrk: str,
+    srv: server.BenchServer,
+    keys: server.Keys,
+    room: str,
+    tasks: list[str],
+    seconds: int,
+    *,
+    gets: int,
+) -> tuple[loads.LoadResult, float]:
+    """The floor app doing `gets` GETs a call under wrk at 32 connections: its load result
+    and its CPU per call (ms)."""
+    port = server.free_port()
+    proc = floor.start(port, srv.redis_url, gets=gets)
+    try:
+        url = f"http://127.0.0.1:{port}/"
+        loads.run_wrk(wrk, url, keys.secret, room, tasks, "read_plan", 8, 1)
+        before = floor.cpu_seconds(proc.pid)
+        result = loads.run_wrk(wrk, url, keys.secret, room, tasks, "read_plan", 32, seconds)
+        return result, 1000 * (floor.cpu_seconds(proc.pid) - before) / result.requests
+    finally:
+        proc.terminate()
+        proc.wait(10)
 
 
 def _redis_pid(srv: server.BenchServer) -> int | None:
@@ -187,15 +204,27 @@ def section(fig: CostFigures) -> list[str]:
         lines.append("  " + fig.problem)
     if fig.tool is not None and fig.floor is not None:
         share = 100 * fig.tool.rps / fig.floor.rps if fig.floor.rps else 0.0
+        rows = [("floor", fig.floor, fig.floor_cpu_ms)]
+        if fig.floor2 is not None:
+            rows.append(("floor, 2 GETs", fig.floor2, fig.floor2_cpu_ms))
+        rows.append(("read_plan", fig.tool, fig.tool_cpu_ms))
         lines += [
             "  read_plan at 32 connections (wrk), next to the floor (bare ASGI + one Redis GET,",
-            "  the same uvicorn), both in this run; CPU = the server process's CPU time / calls:",
-            f"    floor      {fig.floor.rps:8,.0f} calls/s   p50 {fig.floor.p50_ms:5.2f} ms   "
-            f"p99 {fig.floor.p99_ms:6.2f} ms   CPU {fig.floor_cpu_ms:.3f} ms/call",
-            f"    read_plan  {fig.tool.rps:8,.0f} calls/s   p50 {fig.tool.p50_ms:5.2f} ms   "
-            f"p99 {fig.tool.p99_ms:6.2f} ms   CPU {fig.tool_cpu_ms:.3f} ms/call",
-            f"    read_plan reaches {share:.0f} % of the floor's throughput",
+            "  the same uvicorn) and the floor doing two GETs, all in this run;",
+            "  CPU = the server process's CPU time / calls:",
         ]
+        lines += [
+            f"    {name:<14} {r.rps:8,.0f} calls/s   p50 {r.p50_ms:5.2f} ms   "
+            f"p99 {r.p99_ms:6.2f} ms   CPU {cpu:.3f} ms/call"
+            for name, r, cpu in rows
+        ]
+        lines.append(f"    read_plan reaches {share:.0f} % of the floor's throughput")
+        if fig.floor2 is not None and fig.floor.rps:
+            ceiling = 100 * fig.floor2.rps / fig.floor.rps
+            lines.append(
+                f"    two GETs and nothing else reach {ceiling:.0f} % of it: the ceiling of "
+                "any call that makes two round trips"
+            )
         if fig.redis_cpu_ms is not None:
             lines.append(
                 f"    the embedded Redis spent {fig.redis_cpu_ms:.3f} ms of CPU per read_plan"

@@ -1,7 +1,10 @@
 """The floor of the stack, for `make bench`: a bare ASGI app under the same uvicorn that
 answers every POST with one Redis GET and a small JSON-RPC result. No tool call can be
 cheaper than this on this machine; the bench puts a tool call's throughput and CPU next
-to it, measured in the same run."""
+to it, measured in the same run.
+
+FLOOR_GETS=2 makes the same app do two GETs, one after the other: the ceiling of any call
+that is allowed two Redis round trips (a warm tool call: its budget step, then its room)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ import redis.asyncio as aioredis
 Scope = MutableMapping[str, Any]
 ROOT = Path(__file__).resolve().parent.parent
 BODY = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"{}"}]}}'
+GETS = int(os.environ.get("FLOOR_GETS", "1"))
 _redis: aioredis.Redis | None = None
 
 
@@ -37,7 +41,8 @@ async def app(
     if _redis is None:
         url = os.environ["REDIS_URL"].replace("redis+socket://", "unix://")
         _redis = aioredis.Redis.from_url(url)
-    await _redis.get("bench:floor")
+    for _ in range(GETS):
+        await _redis.get("bench:floor")
     await send(
         {
             "type": "http.response.start",
@@ -51,8 +56,9 @@ async def app(
     await send({"type": "http.response.body", "body": BODY})
 
 
-def start(port: int, redis_url: str) -> subprocess.Popen[bytes]:
-    """The floor app on 127.0.0.1:`port`, answering once it is up."""
+def start(port: int, redis_url: str, *, gets: int = 1) -> subprocess.Popen[bytes]:
+    """The floor app on 127.0.0.1:`port` doing `gets` Redis GETs a call, answering once it
+    is up."""
     process = subprocess.Popen(
         [
             sys.executable,
@@ -70,7 +76,7 @@ def start(port: int, redis_url: str) -> subprocess.Popen[bytes]:
             "off",
         ],
         cwd=ROOT,
-        env={**os.environ, "REDIS_URL": redis_url},
+        env={**os.environ, "REDIS_URL": redis_url, "FLOOR_GETS": str(gets)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
