@@ -3,8 +3,8 @@ prefix of this run's own, removed at the end; never a flush of data we did not w
 
 TEST_REDIS_CLUSTER=1: the suite runs on a real Redis Cluster of its own instead (3 masters,
 3 replicas: tests/redis_cluster.py), with Celery's broker on an embedded single Redis
-(Celery cannot use a cluster). `make test` runs the protocol, push, handoff, concurrency
-and cluster tests a second time this way."""
+(Celery cannot use a cluster). `make test` runs the whole suite a second time this way;
+tests marked single_redis (they stop or kill the one embedded Redis) skip themselves."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import redis
@@ -87,6 +88,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_embedded.folder, ignore_errors=True)  # this run's own folder
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On the cluster run, the tests that stop, kill or restart the single embedded Redis
+    they start with the service (marker single_redis) are skipped: a cluster's outage is
+    the failover test's (tests/cluster/test_failover.py)."""
+    if not on_cluster():
+        return
+    skip = pytest.mark.skip(
+        reason="stops or kills the service's single embedded Redis; on a cluster, "
+        "tests/cluster/test_failover.py kills a master instead"
+    )
+    for item in items:
+        if item.get_closest_marker("single_redis"):
+            item.add_marker(skip)
+
+
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -145,6 +161,22 @@ def redis_for_assertions(*, decode_responses: bool = True) -> redis.Redis:
             os.environ["REDIS_URL"], decode_responses=decode_responses
         )
     return redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=decode_responses)
+
+
+async def commandstats(r: Any) -> dict[str, int]:
+    """Calls per command since start, on the store's Redis; on the cluster run, summed over
+    every primary, with EVAL and EVALSHA counted as one ("cmdstat_eval*"): which of the
+    two the client sends depends on whether it has used the script on that node before."""
+    if not on_cluster():
+        stats = await r.info("commandstats")
+        return {name: int(s["calls"]) for name, s in stats.items()}
+    total: dict[str, int] = {}
+    for node in r.get_primaries():
+        stats = await r.info("commandstats", target_nodes=node)
+        for name, s in stats.items():
+            merged = "cmdstat_eval*" if name in ("cmdstat_eval", "cmdstat_evalsha") else name
+            total[merged] = total.get(merged, 0) + int(s["calls"])
+    return total
 
 
 @pytest.fixture

@@ -26,15 +26,16 @@ class Monitored:
     by_node: dict[Hashable, list[str]] = field(default_factory=dict)
     # settle()'s own ECHOes, kept out of the lists above.
     markers: list[str] = field(default_factory=list)
+    # settle()'s connections, one per node, opened before the watch began so that their
+    # handshakes (HELLO) are not among what the watch saw.
+    probes: dict[Hashable, aioredis.Redis] = field(default_factory=dict)
 
     async def settle(self) -> None:
         """Returns once every command sent before it has been seen: a marker ECHOed to
         each node comes back through its monitor (a bounded wait)."""
         marker = f"{MARKER}{secrets.token_hex(4)}"
-        for url in self.urls.values():
-            probe = aioredis.Redis.from_url(url)
+        for probe in self.probes.values():
             await probe.echo(marker)
-            await probe.aclose()
         for _ in range(500):
             if sum(marker in c for c in self.markers) >= len(self.urls):
                 return
@@ -47,8 +48,11 @@ async def commands_seen(urls: dict[Hashable, str]) -> AsyncIterator[Monitored]:
     """MONITOR on each node of `urls` (name -> Redis URL) while the block runs."""
     watched = Monitored(urls, by_node={name: [] for name in urls})
     clients = [aioredis.Redis.from_url(url, decode_responses=True) for url in urls.values()]
+    watched.probes = {name: aioredis.Redis.from_url(url) for name, url in urls.items()}
     tasks: list[asyncio.Task[None]] = []
     try:
+        for probe in watched.probes.values():
+            await probe.ping()  # connected (and its handshake done) before the watch
         async with contextlib.AsyncExitStack() as stack:
             for name, client in zip(urls, clients, strict=True):
                 monitor = await stack.enter_async_context(client.monitor())
@@ -77,5 +81,5 @@ async def commands_seen(urls: dict[Hashable, str]) -> AsyncIterator[Monitored]:
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
     finally:
-        for client in clients:
+        for client in [*clients, *watched.probes.values()]:
             await client.aclose()

@@ -69,6 +69,7 @@ def bounded(check: object, bound: float) -> bool:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.single_redis
 def test_kill_9_of_make_runs_group_leaves_no_orphans() -> None:
     var = Path(tempfile.mkdtemp(prefix="rs-orphans-"))
     port = free_port()

@@ -48,6 +48,7 @@ def until(check: object, bound: float = 20.0) -> None:
     raise AssertionError("condition not met in time")
 
 
+@pytest.mark.single_redis
 def test_a_redis_outage_is_named_bounded_and_recovered_from_without_a_restart() -> None:
     redis_dir = Path(tempfile.mkdtemp(prefix="rs-outage-"))
     own = EmbeddedRedis(folder=redis_dir, persistent=False)

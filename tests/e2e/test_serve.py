@@ -35,6 +35,7 @@ def call(url: str, secret: str, name: str, arguments: dict[str, object]) -> dict
     return result["structuredContent"]  # type: ignore[return-value]
 
 
+@pytest.mark.single_redis
 def test_serve_on_embedded_defaults_stops_cleanly_and_keeps_its_data() -> None:
     var = Path(tempfile.mkdtemp(prefix="rs-serve-"))
     env = {"API_KEYS": "", "REDIS_URL": "", "DATABASE_URL": ""}
