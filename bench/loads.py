@@ -116,7 +116,6 @@ def scenario_arguments(
             "roomId": room,
             "taskId": tasks[(i - 1) % len(tasks)],
             "status": status,
-            "owner": agent,
             "agentId": agent,
         }
     if name == "post_event":

@@ -12,6 +12,8 @@ DATABASE_URL / REDIS_URL say otherwise), and the bench measures, for each:
   plain JSON-RPC latency and wrk runs alternate between the two servers, so background
   load on this shared machine weighs on both alike;
 - 32 writers contending on one plan: lost updates and failed calls (both must be 0);
+- claim contention (thin server only): 8, 32 and 64 agents claim one task at once, round
+  after round; exactly one winner each time, every loser told who won;
 - event exactness: 8 writers x 1,000 post_event while readers drain get_unread_events
   (two connections per agent for some agents): every reader gets every event exactly
   once, in stream order;
@@ -25,7 +27,7 @@ BENCH_MCP_CALLS (200), BENCH_DISPATCH ("thin,sdk"), BENCH_KEEP_VAR (keep the var
 BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it never trips,
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
-comma-separated subset of the sections: floor, latency, throughput, contention, events,
+comma-separated subset of the sections: floor, latency, throughput, contention, claims, events,
 push, denials, growth, storm, cost, sizes; e.g. BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise).
 """
@@ -49,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import cost, denials, loads, push, server, sizes, tenancy, wire
+from bench import claims, cost, denials, loads, push, server, sizes, tenancy, wire
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -88,6 +90,7 @@ SECTIONS = (
     "latency",
     "throughput",
     "contention",
+    "claims",
     "events",
     "push",
     "denials",
@@ -165,6 +168,7 @@ class ModeFigures:
     mcp_problem: dict[str, str] = field(default_factory=dict)
     load: dict[tuple[str, int], loads.LoadResult] = field(default_factory=dict)
     contention: dict[str, Any] = field(default_factory=dict)
+    claims: claims.ClaimFigures | None = None
     events: dict[str, Any] = field(default_factory=dict)
     push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
     growth: tenancy.GrowthFigures | None = None
@@ -277,7 +281,6 @@ def latency_arguments(name: str, room: str, tasks: list[str], i: int, agent: str
             "roomId": room,
             "taskId": tasks[i % len(tasks)],
             "status": "in_progress" if i % 2 else "pending",
-            "owner": agent,
             "agentId": agent,
         }
     if name == "post_event":
@@ -408,7 +411,6 @@ async def plan_contention(ep: wire.McpEndpoint, fails: Failures) -> dict[str, An
                         "roomId": room,
                         "taskId": task,
                         "status": "in_progress" if i % 2 else "pending",
-                        "owner": f"writer-{w}",
                         "note": note,
                         "agentId": f"writer-{w}",
                     },
@@ -844,6 +846,10 @@ def bench_all(
                 with phase(t.fig, label):
                     t.fig.contention = run(plan_contention(t.ep, fails))
                     t.fig.cross_team = run(cross_team(t.ep_other, t.fig.contention["room"], fails))
+            if "claims" in ONLY and t.fig.dispatch == "thin":
+                label = f"claim contention ({', '.join(map(str, claims.AGENT_COUNTS))} agents)"
+                with phase(t.fig, label):
+                    t.fig.claims = run(claims.contention(t.ep, fails))
             if "events" in ONLY:
                 label = (
                     f"event exactness ({EVENT_WRITERS} writers x {EVENTS_PER_WRITER} post_event)"
@@ -954,7 +960,7 @@ def _latency_section(figs: list[ModeFigures]) -> list[str]:
         "the server's own cost. mcp: the official `mcp` v2 Client over streamable HTTP",
         f"({MCP_CALLS} calls per tool);",
         "legacy = initialize handshake, then 2025-11-25 calls; 2026 = 2026-07-28 single-exchange",
-        "requests. Column suffix = the server's MCP_DISPATCH. update_task sets status and owner",
+        "requests. Column suffix = the server's MCP_DISPATCH. update_task sets status as its agent",
         "(no note); get_unread_events has limit 20; the plan has 20 tasks. The mcp columns include",
         "the client's own check of every result against the tool's published outputSchema",
         "(jsonschema, in the client process: about 1.3 ms for the 20-task plan).",
@@ -1196,6 +1202,9 @@ def report(
         lines += _throughput_section(figs, wrk_used)
     if "contention" in ONLY:
         lines += _contention_section(figs)
+    for f in figs:
+        if f.claims is not None:
+            lines += claims.section(f.claims)
     if "events" in ONLY:
         lines += _events_section(figs)
     if "push" in ONLY:

@@ -46,7 +46,7 @@ function init(args)
       local task = tasks[(i - 1) % #tasks + 1]
       local status = (i % 2 == 0) and "in_progress" or "pending"
       return call(i, "update_task", "{" .. r .. ',"taskId":"' .. task .. '","status":"' .. status ..
-        '","owner":"' .. agent .. '","agentId":"' .. agent .. '"}')
+        '","agentId":"' .. agent .. '"}')
     end,
     post_event = function(i)
       return call(i, "post_event", "{" .. r .. ',"type":"bench_load","from":"' .. agent ..

@@ -168,6 +168,10 @@ REDIS_SOCKET_TIMEOUT_SECONDS = float(os.environ.get("REDIS_SOCKET_TIMEOUT_SECOND
 # --- The protocol's knobs -------------------------------------------------------------
 ROOM_IDLE_TTL_SECONDS = env_int("ROOM_IDLE_TTL_SECONDS", 30 * 24 * 3600)
 PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
+# claim_task's leaseSeconds may not be shorter than this (it would lapse between two
+# heartbeats); the sweeper lapses claims whose lease ran out every CLAIM_SWEEP_SECONDS.
+CLAIM_LEASE_MIN_SECONDS = env_int("CLAIM_LEASE_MIN_SECONDS", 60)
+CLAIM_SWEEP_SECONDS = env_int("CLAIM_SWEEP_SECONDS", 5)
 
 # --- Quotas: what one tenant may make the shared store hold ---------------------------------
 # Each is enforced in the same atomic step as the write it limits. Logs and histories are
@@ -242,6 +246,8 @@ if REDIS_CLUSTER and not os.environ.get("CELERY_BROKER_URL") and not CELERY_TASK
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
+    # Claims whose lease ran out go back to pending (rooms.services.claims_sweep).
+    "claims-sweep": {"task": "claims.sweep", "schedule": float(CLAIM_SWEEP_SECONDS)},
     # Redis clean-ups of deleted rows that could not run at the time (tenants.purges).
     "purges-retry": {"task": "purges.retry", "schedule": 60.0},
     # Webhook deliveries owed (deferred, or a worker died holding them), and old records.

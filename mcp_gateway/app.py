@@ -51,8 +51,9 @@ SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Rooms
 CAPABILITIES = T.ServerCapabilities(tools=T.ToolsCapability(list_changed=False))
 INSTRUCTIONS = (
     "Roomservice rooms: shared state for agents working on one project. Start with heartbeat "
-    "and get_my_summary, pick work with get_unblocked_tasks, claim it with update_task, "
-    "publish contracts with write_context, and catch up with get_unread_events."
+    "and get_my_summary, pick work with get_unblocked_tasks, claim it with claim_task (one "
+    "agent wins a race; the others are told who; release_task gives it back), publish "
+    "contracts with write_context, and catch up with get_unread_events."
 )
 HTTP_STATUS = {
     T.PARSE_ERROR: 400,

@@ -1,5 +1,5 @@
-"""Celery tasks: thin doors onto tenants.webhooks (relay, delivery, upkeep) and
-tenants.purges."""
+"""Celery tasks: thin doors onto tenants.webhooks (relay, delivery, upkeep),
+tenants.purges and rooms.services.claims_sweep."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from celery import shared_task
 
 from mcp_gateway.webhooks import webhook_deliver as deliver
+from rooms import services, store
 from tenants import purges, webhooks
 
 
@@ -43,3 +44,8 @@ def webhooks_prune() -> None:
 @shared_task(name="purges.retry", ignore_result=True)
 def purges_retry() -> None:
     purges.purges_retry()
+
+
+@shared_task(name="claims.sweep", ignore_result=True)
+def claims_sweep() -> None:
+    store.run_sync(services.claims_sweep)

@@ -62,6 +62,21 @@ class ContextVersionConflictError(RoomError):
     status = 409
 
 
+class TaskVersionConflictError(RoomError):
+    """expectedVersion is not the task's version: someone changed it since it was read."""
+
+    code = "version_conflict"
+    status = 409
+
+
+class TaskClaimError(RoomError):
+    """A claim, release or takeover the task's state does not allow (another agent owns it,
+    it is done, its dependencies are not done). `extra` names the owner and the status."""
+
+    code = "claim_refused"
+    status = 409
+
+
 class QuotaExceededError(DomainError):
     """A per-tenant bound of the shared store (a quota) is reached."""
 
@@ -145,6 +160,40 @@ CONTEXT_VERSION_CONFLICT = (
     'Context entry "{entry_id}" is at version {current}, not {expected}: someone updated it '
     "first. Call read_context, merge your change into the current payload, and retry with "
     'expectedVersion "{current}".'
+)
+TASK_VERSION_CONFLICT = (
+    'Task "{task_id}" is at version {current} (status {status}, owner {owner}), not '
+    "{expected}: it changed since you read it. Call get_task, decide again, and retry with "
+    "expectedVersion {current}."
+)
+TASK_OWNED = (
+    'Task "{task_id}" is {status} and owned by "{owner}" (version {version}): it is not '
+    "yours to claim. Pick another with get_unblocked_tasks, or ask {owner} to release it "
+    "(release_task)."
+)
+TASK_TAKEOVER = (
+    'Task "{task_id}" is in progress under "{owner}"; update_task will not give it to '
+    '"{new_owner}". Claim open tasks with claim_task. To hand it over, {owner} calls '
+    'update_task with agentId "{owner}", or releases it with release_task.'
+)
+TASK_DONE_NO_CLAIM = (
+    'Task "{task_id}" is done (owner {owner}): there is nothing to claim. Call '
+    "get_unblocked_tasks for open work, or update_task with status pending to reopen it."
+)
+TASK_DONE_NO_RELEASE = (
+    'Task "{task_id}" is done: there is no claim to release. To reopen it, call update_task '
+    "with status pending."
+)
+TASK_DEPENDENCIES_UNMET = (
+    'Task "{task_id}" depends on tasks that are not done: {unmet}. Claim it once they are, '
+    "or call get_unblocked_tasks for tasks you can start now."
+)
+TASK_NOT_YOURS = (
+    'Task "{task_id}" is owned by {owner}, not "{agent_id}": only its owner releases it.'
+)
+LEASE_TOO_SHORT = (
+    "leaseSeconds must be at least {least} (and at most 86400): a shorter lease would lapse "
+    "between two heartbeats."
 )
 CONTEXT_PAYLOAD_INVALID = "Invalid {type} payload: {problems}."
 EVENT_TYPE_RESERVED = (

@@ -48,6 +48,18 @@ class RoomKeys:
         return self._k("task_titles")
 
     @property
+    def claims(self) -> str:
+        """Sorted set: task id -> expiry (epoch ms) of its claim's lease, for claims taken
+        with leaseSeconds."""
+        return self._k("claims")
+
+    @property
+    def claim_holders(self) -> str:
+        """Hash: task id -> "<lease ms> <agent id>", who holds the lease and for how long
+        each renewal extends it."""
+        return self._k("claim_holders")
+
+    @property
     def context(self) -> str:
         """Hash: context id -> entry JSON without its payload."""
         return self._k("ctx")
@@ -155,6 +167,8 @@ class RoomKeys:
             self.tasks,
             self.task_order,
             self.task_titles,
+            self.claims,
+            self.claim_holders,
             self.context,
             self.context_payloads,
             self.context_created,
@@ -173,6 +187,14 @@ class RoomKeys:
             self.fence,
             self.seq,
         ]
+
+
+def claims_due() -> str:
+    """Sorted set (one key, one slot): "<roomId> <expiry ms>" -> that expiry, for every room
+    with a leased claim. Each member's score is at most the room's earliest real expiry
+    (renewals only move expiries later), so the sweeper finds every lapse; a member is
+    removed only by the sweeper, after it has put back the room's next expiry."""
+    return f"{prefix()}:claims:due"
 
 
 def wake_pattern() -> str:

@@ -31,6 +31,9 @@ def task_from_json(raw: str) -> Task:
     for name in ("depends_on", "notes"):
         if task.get(name) == {}:
             task[name] = []
+    task.setdefault("version", 1)  # written before tasks had versions
+    if "lease_seconds" in task:
+        task["lease_seconds"] = int(task["lease_seconds"])
     return cast(Task, task)
 
 

@@ -181,7 +181,18 @@ async def _update_task(room: RoomRef, a: s.UpdateTaskInput) -> r.Task:
         note=a.note,
         description=a.description,
         agent_id=a.agentId,
+        expected_version=a.expectedVersion,
     )
+
+
+async def _claim_task(room: RoomRef, a: s.ClaimTaskInput) -> r.Task:
+    return await services.task_claim(
+        room, task_id=a.taskId, agent_id=a.agentId, lease_seconds=a.leaseSeconds
+    )
+
+
+async def _release_task(room: RoomRef, a: s.ReleaseTaskInput) -> r.Task:
+    return await services.task_release(room, task_id=a.taskId, agent_id=a.agentId, note=a.note)
 
 
 async def _get_task(room: RoomRef, a: s.GetTaskInput) -> r.Task:
@@ -346,11 +357,35 @@ TOOLS: tuple[Tool, ...] = (
         s.UpdateTaskInput,
         _TASK,
         "Change a task's status (pending/in_progress/done/blocked) and optionally its owner "
-        '(set yourself to claim it; "" or null clears it), add a note, or replace the '
-        "description. Atomic: no need to take a lock first. Emits task_updated.",
+        '("" or null clears it), add a note, or replace the description. To take a task, '
+        "use claim_task: update_task will not move a task in progress from its owner to "
+        "another agent. expectedVersion (the task's `version`) refuses the write if the task "
+        "changed since you read it. Atomic: no need to take a lock first. Emits task_updated.",
         read_only=False,
         idempotent=False,
         run=_update_task,
+    ),
+    RoomTool(
+        "claim_task",
+        s.ClaimTaskInput,
+        _TASK,
+        "Take a task before you work on it: you become its owner and it goes in_progress, "
+        "only if nobody else owns it, it is not done, and (when pending) its dependencies are "
+        "done. Of agents claiming at once exactly one wins; the others are told who did. "
+        "leaseSeconds makes the claim lapse if you go quiet (heartbeat to keep it). Claiming "
+        "your own task again renews it. Emits task_claimed.",
+        read_only=False,
+        run=_claim_task,
+    ),
+    RoomTool(
+        "release_task",
+        s.ReleaseTaskInput,
+        _TASK,
+        "Give back a task you claimed and will not finish: it is pending and unowned again, "
+        "with your note kept on it for whoever takes it next. Emits task_released.",
+        read_only=False,
+        idempotent=False,
+        run=_release_task,
     ),
     RoomTool(
         "get_task",

@@ -36,9 +36,13 @@ class Task(TypedDict):
     created_at: str
     updated_at: str
     depends_on: list[str]
+    version: int  # +1 on every change of the task (expectedVersion compares against it)
     priority: NotRequired[int]
     note: NotRequired[str]
     notes: NotRequired[list[Note]]
+    # A claim taken with leaseSeconds: it lapses at lease_expires_at unless renewed.
+    lease_seconds: NotRequired[int]
+    lease_expires_at: NotRequired[str]
     warnings: NotRequired[list[str]]
 
 

@@ -77,6 +77,7 @@ ActorName = Annotated[Name, ACTOR]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Payload = Annotated[JsonValue, AfterValidator(_payload_size)]
 TaskStatus = Literal["pending", "in_progress", "done", "blocked"]
+ExpectedVersion = Annotated[int, Field(ge=1)] | None
 ContextType = Literal["api_contract", "arch_decision", "task", "change_request", "note"]
 
 
@@ -122,6 +123,25 @@ class UpdateTaskInput(RoomInput):
     )
     description: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
     agentId: AgentId | None = Field(default=None, description="Who is making the change.")
+    expectedVersion: ExpectedVersion = None
+
+
+class ClaimTaskInput(RoomInput):
+    taskId: Identifier
+    agentId: AgentId
+    leaseSeconds: Annotated[int, Field(ge=1, le=86_400)] | None = Field(
+        default=None,
+        description="The claim lapses after this long (60 to 86400 s) unless your heartbeats "
+        "or your updates of the task renew it; then the task is pending again.",
+    )
+
+
+class ReleaseTaskInput(RoomInput):
+    taskId: Identifier
+    agentId: AgentId
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="Why, for whoever takes it next (kept on the task)."
+    )
 
 
 class GetTaskInput(RoomInput):

@@ -120,24 +120,93 @@ return {1, eid}
 """
 )
 
-# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
-# ARGV[1] task id, ARGV[2] changes JSON {status, set_owner, owner, note?, description?, by},
-# ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap, ARGV[6] event bytes cap, ARGV[7] wake
-# channel, ARGV[8] notes kept per task (the newest)
-# -> {0} unknown task; {1, task JSON, event id}
+# What the scripts that change a task share (after _PRELUDE): task JSON in and out, the
+# task's version, and its claim's lease (KEYS claims, claim_holders of the room).
+_TASKS = r"""
+-- Epoch ms as the protocol's ISO-8601 UTC time (2026-01-31T12:00:00.000Z): days to civil
+-- date by Howard Hinnant's algorithm (Redis's Lua has no os.date).
+local function iso_from_ms(ms)
+  local secs = math.floor(ms / 1000)
+  local days = math.floor(secs / 86400)
+  local rem = secs - days * 86400
+  local z = days + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524)
+    - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return string.format('%04d-%02d-%02dT%02d:%02d:%02d.%03dZ', y, m, d,
+    math.floor(rem / 3600), math.floor(rem % 3600 / 60), rem % 60, ms - secs * 1000)
+end
+-- cjson's null is not nil: an owner of null is no owner.
+local function owner_of(task)
+  if task.owner == nil or task.owner == cjson.null or task.owner == '' then return nil end
+  return task.owner
+end
+local function version_of(task) return tonumber(task.version) or 1 end
+local function task_encode(task)
+  return fix_arrays(cjson.encode(task), {'depends_on', 'notes'})
+end
+local function task_summary(task)
+  return {id = task.id, title = task.title, status = task.status, owner = task.owner,
+    version = version_of(task)}
+end
+-- The claim's lease ends (released, done, handed over, lapsed): the task shows no lease.
+local function lease_end(claims, holders, task)
+  redis.call('ZREM', claims, task.id)
+  redis.call('HDEL', holders, task.id)
+  task.lease_seconds = nil
+  task.lease_expires_at = nil
+end
+-- The holder's lease starts again from now.
+local function lease_renew(claims, task, lease_ms, now_ms)
+  local expires = tonumber(now_ms) + tonumber(lease_ms)
+  redis.call('ZADD', claims, expires, task.id)
+  task.lease_expires_at = iso_from_ms(expires)
+end
+"""
+
+# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] claims,
+# KEYS[6] claim_holders
+# ARGV[1] task id, ARGV[2] changes JSON {status, set_owner, owner, note?, description?, by,
+# expected_version?}, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap, ARGV[6] event
+# bytes cap, ARGV[7] wake channel, ARGV[8] notes kept per task (the newest), ARGV[9] now ms
+# -> {0} unknown task; {-1, task JSON} expectedVersion is stale; {-2, task JSON} the task is
+#    in progress under another owner, and the writer is not that owner (a takeover: claims
+#    go through claim_task, hand-overs through its owner); {1, task JSON, event id}
 # The task_updated event carries what changed, not the whole task: {task: {id, title, status,
-# owner}, previousStatus, changes: {status?: [from, to], owner?: [from, to], description?},
-# note?} — so a long task's every update does not copy it into the log again.
+# owner, version}, previousStatus, changes: {status?: [from, to], owner?: [from, to],
+# description?}, note?} — so a long task's every update does not copy it into the log again.
+# A claim's lease ends when the task leaves in_progress or changes owner; an update by its
+# holder renews it.
 UPDATE_TASK_SCRIPT = (
     _PRELUDE
+    + _TASKS
     + r"""
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {0} end
 local task = cjson.decode(raw)
 local ch = cjson.decode(ARGV[2])
-local previous, previous_owner = task.status, task.owner
+if ch.expected_version ~= nil and tonumber(ch.expected_version) ~= version_of(task) then
+  return {-1, raw}
+end
+local previous, previous_owner = task.status, owner_of(task)
+local new_owner = previous_owner
+if ch.set_owner then
+  new_owner = ch.owner
+  if new_owner == cjson.null or new_owner == '' then new_owner = nil end
+end
+if previous == 'in_progress' and previous_owner and new_owner and new_owner ~= previous_owner
+    and ch.by ~= previous_owner then
+  return {-2, raw}
+end
 task.status = ch.status
-if ch.set_owner then task.owner = ch.owner end
+if ch.set_owner then task.owner = new_owner or cjson.null end
 if ch.description ~= nil then task.description = ch.description end
 if ch.note ~= nil then
   task.note = ch.note
@@ -146,24 +215,186 @@ if ch.note ~= nil then
   local kept = tonumber(ARGV[8])
   while #task.notes > kept do table.remove(task.notes, 1) end
 end
+local holder = redis.call('HGET', KEYS[6], ARGV[1])
+if holder then
+  local lease_ms, who = string.match(holder, '^(%d+) (.*)$')
+  if task.status ~= 'in_progress' or owner_of(task) ~= who then
+    lease_end(KEYS[5], KEYS[6], task)
+  elseif ch.by == who then
+    lease_renew(KEYS[5], task, lease_ms, ARGV[9])
+  end
+end
+task.version = version_of(task) + 1
 task.updated_at = ARGV[3]
-local out = fix_arrays(cjson.encode(task), {'depends_on', 'notes'})
+local out = task_encode(task)
 redis.call('HSET', KEYS[1], ARGV[1], out)
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
 local changes = {}
 if previous ~= task.status then changes.status = {previous, task.status} end
-if ch.set_owner and previous_owner ~= task.owner then
-  changes.owner = {previous_owner, task.owner}
+if ch.set_owner and previous_owner ~= owner_of(task) then
+  changes.owner = {previous_owner or cjson.null, task.owner}
 end
 if ch.description ~= nil then changes.description = true end
-local summary = {id = task.id, title = task.title, status = task.status, owner = task.owner}
-local payload = cjson.encode({task = summary, previousStatus = previous, changes = changes,
-  note = ch.note})
+local payload = cjson.encode({task = task_summary(task), previousStatus = previous,
+  changes = changes, note = ch.note})
 local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[5], ARGV[6], ARGV[7],
   {'type', 'task_updated', 'from', ch.by, 'to', 'all', 'payload', payload})
-touch(ARGV[4], 1, 4)
+touch(ARGV[4], 1, 6)
 return {1, out, eid}
+"""
+)
+
+# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] claims,
+# KEYS[6] claim_holders
+# ARGV[1] task id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] now ms, ARGV[5] lease ms
+# (0: no lease), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
+# channel
+# -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} another agent owns it;
+#    {-3, task JSON, unmet JSON [{id, status}]} pending with dependencies not done;
+#    {1, task JSON, event id ("" when the holder only renewed its claim)}
+# Of any number of agents claiming at once, the first one's step wins and every later one
+# sees its owner: the claim and the check are one step.
+CLAIM_TASK_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local task = cjson.decode(raw)
+if task.status == 'done' then return {-1, raw} end
+local owner = owner_of(task)
+if owner and owner ~= ARGV[2] then return {-2, raw} end
+if task.status == 'pending' and type(task.depends_on) == 'table' and #task.depends_on > 0 then
+  local found = redis.call('HMGET', KEYS[1], unpack(task.depends_on))
+  local unmet = {}
+  for i, dep in ipairs(task.depends_on) do
+    local status = 'missing'
+    if found[i] then status = cjson.decode(found[i]).status end
+    if status ~= 'done' then table.insert(unmet, {id = dep, status = status}) end
+  end
+  if #unmet > 0 then return {-3, raw, cjson.encode(unmet)} end
+end
+local renewal = owner == ARGV[2] and task.status == 'in_progress'
+local previous = task.status
+local lease_ms = tonumber(ARGV[5])
+if lease_ms > 0 then
+  redis.call('HSET', KEYS[6], ARGV[1], ARGV[5] .. ' ' .. ARGV[2])
+  task.lease_seconds = lease_ms / 1000
+  lease_renew(KEYS[5], task, lease_ms, ARGV[4])
+else
+  lease_end(KEYS[5], KEYS[6], task)
+end
+local eid = ''
+if not renewal then
+  task.owner = ARGV[2]
+  task.status = 'in_progress'
+  task.version = version_of(task) + 1
+  task.updated_at = ARGV[3]
+  redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
+  redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
+end
+local out = task_encode(task)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+if not renewal then
+  local payload = cjson.encode({task = task_summary(task), previousStatus = previous,
+    leaseSeconds = task.lease_seconds})
+  eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
+    {'type', 'task_claimed', 'from', ARGV[2], 'to', 'all', 'payload', payload})
+end
+touch(ARGV[6], 1, 6)
+return {1, out, eid}
+"""
+)
+
+# KEYS as CLAIM_TASK_SCRIPT
+# ARGV[1] task id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] note ("" for none),
+# ARGV[5] notes kept per task, ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap,
+# ARGV[9] wake channel
+# -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} not the agent's;
+#    {1, task JSON, event id}
+RELEASE_TASK_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local task = cjson.decode(raw)
+if task.status == 'done' then return {-1, raw} end
+if owner_of(task) ~= ARGV[2] then return {-2, raw} end
+local previous = task.status
+lease_end(KEYS[5], KEYS[6], task)
+task.status = 'pending'
+task.owner = cjson.null
+if ARGV[4] ~= '' then
+  task.note = ARGV[4]
+  if type(task.notes) ~= 'table' then task.notes = {} end
+  table.insert(task.notes, {by = ARGV[2], at = ARGV[3], text = ARGV[4]})
+  while #task.notes > tonumber(ARGV[5]) do table.remove(task.notes, 1) end
+end
+task.version = version_of(task) + 1
+task.updated_at = ARGV[3]
+local out = task_encode(task)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
+redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
+local note = cjson.null
+if ARGV[4] ~= '' then note = ARGV[4] end
+local payload = cjson.encode({task = task_summary(task), previousStatus = previous,
+  previousOwner = ARGV[2], note = note})
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
+  {'type', 'task_released', 'from', ARGV[2], 'to', 'all', 'payload', payload})
+touch(ARGV[6], 1, 6)
+return {1, out, eid}
+"""
+)
+
+# KEYS as CLAIM_TASK_SCRIPT
+# ARGV[1] now ms, ARGV[2] now (ISO), ARGV[3] ttl ms, ARGV[4] event cap, ARGV[5] event bytes
+# cap, ARGV[6] wake channel, ARGV[7] most claims lapsed in one step
+# -> {claims lapsed, the earliest remaining expiry ms or -1}
+# A claim whose lease ran out: its task goes back to pending, unowned, with a
+# task_claim_expired event naming who held it. A task its holder no longer owns (or done)
+# only loses the lease.
+EXPIRE_CLAIMS_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local due = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[7]))
+local lapsed = 0
+for _, tid in ipairs(due) do
+  local holder = redis.call('HGET', KEYS[6], tid) or ''
+  local lease_ms, who = string.match(holder, '^(%d+) (.*)$')
+  local raw = redis.call('HGET', KEYS[1], tid)
+  redis.call('ZREM', KEYS[5], tid)
+  redis.call('HDEL', KEYS[6], tid)
+  if raw then
+    local task = cjson.decode(raw)
+    local previous = task.status
+    local lapses = who ~= nil and owner_of(task) == who and previous ~= 'done'
+    task.lease_seconds = nil
+    task.lease_expires_at = nil
+    if lapses then
+      task.status = 'pending'
+      task.owner = cjson.null
+      task.version = version_of(task) + 1
+      task.updated_at = ARGV[2]
+      lapsed = lapsed + 1
+    end
+    redis.call('HSET', KEYS[1], tid, task_encode(task))
+    if lapses then
+      redis.call('HSET', KEYS[2], 'updated_at', ARGV[2])
+      local payload = cjson.encode({task = task_summary(task), previousStatus = previous,
+        previousOwner = who, leaseSeconds = tonumber(lease_ms) / 1000})
+      append(KEYS[3], KEYS[2], KEYS[4], ARGV[4], ARGV[5], ARGV[6],
+        {'type', 'task_claim_expired', 'from', 'roomservice', 'to', 'all', 'payload', payload})
+    end
+  end
+end
+if lapsed > 0 then touch(ARGV[3], 1, 6) end
+local nxt = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
+if #nxt == 0 then return {lapsed, -1} end
+return {lapsed, nxt[2]}
 """
 )
 
@@ -483,19 +714,34 @@ return 1
 """
 )
 
-# KEYS[1] presence
+# KEYS[1] presence, KEYS[2] claims, KEYS[3] claim_holders, KEYS[4] tasks
 # ARGV[1] agent id, ARGV[2] now ms, ARGV[3] ttl ms, ARGV[4] most agents remembered,
 # ARGV[5] most agents answered
 # -> {agents remembered, {agent, ms, agent, ms, ...} the ARGV[5] most recently seen}
 # The answer is capped so a heartbeat costs the same in a room of 5,000 agents as of 10.
 # Past the quota the agent that has been silent longest is forgotten (its cursor stays).
+# A heartbeat renews every leased claim the agent holds in the room (a room without leased
+# claims pays one ZCARD for it).
 HEARTBEAT_SCRIPT = (
     _PRELUDE
+    + _TASKS
     + r"""
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
 if over > 0 then redis.call('ZPOPMIN', KEYS[1], over) end
 touch(ARGV[3], 1, 1)
+if redis.call('ZCARD', KEYS[2]) > 0 then
+  local held = redis.call('HGETALL', KEYS[3])
+  for i = 1, #held, 2 do
+    local lease_ms, who = string.match(held[i + 1], '^(%d+) (.*)$')
+    local raw = who == ARGV[1] and redis.call('HGET', KEYS[4], held[i])
+    if raw then
+      local task = cjson.decode(raw)
+      lease_renew(KEYS[2], task, lease_ms, ARGV[2])
+      redis.call('HSET', KEYS[4], held[i], task_encode(task))
+    end
+  end
+end
 local shown = redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[5]) - 1, 'WITHSCORES')
 return {redis.call('ZCARD', KEYS[1]), shown}
 """

@@ -14,6 +14,7 @@ from django.conf import settings
 from pydantic import ValidationError
 
 from rooms import clock, errors, selectors, store
+from rooms.keys import RoomKeys
 from rooms.quotas import quota_error
 from rooms.records import (
     context_from_json,
@@ -95,6 +96,7 @@ async def task_add(
         "created_at": now,
         "updated_at": now,
         "depends_on": list(dict.fromkeys(depends_on)),
+        "version": 1,
     }
     if priority is not None:
         task["priority"] = priority
@@ -133,8 +135,11 @@ async def task_update(
     note: str | None,
     description: str | None,
     agent_id: str | None,
+    expected_version: int | None = None,
 ) -> Task:
-    """One atomic step however many agents write at once: no lost update, no "busy"."""
+    """One atomic step however many agents write at once: no lost update, no "busy". A
+    task in progress under one agent is not given to another by anyone but its owner (the
+    silent takeover roomd allows); with `expected_version`, a stale writer is refused."""
     changes: dict[str, Any] = {
         "status": status,
         "set_owner": owner_given,
@@ -145,12 +150,148 @@ async def task_update(
         changes["note"] = note
     if description is not None:
         changes["description"] = description
-    updated = await store.task_update(
-        room.keys, task_id=task_id, changes_json=dumps(changes), now_iso=clock.now_iso()
+    if expected_version is not None:
+        changes["expected_version"] = expected_version
+    now = clock.now_ms()
+    step = await store.task_update(
+        room.keys,
+        task_id=task_id,
+        changes_json=dumps(changes),
+        now_iso=clock.iso_from_ms(now),
+        now_ms=now,
     )
-    if updated is None:
+    if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
-    return task_from_json(updated[0])
+    current = task_from_json(step.task_json)
+    if step.outcome == "stale":
+        raise _version_conflict(current, expected_version)
+    if step.outcome == "owned":
+        raise errors.TaskClaimError(
+            errors.TASK_TAKEOVER.format(
+                task_id=task_id, owner=current["owner"], new_owner=owner or ""
+            ),
+            extra=_task_state(current),
+        )
+    return current
+
+
+def _task_state(task: Task) -> dict[str, Any]:
+    """What a refusal tells about the task, for an agent's program to act on."""
+    return {
+        "taskId": task["id"],
+        "owner": task["owner"],
+        "status": task["status"],
+        "version": task["version"],
+    }
+
+
+def _version_conflict(task: Task, expected: int | None) -> errors.TaskVersionConflictError:
+    return errors.TaskVersionConflictError(
+        errors.TASK_VERSION_CONFLICT.format(
+            task_id=task["id"],
+            current=task["version"],
+            status=task["status"],
+            owner=f'"{task["owner"]}"' if task["owner"] else "nobody",
+            expected=expected,
+        ),
+        extra=_task_state(task),
+    )
+
+
+async def task_claim(
+    room: RoomRef, *, task_id: str, agent_id: str, lease_seconds: int | None
+) -> Task:
+    """Owner and in_progress in one step, only if the task is unowned (or already the
+    agent's), not done, and for a pending task every dependency done: of N agents claiming
+    at once exactly one wins, and each other one is told who did. The owner claiming again
+    renews its lease. With `lease_seconds`, the claim lapses unless its owner's heartbeats
+    or updates renew it (claims_sweep)."""
+    least = int(settings.CLAIM_LEASE_MIN_SECONDS)
+    if lease_seconds is not None and lease_seconds < least:
+        raise errors.ToolArgumentsError(
+            errors.LEASE_TOO_SHORT.format(least=least), extra={"fields": ["leaseSeconds"]}
+        )
+    now = clock.now_ms()
+    step = await store.task_claim(
+        room.keys,
+        task_id=task_id,
+        agent_id=agent_id,
+        now_iso=clock.iso_from_ms(now),
+        now_ms=now,
+        lease_ms=(lease_seconds or 0) * 1000,
+    )
+    if step.outcome == "unknown":
+        raise await selectors.task_not_found(room, task_id)
+    current = task_from_json(step.task_json)
+    state = _task_state(current)
+    if step.outcome == "done":
+        owner = f'"{current["owner"]}"' if current["owner"] else "nobody"
+        raise errors.TaskClaimError(
+            errors.TASK_DONE_NO_CLAIM.format(task_id=task_id, owner=owner), extra=state
+        )
+    if step.outcome == "owned":
+        raise errors.TaskClaimError(
+            errors.TASK_OWNED.format(
+                task_id=task_id,
+                status=current["status"],
+                owner=current["owner"],
+                version=current["version"],
+            ),
+            extra=state,
+        )
+    if step.outcome == "unmet":
+        unmet = ", ".join(f"{u['id']} ({u['status']})" for u in step.unmet)
+        raise errors.TaskClaimError(
+            errors.TASK_DEPENDENCIES_UNMET.format(task_id=task_id, unmet=unmet),
+            extra={**state, "unmet": step.unmet},
+        )
+    return current
+
+
+async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str | None) -> Task:
+    """Back to pending and unowned, by its owner only; its lease goes with it."""
+    step = await store.task_release(
+        room.keys, task_id=task_id, agent_id=agent_id, now_iso=clock.now_iso(), note=note
+    )
+    if step.outcome == "unknown":
+        raise await selectors.task_not_found(room, task_id)
+    current = task_from_json(step.task_json)
+    if step.outcome == "done":
+        raise errors.TaskClaimError(
+            errors.TASK_DONE_NO_RELEASE.format(task_id=task_id), extra=_task_state(current)
+        )
+    if step.outcome == "owned":
+        owner = f'"{current["owner"]}"' if current["owner"] else "nobody"
+        raise errors.TaskClaimError(
+            errors.TASK_NOT_YOURS.format(task_id=task_id, owner=owner, agent_id=agent_id),
+            extra=_task_state(current),
+        )
+    return current
+
+
+# One sweep handles at most this many due rooms per pass, and makes at most this many passes.
+SWEEP_ROOMS_PER_PASS = 500
+SWEEP_PASSES = 20
+
+
+async def claims_sweep() -> int:
+    """Lapse every claim whose lease ran out, in every room, without any agent calling
+    (the periodic task claims.sweep runs it): each task goes back to pending with a
+    task_claim_expired event. Safe to run in several processes at once. Returns how many
+    claims lapsed."""
+    lapsed = 0
+    for _ in range(SWEEP_PASSES):
+        now = clock.now_ms()
+        due = await store.claims_due(now, SWEEP_ROOMS_PER_PASS)
+        if not due:
+            break
+        for room_id, members in due.items():
+            n, next_ms = await store.claims_expire(
+                RoomKeys(room_id), now_ms=now, now_iso=clock.iso_from_ms(now)
+            )
+            lapsed += n
+            await store.claims_due_settle(room_id, members, next_ms)
+    return lapsed
 
 
 # --- Context ----------------------------------------------------------------------------

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -30,6 +31,9 @@ from rooms.keys import (
     rate_window,
     revocations_channel,
     webhooks_channel,
+)
+from rooms.keys import (
+    claims_due as claims_due_key,
 )
 from rooms.store.connections import (
     Store,
@@ -254,13 +258,48 @@ async def task_add(
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
 
+@dataclass(frozen=True, slots=True)
+class TaskStep:
+    """What a script that changes one task answered. `outcome`: "ok"; "unknown" (no such
+    task); "stale" (expectedVersion is not the task's version); "done" (a done task cannot
+    be claimed or released); "owned" (another agent owns it); "unmet" (pending with
+    dependencies not done: `unmet` lists them). `task_json` is the task as it is now (after
+    the change when ok); `event_id` is "" when nothing was logged."""
+
+    outcome: str
+    task_json: str = ""
+    event_id: str = ""
+    unmet: list[dict[str, str]] = field(default_factory=list)
+
+
+_TASK_OUTCOMES = {1: "ok", 0: "unknown", -1: "stale", -2: "owned", -3: "unmet"}
+
+
+def _task_keys(keys: RoomKeys) -> list[str]:
+    """The keys of every script that changes a task (scripts._TASKS)."""
+    return [keys.tasks, keys.meta, keys.events, keys.reads, keys.claims, keys.claim_holders]
+
+
+def _task_step(res: Any, outcomes: dict[int, str]) -> TaskStep:
+    code = int(res[0])
+    if code == 0:
+        return TaskStep("unknown")
+    task_json = str(res[1])
+    if code == 1:
+        return TaskStep("ok", task_json, str(res[2]))
+    if code == -3:
+        return TaskStep("unmet", task_json, unmet=json.loads(str(res[2])))
+    return TaskStep(outcomes[code], task_json)
+
+
 async def task_update(
-    keys: RoomKeys, *, task_id: str, changes_json: str, now_iso: str
-) -> tuple[str, str] | None:
-    """(new task JSON, event id), or None for an unknown task."""
+    keys: RoomKeys, *, task_id: str, changes_json: str, now_iso: str, now_ms: int
+) -> TaskStep:
+    """ok, unknown, stale (expectedVersion) or owned (another agent's task in progress, and
+    the writer is not its owner)."""
     res = await _run(
         scripts.UPDATE_TASK_SCRIPT,
-        [keys.tasks, keys.meta, keys.events, keys.reads],
+        _task_keys(keys),
         [
             task_id,
             changes_json,
@@ -268,11 +307,86 @@ async def task_update(
             _ttl(),
             *_event_args(keys),
             int(settings.TASK_NOTES_KEPT),
+            now_ms,
         ],
     )
-    if int(res[0]) == 0:
-        return None
-    return str(res[1]), str(res[2])
+    return _task_step(res, _TASK_OUTCOMES)
+
+
+async def task_claim(
+    keys: RoomKeys, *, task_id: str, agent_id: str, now_iso: str, now_ms: int, lease_ms: int
+) -> TaskStep:
+    """ok, unknown, done, owned or unmet. A leased claim is also marked in the sweeper's
+    index (a second, single-key step: the index is not in the room's slot)."""
+    res = await _run(
+        scripts.CLAIM_TASK_SCRIPT,
+        _task_keys(keys),
+        [task_id, agent_id, now_iso, now_ms, lease_ms, _ttl(), *_event_args(keys)],
+    )
+    step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
+    if step.outcome == "ok" and lease_ms > 0:
+        expires = now_ms + lease_ms
+        await _awaited(client().zadd(claims_due_key(), {f"{keys.room_id} {expires}": expires}))
+    return step
+
+
+async def task_release(
+    keys: RoomKeys, *, task_id: str, agent_id: str, now_iso: str, note: str | None
+) -> TaskStep:
+    """ok, unknown, done or owned (not the agent's)."""
+    res = await _run(
+        scripts.RELEASE_TASK_SCRIPT,
+        _task_keys(keys),
+        [
+            task_id,
+            agent_id,
+            now_iso,
+            note or "",
+            int(settings.TASK_NOTES_KEPT),
+            _ttl(),
+            *_event_args(keys),
+        ],
+    )
+    return _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
+
+
+# The most claims one sweep step lapses in one room (a room with more due goes again).
+CLAIMS_LAPSED_PER_STEP = 100
+
+
+async def claims_due(now_ms: int, limit: int) -> dict[str, list[str]]:
+    """Room id -> its members of the sweeper's index that are due (at most `limit` members)."""
+    raw = await _awaited(
+        client().zrangebyscore(claims_due_key(), "-inf", now_ms, start=0, num=limit)
+    )
+    rooms: dict[str, list[str]] = {}
+    for member in raw:
+        rooms.setdefault(str(member).split(" ", 1)[0], []).append(str(member))
+    return rooms
+
+
+async def claims_expire(keys: RoomKeys, *, now_ms: int, now_iso: str) -> tuple[int, int]:
+    """(claims lapsed, the room's earliest remaining expiry ms or -1): one step in the
+    room's slot."""
+    res = await _run(
+        scripts.EXPIRE_CLAIMS_SCRIPT,
+        _task_keys(keys),
+        [now_ms, now_iso, _ttl(), *_event_args(keys), CLAIMS_LAPSED_PER_STEP],
+    )
+    return int(res[0]), int(float(res[1]))
+
+
+async def claims_due_settle(room_id: str, swept: list[str], next_ms: int) -> None:
+    """After a sweep of `room_id`: its next expiry goes into the index before the members
+    the sweep handled leave it, so a claim taken meanwhile (it added its own member) or
+    still running is never without one."""
+    r = client()
+    if next_ms >= 0:
+        await _awaited(r.zadd(claims_due_key(), {f"{room_id} {next_ms}": next_ms}))
+    keep = f"{room_id} {next_ms}"
+    gone = [m for m in swept if m != keep]
+    if gone:
+        await _awaited(r.zrem(claims_due_key(), *gone))
 
 
 async def task_get(keys: RoomKeys, task_id: str) -> str | None:
@@ -721,7 +835,7 @@ async def presence_beat(
     """(agents the room remembers, the `shown` most recently seen with their times)."""
     total, res = await _run(
         scripts.HEARTBEAT_SCRIPT,
-        [keys.presence],
+        [keys.presence, keys.claims, keys.claim_holders, keys.tasks],
         [agent_id, now_ms, _ttl(), int(settings.ROOM_AGENTS_MAX), shown],
     )
     it = iter(res)

@@ -64,7 +64,6 @@ async def test_32_agents_writing_one_plan_lose_nothing_and_never_fail(
                     roomId=room,
                     taskId=task_id,
                     status="in_progress",
-                    owner=f"agent-{n}",
                     note=note,
                     agentId=f"agent-{n}",
                 )

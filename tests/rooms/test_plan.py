@@ -276,7 +276,13 @@ async def test_update_task_emits_what_changed_with_the_previous_status(room: Roo
     assert event["to"] == "all"
     # What changed, and the task in brief: never the whole task (its notes, description).
     assert event["payload"] == {
-        "task": {"id": task["id"], "title": "t", "status": "in_progress", "owner": "backend"},
+        "task": {
+            "id": task["id"],
+            "title": "t",
+            "status": "in_progress",
+            "owner": "backend",
+            "version": 2,
+        },
         "previousStatus": "pending",
         "changes": {"status": ["pending", "in_progress"], "owner": [None, "backend"]},
         "note": "on it",

@@ -25,6 +25,8 @@ TOOL_NAMES = [
     "read_plan",
     "add_task",
     "update_task",
+    "claim_task",
+    "release_task",
     "get_task",
     "get_unblocked_tasks",
     "get_my_tasks",
@@ -58,6 +60,8 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "read_plan": {},
     "add_task": {"title": "t", "description": "d"},
     "update_task": {"taskId": "t_abcdefghijkl", "status": "done"},
+    "claim_task": {"taskId": "t_abcdefghijkl", "agentId": "alice"},
+    "release_task": {"taskId": "t_abcdefghijkl", "agentId": "alice"},
     "get_task": {"taskId": "t_abcdefghijkl"},
     "get_unblocked_tasks": {},
     "get_my_tasks": {"agentId": "alice"},
@@ -110,7 +114,7 @@ async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgu
 # --- the table --------------------------------------------------------------------------
 
 
-def test_the_tool_names_are_the_25_of_the_protocol_list_rooms_and_wait_for_events() -> None:
+def test_the_tool_names_are_the_protocols_list_rooms_wait_for_events_and_claims() -> None:
     assert [t.name for t in registry.TOOLS] == ["list_rooms", *TOOL_NAMES]
     assert [t.name for t in registry.TOOLS if isinstance(t, registry.RoomTool)] == TOOL_NAMES
     assert sorted(registry.TOOLS_BY_NAME) == sorted(["list_rooms", *TOOL_NAMES])

@@ -105,6 +105,8 @@ def _unknown_id_messages() -> dict[str, str]:
 
     return {
         "update_task": task("update_task"),
+        "claim_task": task("claim_task"),
+        "release_task": task("release_task"),
         "get_task": task("get_task"),
         "read_context": context("read_context"),
         "update_context": context("update_context"),
@@ -365,7 +367,7 @@ def expected_error(tool: str, outcome: str, caller: Caller | None) -> tuple[int,
 
 
 def registry_code(tool: str) -> str:
-    if tool in ("update_task", "get_task"):
+    if tool in ("update_task", "claim_task", "release_task", "get_task"):
         return "task_not_found"
     if tool in ("read_context", "update_context"):
         return "context_not_found"
@@ -404,7 +406,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 27
+    assert len(TOOL_NAMES) == 29
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
