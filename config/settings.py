@@ -186,6 +186,11 @@ CONTEXT_VERSIONS_KEPT = env_int("CONTEXT_VERSIONS_KEPT", 50)  # superseded versi
 EVENT_READS_MAX = env_int("EVENT_READS_MAX", 200)  # read receipts per event
 ROOM_VARS_MAX = env_int("ROOM_VARS_MAX", 500)
 ROOM_LOCKS_MAX = env_int("ROOM_LOCKS_MAX", 500)  # locks held at once
+# idempotencyKey records a room keeps, and their bytes; past either the oldest is forgotten
+# first (a retry of a forgotten key runs again). A key is kept for the window at most.
+ROOM_IDEMPOTENCY_KEYS_MAX = env_int("ROOM_IDEMPOTENCY_KEYS_MAX", 1_000)
+ROOM_IDEMPOTENCY_BYTES_MAX = env_int("ROOM_IDEMPOTENCY_BYTES_MAX", 8 * 1024 * 1024)
+IDEMPOTENCY_WINDOW_SECONDS = env_int("IDEMPOTENCY_WINDOW_SECONDS", 24 * 3600)
 ROOM_AGENTS_MAX = env_int("ROOM_AGENTS_MAX", 1_000)  # presence (the stalest is forgotten)
 # A heartbeat answers with this many agents, the most recently seen, and the total.
 HEARTBEAT_PRESENCE_MAX = env_int("HEARTBEAT_PRESENCE_MAX", 100)

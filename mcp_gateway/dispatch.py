@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError
 
-from rooms import errors, registry, store
+from rooms import errors, registry, services, store
 from rooms.schemas import RoomInput
 from tenants import access, budgets, live
 from tenants.capabilities import Caller
@@ -59,7 +59,7 @@ async def _tool_run(
         caller, args.roomId, write=not tool.read_only, epoch=charge.epoch
     )
     if not tool.waits:
-        return await tool.run(room, args)
+        return await services.tool_keyed(tool.name, args, tool.run(room, args))
     async with (
         budgets.slot_hold(caller, "waiters", lease_ms=WAITER_LEASE_MS),
         live.credential_held(caller, room_id=room.room_id) as use,

@@ -77,6 +77,13 @@ class TaskClaimError(RoomError):
     status = 409
 
 
+class IdempotencyKeyReusedError(RoomError):
+    """An idempotencyKey already used in this room for a different call."""
+
+    code = "idempotency_key_reused"
+    status = 409
+
+
 class QuotaExceededError(DomainError):
     """A per-tenant bound of the shared store (a quota) is reached."""
 
@@ -190,6 +197,11 @@ TASK_DEPENDENCIES_UNMET = (
 )
 TASK_NOT_YOURS = (
     'Task "{task_id}" is owned by {owner}, not "{agent_id}": only its owner releases it.'
+)
+IDEMPOTENCY_KEY_REUSED = (
+    'idempotencyKey "{key}" was used in this room within the last {hours} h for a different '
+    "call ({tool} with other arguments), so this call was not run. A retry must repeat the "
+    "same call exactly; a new call needs a new key."
 )
 LEASE_TOO_SHORT = (
     "leaseSeconds must be at least {least} (and at most 86400): a shorter lease would lapse "

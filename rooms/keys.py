@@ -60,6 +60,18 @@ class RoomKeys:
         return self._k("claim_holders")
 
     @property
+    def idempotency(self) -> str:
+        """Hash: "k:<idempotencyKey>" -> the record of the keyed write (its fingerprint, its
+        script's answer, what the service minted), and "__bytes", the records' total size."""
+        return self._k("idem")
+
+    @property
+    def idempotency_times(self) -> str:
+        """Sorted set: "k:<idempotencyKey>" -> when it was written (epoch ms), oldest first
+        out."""
+        return self._k("idem_at")
+
+    @property
     def context(self) -> str:
         """Hash: context id -> entry JSON without its payload."""
         return self._k("ctx")
@@ -169,6 +181,8 @@ class RoomKeys:
             self.task_titles,
             self.claims,
             self.claim_holders,
+            self.idempotency,
+            self.idempotency_times,
             self.context,
             self.context_payloads,
             self.context_created,

@@ -89,6 +89,17 @@ class RoomInput(ToolInput):
     roomId: RoomId
 
 
+class WriteInput(RoomInput):
+    """Every tool that writes takes an idempotencyKey (rooms/idempotency.py)."""
+
+    idempotencyKey: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = Field(
+        default=None,
+        description="Makes a retry safe: a repeat of this exact call with the same key (in "
+        "this room, within 24 h) changes nothing and returns the first call's result; the "
+        "same key with other arguments is refused.",
+    )
+
+
 class ListRoomsInput(ToolInput):
     pass
 
@@ -100,7 +111,7 @@ class ReadPlanInput(RoomInput):
     pass
 
 
-class AddTaskInput(RoomInput):
+class AddTaskInput(WriteInput):
     title: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TITLE)]
     description: Annotated[str, StringConstraints(max_length=MAX_TEXT)] = ""
     depends_on: Annotated[list[Identifier], Field(max_length=MAX_DEPENDS_ON)] = Field(
@@ -112,7 +123,7 @@ class AddTaskInput(RoomInput):
     agentId: AgentId | None = None
 
 
-class UpdateTaskInput(RoomInput):
+class UpdateTaskInput(WriteInput):
     taskId: Identifier
     status: TaskStatus
     owner: Annotated[str, StringConstraints(max_length=128)] | None = Field(
@@ -126,7 +137,7 @@ class UpdateTaskInput(RoomInput):
     expectedVersion: ExpectedVersion = None
 
 
-class ClaimTaskInput(RoomInput):
+class ClaimTaskInput(WriteInput):
     taskId: Identifier
     agentId: AgentId
     leaseSeconds: Annotated[int, Field(ge=1, le=86_400)] | None = Field(
@@ -136,7 +147,7 @@ class ClaimTaskInput(RoomInput):
     )
 
 
-class ReleaseTaskInput(RoomInput):
+class ReleaseTaskInput(WriteInput):
     taskId: Identifier
     agentId: AgentId
     note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
@@ -228,7 +239,7 @@ Consumers = Annotated[list[Name], Field(max_length=MAX_CONSUMERS)]
 Summary = Annotated[str, StringConstraints(max_length=MAX_SUMMARY)]
 
 
-class WriteContextInput(RoomInput):
+class WriteContextInput(WriteInput):
     type: ContextType
     summary: Summary
     consuming_agents: Consumers = Field(
@@ -249,7 +260,7 @@ class ListContextInput(RoomInput):
     author: Name | None = None
 
 
-class UpdateContextInput(RoomInput):
+class UpdateContextInput(WriteInput):
     id: Identifier
     author: AgentId
     summary: Summary | None = None
@@ -265,7 +276,7 @@ class UpdateContextInput(RoomInput):
 EventType = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 
 
-class PostEventInput(RoomInput):
+class PostEventInput(WriteInput):
     type: EventType
     from_: ActorName = Field(alias="from")
     to: Name = "all"
@@ -313,7 +324,7 @@ class WaitForEventsInput(AgentInput):
     )
 
 
-class MarkEventReadInput(AgentInput):
+class MarkEventReadInput(AgentInput, WriteInput):
     eventId: Identifier
 
 
@@ -321,7 +332,7 @@ class GetEventReadsInput(RoomInput):
     eventId: Identifier
 
 
-class ReplyToEventInput(RoomInput):
+class ReplyToEventInput(WriteInput):
     replyToId: Identifier
     type: EventType
     from_: ActorName = Field(alias="from")
@@ -332,7 +343,7 @@ class ReplyToEventInput(RoomInput):
 # --- Presence, locks, shared variables ----------------------------------------------------
 
 
-class HeartbeatInput(AgentInput):
+class HeartbeatInput(AgentInput, WriteInput):
     pass
 
 
@@ -340,12 +351,12 @@ class GetPresenceInput(RoomInput):
     pass
 
 
-class AcquireLockInput(AgentInput):
+class AcquireLockInput(AgentInput, WriteInput):
     resource: Name
     ttlSeconds: Annotated[int, Field(ge=1, le=300)] = 30
 
 
-class ReleaseLockInput(AgentInput):
+class ReleaseLockInput(AgentInput, WriteInput):
     resource: Name
 
 
@@ -353,7 +364,7 @@ class ListLocksInput(RoomInput):
     pass
 
 
-class SetSharedVarInput(AgentInput):
+class SetSharedVarInput(AgentInput, WriteInput):
     key: Name
     value: Annotated[str, StringConstraints(max_length=MAX_VAR_VALUE)]
 

@@ -208,9 +208,9 @@ async def event_reads_get(room: RoomRef, *, event_id: str) -> EventReads:
 # --- Presence ---------------------------------------------------------------------------
 
 
-def presence_rows(seen: list[tuple[str, int]]) -> list[AgentPresence]:
+def presence_rows(seen: list[tuple[str, int]], *, now_ms: int | None = None) -> list[AgentPresence]:
     online_ms = int(settings.PRESENCE_ONLINE_SECONDS) * 1000
-    now = clock.now_ms()
+    now = clock.now_ms() if now_ms is None else now_ms
     rows: list[AgentPresence] = [
         {
             "agentId": agent,

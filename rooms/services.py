@@ -8,12 +8,13 @@ import contextlib
 import secrets
 import string
 import time
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 from django.conf import settings
 from pydantic import ValidationError
 
-from rooms import clock, errors, selectors, store
+from rooms import clock, errors, idempotency, selectors, store
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error
 from rooms.records import (
@@ -37,8 +38,9 @@ from rooms.results import (
     VarSet,
     Waited,
 )
-from rooms.schemas import CONTEXT_PAYLOADS
+from rooms.schemas import CONTEXT_PAYLOADS, ToolInput
 
+T = TypeVar("T")
 _ID_ALPHABET = string.ascii_letters + string.digits
 UNNAMED_AGENT = "anonymous"
 LABEL_CHARS = 80  # how much of a title or summary an unknown-id hint compares against
@@ -110,6 +112,8 @@ async def task_add(
                 + ", ".join(missing)
                 + "; this task stays blocked until they exist and are done."
             )
+    # What a retry with the same idempotencyKey must answer: the first call's task.
+    minted = idempotency.minted({"task": task, "warnings": warnings})
     added = await store.task_add(
         room.keys,
         task_id=task["id"],
@@ -120,6 +124,8 @@ async def task_add(
     )
     if isinstance(added, store.AtQuota):
         raise quota_error("ROOM_TASKS_MAX", added.used)
+    minted = idempotency.minted_final(minted)
+    task, warnings = minted["task"], minted["warnings"]
     if warnings:
         task["warnings"] = warnings
     return task
@@ -269,6 +275,25 @@ async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str 
     return current
 
 
+async def tool_keyed(tool: str, arguments: ToolInput, work: Awaitable[T]) -> T:
+    """Run `work` (one write tool's run) as the call its idempotencyKey names, if any: a
+    repeat of the same call answers what the first did and changes nothing; the same key
+    on another call is refused."""
+    key = getattr(arguments, "idempotencyKey", None)
+    if key is None:
+        return await work
+    fields = arguments.model_dump(mode="json", by_alias=True, exclude={"idempotencyKey"})
+    with idempotency.keyed(key, tool, fields):
+        try:
+            return await work
+        except store.KeyReused as exc:
+            hours = int(settings.IDEMPOTENCY_WINDOW_SECONDS) // 3600
+            raise errors.IdempotencyKeyReusedError(
+                errors.IDEMPOTENCY_KEY_REUSED.format(key=key, hours=hours, tool=exc.tool),
+                extra={"idempotencyKey": key, "usedBy": exc.tool},
+            ) from None
+
+
 # One sweep handles at most this many due rooms per pass, and makes at most this many passes.
 SWEEP_ROOMS_PER_PASS = 500
 SWEEP_PASSES = 20
@@ -355,6 +380,7 @@ async def context_write(
         "consuming_agents": entry["consuming_agents"],
     }
     stored = {k: v for k, v in entry.items() if k != "payload"}
+    minted = idempotency.minted({"entry": entry})
     written = await store.context_write(
         room.keys,
         entry_id=entry["id"],
@@ -367,6 +393,7 @@ async def context_write(
     )
     if isinstance(written, store.AtQuota):
         raise quota_error("ROOM_CONTEXT_MAX", written.used)
+    entry = idempotency.minted_final(minted)["entry"]
     return entry
 
 
@@ -541,15 +568,17 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
 
 async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> Heartbeat:
     agent = _who(agent_id)
+    minted = idempotency.minted({"now": clock.now_ms()})
     total, seen = await store.presence_beat(
         room.keys,
         agent_id=agent,
-        now_ms=clock.now_ms(),
+        now_ms=minted["now"],
         shown=int(settings.HEARTBEAT_PRESENCE_MAX),
     )
+    now = idempotency.minted_final(minted)["now"]
     return {
         "agentId": agent,
-        "presence": selectors.presence_rows(seen),
+        "presence": selectors.presence_rows(seen, now_ms=now),
         "presenceTotal": total,
     }
 
@@ -558,12 +587,17 @@ async def lock_acquire(
     room: RoomRef, *, resource: str, agent_id: str, ttl_seconds: int
 ) -> LockGranted:
     agent = _who(agent_id)
-    now = clock.now_ms()
+    minted = idempotency.minted({"now": clock.now_ms()})
     grant = await store.lock_acquire(
-        room.keys, resource=resource, agent_id=agent, ttl_ms=ttl_seconds * 1000, now_ms=now
+        room.keys,
+        resource=resource,
+        agent_id=agent,
+        ttl_ms=ttl_seconds * 1000,
+        now_ms=minted["now"],
     )
     if isinstance(grant, store.AtQuota):
         raise quota_error("ROOM_LOCKS_MAX", grant.used)
+    now = idempotency.minted_final(minted)["now"]
     return {
         "acquired": grant.acquired,
         "resource": resource,

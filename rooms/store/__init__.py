@@ -22,7 +22,7 @@ from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from rooms import scripts
+from rooms import clock, idempotency, scripts
 from rooms.keys import (
     BearerKeys,
     RoomKeys,
@@ -192,6 +192,67 @@ async def _run(source: str, keys: list[str], args: list[Any]) -> Any:
     return await _eval(client(), source, keys, args)
 
 
+class KeyReused(Exception):
+    """The call's idempotencyKey was used in the room for another call (`tool`)."""
+
+    def __init__(self, tool: str) -> None:
+        super().__init__(tool)
+        self.tool = tool
+
+
+async def _run_write(
+    room: RoomKeys,
+    source: str,
+    keys: list[str],
+    args: list[Any],
+    *,
+    wrote: str = scripts.WROTE_ONE,
+) -> Any:
+    """A tool's one write step. For a call with an idempotencyKey (rooms.idempotency), the
+    step also records the key, atomically: a repeat answers the first call's script answer
+    (and hands the service back what it minted then) without running the script again.
+    Raises KeyReused for the key of another call."""
+    call = idempotency.current()
+    if call is None:
+        return await _run(source, keys, args)
+    assert not call.written, "a keyed tool call has exactly one write step"
+    call.written = True
+    res = await _run(
+        scripts.keyed(source, wrote),
+        [*keys, room.idempotency, room.idempotency_times],
+        [
+            *args,
+            call.key,
+            call.fingerprint,
+            call.tool,
+            json.dumps(call.minted, separators=(",", ":")),
+            clock.now_ms(),
+            int(settings.IDEMPOTENCY_WINDOW_SECONDS) * 1000,
+            int(settings.ROOM_IDEMPOTENCY_KEYS_MAX),
+            int(settings.ROOM_IDEMPOTENCY_BYTES_MAX),
+        ],
+    )
+    if isinstance(res, list) and res and res[0] == "__keyed":
+        if res[1] == "reused":
+            raise KeyReused(str(res[2]))
+        call.replayed = True
+        call.minted = json.loads(str(res[3]))
+        return _as_redis_answer(json.loads(str(res[2])))
+    return res
+
+
+def _as_redis_answer(value: Any) -> Any:
+    """A script answer that went through cjson, as Redis would have given it: Lua's false is
+    nil, and an empty table is an empty array."""
+    if value is False:
+        return None
+    if isinstance(value, dict):
+        return [] if not value else {k: _as_redis_answer(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_redis_answer(v) for v in value]
+    return value
+
+
 async def _awaited(result: Any) -> Any:
     """redis-py types its async commands as `Awaitable[T] | T`; on the asyncio client they
     are always awaitables."""
@@ -241,7 +302,8 @@ async def task_add(
     keys: RoomKeys, *, task_id: str, task_json: str, label: str, now_iso: str, by: str
 ) -> str | AtQuota:
     """The task_added event id, or AtQuota (ROOM_TASKS_MAX)."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.ADD_TASK_SCRIPT,
         [keys.tasks, keys.task_order, keys.meta, keys.events, keys.reads, keys.task_titles],
         [
@@ -297,7 +359,8 @@ async def task_update(
 ) -> TaskStep:
     """ok, unknown, stale (expectedVersion) or owned (another agent's task in progress, and
     the writer is not its owner)."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.UPDATE_TASK_SCRIPT,
         _task_keys(keys),
         [
@@ -318,7 +381,8 @@ async def task_claim(
 ) -> TaskStep:
     """ok, unknown, done, owned or unmet. A leased claim is also marked in the sweeper's
     index (a second, single-key step: the index is not in the room's slot)."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.CLAIM_TASK_SCRIPT,
         _task_keys(keys),
         [task_id, agent_id, now_iso, now_ms, lease_ms, _ttl(), *_event_args(keys)],
@@ -334,7 +398,8 @@ async def task_release(
     keys: RoomKeys, *, task_id: str, agent_id: str, now_iso: str, note: str | None
 ) -> TaskStep:
     """ok, unknown, done or owned (not the agent's)."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.RELEASE_TASK_SCRIPT,
         _task_keys(keys),
         [
@@ -453,7 +518,8 @@ async def context_write(
     label: str,
 ) -> str | AtQuota:
     """The context_available event id, or AtQuota (ROOM_CONTEXT_MAX)."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.WRITE_CONTEXT_SCRIPT,
         [
             keys.context,
@@ -501,7 +567,8 @@ async def context_update(
 ) -> ContextUpdated | str | None:
     """The update, or the current version string when `expected_version` is stale, or None
     for an unknown entry. The oldest superseded versions past CONTEXT_VERSIONS_KEPT go."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.UPDATE_CONTEXT_SCRIPT,
         [
             keys.context,
@@ -587,7 +654,8 @@ async def event_append(
     keys: RoomKeys, *, type_: str, from_: str, to: str, payload_json: str, reply_to: str | None
 ) -> str | None:
     """The new event id, or None when `reply_to` names no event in the log."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.POST_EVENT_SCRIPT,
         _event_keys(keys),
         [type_, from_, to, payload_json, reply_to or "", _ttl(), *_event_args(keys)],
@@ -812,10 +880,12 @@ async def event_mark_read(
     keys: RoomKeys, *, event_id: str, agent_id: str, now_iso: str
 ) -> bool | AtQuota:
     """True recorded, False unknown event, AtQuota (EVENT_READS_MAX)."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.MARK_EVENT_READ_SCRIPT,
         [keys.events, keys.reads],
         [event_id, agent_id, now_iso, _ttl(), int(settings.EVENT_READS_MAX)],
+        wrote=scripts.WROTE_MARK,
     )
     if isinstance(res, list):
         return AtQuota(int(res[1]))
@@ -833,10 +903,12 @@ async def presence_beat(
     keys: RoomKeys, *, agent_id: str, now_ms: int, shown: int
 ) -> tuple[int, list[tuple[str, int]]]:
     """(agents the room remembers, the `shown` most recently seen with their times)."""
-    total, res = await _run(
+    total, res = await _run_write(
+        keys,
         scripts.HEARTBEAT_SCRIPT,
         [keys.presence, keys.claims, keys.claim_holders, keys.tasks],
         [agent_id, now_ms, _ttl(), int(settings.ROOM_AGENTS_MAX), shown],
+        wrote=scripts.WROTE_ALWAYS,
     )
     it = iter(res)
     return int(total), [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
@@ -861,10 +933,12 @@ class LockGrant:
 async def lock_acquire(
     keys: RoomKeys, *, resource: str, agent_id: str, ttl_ms: int, now_ms: int
 ) -> LockGrant | AtQuota:
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.ACQUIRE_LOCK_SCRIPT,
         [keys.lock(resource), keys.fence, keys.lock_index, keys.lock_tokens],
         [agent_id, ttl_ms, now_ms, resource, _ttl(), int(settings.ROOM_LOCKS_MAX)],
+        wrote=scripts.WROTE_UNLESS_QUOTA,
     )
     if int(res[0]) == -1:
         return AtQuota(int(res[1]))
@@ -877,10 +951,12 @@ async def lock_acquire(
 
 
 async def lock_release(keys: RoomKeys, *, resource: str, agent_id: str) -> tuple[bool, str | None]:
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.RELEASE_LOCK_SCRIPT,
         [keys.lock(resource), keys.lock_index, keys.lock_tokens],
         [agent_id, resource],
+        wrote=scripts.WROTE_ALWAYS,
     )
     return int(res[0]) == 1, (str(res[1]) if len(res) > 1 else None)
 
@@ -909,7 +985,8 @@ async def lock_all(keys: RoomKeys, *, now_ms: int) -> list[tuple[str, str, int]]
 
 async def var_set(keys: RoomKeys, *, key: str, value: str, agent_id: str) -> str | AtQuota:
     """The shared_var_set event id, or AtQuota (ROOM_VARS_MAX) for a new key."""
-    res = await _run(
+    res = await _run_write(
+        keys,
         scripts.SET_SHARED_VAR_SCRIPT,
         [keys.vars, *_event_keys(keys)],
         [key, value, agent_id, _ttl(), *_event_args(keys), int(settings.ROOM_VARS_MAX)],

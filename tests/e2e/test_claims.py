@@ -1,6 +1,7 @@
-"""Claims across processes, against the real service: agents racing for one task through
-two server processes get one winner, and a leased claim whose owner goes quiet lapses by
-the service's own periodic sweep (Celery beat), with nobody calling."""
+"""Claims and keyed retries across processes, against the real service: agents racing for
+one task through two server processes get one winner; a leased claim whose owner goes quiet
+lapses by the service's own periodic sweep (Celery beat), with nobody calling; and one
+keyed write sent to both processes at once is written once."""
 
 from __future__ import annotations
 
@@ -96,3 +97,32 @@ async def test_a_quiet_owners_claim_lapses_with_nobody_calling(quick_server: Run
             http, quick_server.url, "claim_task", roomId=room, taskId=task["id"], agentId="qa"
         )
         assert again["owner"] == "qa"
+
+
+async def test_one_keyed_write_sent_to_two_processes_at_once_is_written_once(
+    server: RunningServer, quick_server: RunningServer
+) -> None:
+    room = new_room_id("keyed")
+    async with httpx.AsyncClient(timeout=30) as http:
+        results = await asyncio.gather(
+            *(
+                mcp_call(
+                    http,
+                    (server if i % 2 else quick_server).url,
+                    "add_task",
+                    {"roomId": room, "title": "deploy", "idempotencyKey": "deploy-1"},
+                )
+                for i in range(16)
+            )
+        )
+        texts = {r["content"][0]["text"] for r in results}
+        assert len(texts) == 1 and not any(r["isError"] for r in results)
+        plan = await mcp(http, server.url, "read_plan", roomId=room)
+        assert [t["title"] for t in plan["tasks"]] == ["deploy"]
+        other = await mcp_call(
+            http,
+            quick_server.url,
+            "add_task",
+            {"roomId": room, "title": "something else", "idempotencyKey": "deploy-1"},
+        )
+        assert 'idempotencyKey "deploy-1"' in mcp_error(other)

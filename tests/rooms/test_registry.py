@@ -185,7 +185,7 @@ async def test_unknown_tool_is_refused_listing_the_tools() -> None:
 async def test_unknown_argument_is_refused_naming_the_allowed_ones() -> None:
     exc = await refused_parse("heartbeat", {"roomId": "room-1", "agentID": "alice"})
 
-    assert "unknown argument 'agentID' (allowed: roomId, agentId)" in exc.message
+    assert "unknown argument 'agentID' (allowed: roomId, idempotencyKey, agentId)" in exc.message
     assert "agentId: required" in exc.message
     assert sorted(exc.extra["fields"]) == ["agentID", "agentId"]
 
@@ -195,7 +195,10 @@ async def test_unknown_argument_of_a_tool_with_an_aliased_field_lists_the_wire_n
         "post_event", {"roomId": "room-1", "type": "x", "from_": "alice", "to": "all"}
     )
 
-    assert "unknown argument 'from_' (allowed: roomId, type, from, to, payload)" in exc.message
+    assert (
+        "unknown argument 'from_' (allowed: roomId, idempotencyKey, type, from, to, payload)"
+        in exc.message
+    )
 
 
 @pytest.mark.parametrize("name", TOOL_NAMES)

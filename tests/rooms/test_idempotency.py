@@ -1,0 +1,265 @@
+"""idempotencyKey on every tool that writes (TOOLS.md "Claims and safe retries"): a repeat
+of the same call changes nothing and answers what the first call answered, even when both
+arrive at once; the same key on another call is refused; the records are bounded."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+import redis
+
+from mcp_gateway.dispatch import tool_run
+from rooms import clock, errors, registry
+from rooms.refs import RoomRef
+from tenants.capabilities import Caller
+from tests.conftest import new_room_id, redis_for_assertions
+
+pytestmark = pytest.mark.anyio
+
+WRITERS = sorted(t.name for t in registry.TOOLS if not t.read_only)
+Setup = Callable[[Caller, str], Awaitable[dict[str, Any]]]
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[list[datetime]]:
+    now = [datetime(2032, 3, 4, 5, 6, 7, 89000, tzinfo=UTC)]
+    clock.set_clock(lambda: now[0])
+    try:
+        yield now
+    finally:
+        clock.set_clock(None)
+
+
+@pytest.fixture
+def raw() -> Iterator[redis.Redis]:
+    r = redis_for_assertions(decode_responses=False)
+    yield r
+    r.close()
+
+
+async def call(caller: Caller, room_id: str, tool: str, **args: Any) -> Any:
+    return await tool_run(caller, tool, {"roomId": room_id, **args})
+
+
+async def _task(caller: Caller, room_id: str) -> str:
+    return str((await call(caller, room_id, "add_task", title="a task"))["id"])
+
+
+async def _event(caller: Caller, room_id: str) -> str:
+    posted = await call(caller, room_id, "post_event", type="ping", payload={}, **{"from": "a"})
+    return str(posted["id"])
+
+
+async def _setup_update(c: Caller, room: str) -> dict[str, Any]:
+    return {"taskId": await _task(c, room), "status": "blocked", "note": "n", "agentId": "a"}
+
+
+async def _setup_claim(c: Caller, room: str) -> dict[str, Any]:
+    return {"taskId": await _task(c, room), "agentId": "a", "leaseSeconds": 600}
+
+
+async def _setup_release(c: Caller, room: str) -> dict[str, Any]:
+    task = await _task(c, room)
+    await call(c, room, "claim_task", taskId=task, agentId="a")
+    return {"taskId": task, "agentId": "a", "note": "later"}
+
+
+async def _setup_update_context(c: Caller, room: str) -> dict[str, Any]:
+    entry = await call(
+        c,
+        room,
+        "write_context",
+        type="note",
+        summary="s",
+        consuming_agents=["b"],
+        payload={"text": "hi"},
+        author="a",
+    )
+    return {"id": entry["id"], "author": "a", "summary": "s2"}
+
+
+async def _setup_reply(c: Caller, room: str) -> dict[str, Any]:
+    return {"replyToId": await _event(c, room), "type": "pong", "payload": {}, "from": "b"}
+
+
+async def _setup_mark(c: Caller, room: str) -> dict[str, Any]:
+    return {"eventId": await _event(c, room), "agentId": "b"}
+
+
+async def _setup_release_lock(c: Caller, room: str) -> dict[str, Any]:
+    await call(c, room, "acquire_lock", resource="db", agentId="a")
+    return {"resource": "db", "agentId": "a"}
+
+
+def _fixed(args: dict[str, Any]) -> Setup:
+    async def setup(c: Caller, room: str) -> dict[str, Any]:
+        return dict(args)
+
+    return setup
+
+
+SETUPS: dict[str, Setup] = {
+    "add_task": _fixed({"title": "t", "depends_on": ["t_notyet"]}),
+    "update_task": _setup_update,
+    "claim_task": _setup_claim,
+    "release_task": _setup_release,
+    "write_context": _fixed(
+        {
+            "type": "note",
+            "summary": "s",
+            "consuming_agents": ["b"],
+            "payload": {"text": "hi"},
+            "author": "a",
+        }
+    ),
+    "update_context": _setup_update_context,
+    "post_event": _fixed({"type": "ping", "from": "a", "to": "b", "payload": {"n": 1}}),
+    "reply_to_event": _setup_reply,
+    "mark_event_read": _setup_mark,
+    "heartbeat": _fixed({"agentId": "a"}),
+    "acquire_lock": _fixed({"resource": "db", "agentId": "a", "ttlSeconds": 60}),
+    "release_lock": _setup_release_lock,
+    "set_shared_var": _fixed({"key": "port", "value": "3000", "agentId": "a"}),
+}
+
+
+def snapshot(r: redis.Redis, room: RoomRef) -> dict[str, Any]:
+    """Every key of the room but the idempotency records, as Redis serialises it."""
+    keys = [
+        k
+        for k in [*room.keys.durable(), room.keys.lock("db")]
+        if k not in (room.keys.idempotency, room.keys.idempotency_times)
+    ]
+    return {k: r.dump(k) for k in keys}
+
+
+def test_every_tool_that_writes_takes_an_idempotency_key_and_no_reader_does() -> None:
+    for tool in registry.TOOLS:
+        keyed = "idempotencyKey" in tool.input_model.model_fields
+        assert keyed == (not tool.read_only), tool.name
+    assert sorted(SETUPS) == WRITERS
+
+
+@pytest.mark.parametrize("tool", WRITERS)
+async def test_a_repeat_with_the_same_key_answers_the_first_result_and_changes_nothing(
+    tool: str,
+    team_a: Caller,
+    room: RoomRef,
+    raw: redis.Redis,
+    frozen_clock: list[datetime],
+) -> None:
+    args = await SETUPS[tool](team_a, room.room_id)
+    first = await call(team_a, room.room_id, tool, **args, idempotencyKey="retry-1")
+    before = snapshot(raw, room)
+    frozen_clock[0] += timedelta(seconds=5)  # a second run would write other times
+
+    again = await call(team_a, room.room_id, tool, **args, idempotencyKey="retry-1")
+
+    assert again == first
+    assert snapshot(raw, room) == before
+    # The same call without the key is a new call (where a second run changes anything).
+    if tool not in ("mark_event_read", "release_lock", "release_task", "claim_task"):
+        frozen_clock[0] += timedelta(seconds=5)
+        await call(team_a, room.room_id, tool, **args)
+        assert snapshot(raw, room) != before
+
+
+async def test_the_same_key_on_another_call_is_refused_and_changes_nothing(
+    team_a: Caller, room: RoomRef, raw: redis.Redis
+) -> None:
+    await call(team_a, room.room_id, "add_task", title="first", idempotencyKey="k")
+    before = snapshot(raw, room)
+
+    with pytest.raises(errors.IdempotencyKeyReusedError) as caught:
+        await call(team_a, room.room_id, "add_task", title="second", idempotencyKey="k")
+    assert 'idempotencyKey "k"' in caught.value.message and "add_task" in caught.value.message
+    with pytest.raises(errors.IdempotencyKeyReusedError) as other_tool:
+        await call(
+            team_a,
+            room.room_id,
+            "post_event",
+            type="x",
+            payload={},
+            idempotencyKey="k",
+            **{"from": "a"},
+        )
+    assert other_tool.value.extra == {"idempotencyKey": "k", "usedBy": "add_task"}
+    assert snapshot(raw, room) == before
+
+
+async def test_twenty_identical_keyed_calls_at_once_write_once_and_answer_alike(
+    team_a: Caller, room: RoomRef
+) -> None:
+    results = await asyncio.gather(
+        *(
+            call(team_a, room.room_id, "add_task", title="once", idempotencyKey="burst")
+            for _ in range(20)
+        )
+    )
+
+    assert all(r == results[0] for r in results)
+    plan = await call(team_a, room.room_id, "read_plan")
+    assert [t["id"] for t in plan["tasks"]] == [results[0]["id"]]
+    events = await call(team_a, room.room_id, "read_events", limit=100)
+    assert [e["type"] for e in events] == ["task_added"]
+
+
+async def test_a_key_is_kept_for_the_window_and_per_room(
+    team_a: Caller, room: RoomRef, frozen_clock: list[datetime]
+) -> None:
+    first = await call(team_a, room.room_id, "add_task", title="t", idempotencyKey="day")
+    frozen_clock[0] += timedelta(hours=23, minutes=59)
+    assert await call(team_a, room.room_id, "add_task", title="t", idempotencyKey="day") == first
+
+    # Another room of the team: a key of its own.
+    other = new_room_id("other")
+    elsewhere = await call(team_a, other, "add_task", title="t", idempotencyKey="day")
+    assert elsewhere["id"] != first["id"]
+
+    frozen_clock[0] += timedelta(minutes=2)  # past 24 h: a new call
+    later = await call(team_a, room.room_id, "add_task", title="t", idempotencyKey="day")
+    assert later["id"] != first["id"]
+
+
+async def test_past_the_quota_the_oldest_key_is_forgotten_first(
+    team_a: Caller, room: RoomRef, settings: Any
+) -> None:
+    settings.ROOM_IDEMPOTENCY_KEYS_MAX = 3
+    made = [
+        await call(team_a, room.room_id, "add_task", title=f"t{i}", idempotencyKey=f"k{i}")
+        for i in range(4)
+    ]
+
+    newest = await call(team_a, room.room_id, "add_task", title="t3", idempotencyKey="k3")
+    assert newest == made[3]
+    oldest = await call(team_a, room.room_id, "add_task", title="t0", idempotencyKey="k0")
+    assert oldest["id"] != made[0]["id"]  # forgotten: it ran again
+
+
+async def test_a_refused_call_leaves_no_record_so_its_retry_runs(
+    team_a: Caller, room: RoomRef
+) -> None:
+    task = await _task(team_a, room.room_id)
+    await call(team_a, room.room_id, "claim_task", taskId=task, agentId="backend")
+
+    with pytest.raises(errors.TaskClaimError):
+        await call(
+            team_a, room.room_id, "claim_task", taskId=task, agentId="qa", idempotencyKey="q"
+        )
+    await call(team_a, room.room_id, "release_task", taskId=task, agentId="backend")
+
+    claimed = await call(
+        team_a, room.room_id, "claim_task", taskId=task, agentId="qa", idempotencyKey="q"
+    )
+    assert claimed["owner"] == "qa"
+
+
+async def test_an_empty_or_overlong_key_is_refused(team_a: Caller, room: RoomRef) -> None:
+    for key in ("", "x" * 129):
+        with pytest.raises(errors.ToolArgumentsError) as caught:
+            await call(team_a, room.room_id, "add_task", title="t", idempotencyKey=key)
+        assert "idempotencyKey" in caught.value.message
