@@ -203,6 +203,13 @@ IDEMPOTENCY_KEY_REUSED = (
     "call ({tool} with other arguments), so this call was not run. A retry must repeat the "
     "same call exactly; a new call needs a new key."
 )
+DEPENDENCY_UNKNOWN = 'dependsOn "{depends_on}" is not a task of this room. {hint}'
+DEPENDENCY_SELF = 'Task "{task_id}" cannot depend on itself.'
+DEPENDENCY_CYCLE = (
+    'Task "{task_id}" cannot depend on "{depends_on}": that would close the cycle {cycle}. '
+    "Remove a dependency along it first, or split the work differently."
+)
+DEPENDENCY_FULL = 'Task "{task_id}" already has {most} dependencies, the most a task may have.'
 LEASE_TOO_SHORT = (
     "leaseSeconds must be at least {least} (and at most 86400): a shorter lease would lapse "
     "between two heartbeats."

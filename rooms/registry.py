@@ -316,6 +316,53 @@ async def _list_shared_vars(room: RoomRef, a: s.ListSharedVarsInput) -> r.VarLis
 
 # --- The table ------------------------------------------------------------------------------
 
+
+async def _leave_room(room: RoomRef, a: s.LeaveRoomInput) -> r.Left:
+    return await services.presence_leave(room, agent_id=a.agentId)
+
+
+async def _get_room_info(room: RoomRef, a: s.GetRoomInfoInput) -> r.RoomInfo:
+    return await selectors.room_info(room)
+
+
+async def _delete_task(room: RoomRef, a: s.DeleteTaskInput) -> r.TaskDeletedResult:
+    return await services.task_delete(
+        room, task_id=a.taskId, agent_id=a.agentId, expected_version=a.expectedVersion
+    )
+
+
+async def _set_task_priority(room: RoomRef, a: s.SetTaskPriorityInput) -> r.Task:
+    return await services.task_set_priority(
+        room,
+        task_id=a.taskId,
+        priority=a.priority,
+        agent_id=a.agentId,
+        expected_version=a.expectedVersion,
+    )
+
+
+async def _add_dependency(room: RoomRef, a: s.AddDependencyInput) -> r.Task:
+    return await services.task_add_dependency(
+        room,
+        task_id=a.taskId,
+        depends_on=a.dependsOn,
+        agent_id=a.agentId,
+        expected_version=a.expectedVersion,
+    )
+
+
+async def _delete_context(room: RoomRef, a: s.DeleteContextInput) -> r.ContextDeleted:
+    return await services.context_delete(room, entry_id=a.id, agent_id=a.agentId)
+
+
+async def _get_context_history(room: RoomRef, a: s.GetContextHistoryInput) -> r.ContextHistory:
+    return await selectors.context_history_newest_first(room, entry_id=a.id)
+
+
+async def _delete_event(room: RoomRef, a: s.DeleteEventInput) -> r.EventDeleted:
+    return await services.event_delete(room, event_id=a.eventId, agent_id=a.agentId)
+
+
 _TASK = TypeAdapter(r.Task)
 _TASKS = TypeAdapter(list[r.Task])
 _ENTRY = TypeAdapter(r.ContextEntry)
@@ -601,6 +648,81 @@ TOOLS: tuple[Tool, ...] = (
         "Every shared variable of the room.",
         read_only=True,
         run=_list_shared_vars,
+    ),
+    RoomTool(
+        "leave_room",
+        s.LeaveRoomInput,
+        TypeAdapter(r.Left),
+        "Say you are leaving: you drop out of presence (others see agent_left) and your "
+        "cursor is kept, so coming back reads on where you stopped.",
+        read_only=False,
+        run=_leave_room,
+    ),
+    RoomTool(
+        "get_room_info",
+        s.GetRoomInfoInput,
+        TypeAdapter(r.RoomInfo),
+        "The room at a glance: owner team, creation time, and exact counts of agents, tasks, "
+        "context entries and events.",
+        read_only=True,
+        run=_get_room_info,
+    ),
+    RoomTool(
+        "delete_task",
+        s.DeleteTaskInput,
+        TypeAdapter(r.TaskDeletedResult),
+        "Remove a task from the plan (its claim goes with it). Tasks that depended on it are "
+        "named in `warnings`. expectedVersion refuses it if the task changed since you read "
+        "it. Emits task_deleted.",
+        read_only=False,
+        idempotent=False,
+        run=_delete_task,
+    ),
+    RoomTool(
+        "set_task_priority",
+        s.SetTaskPriorityInput,
+        _TASK,
+        "Set a task's priority (lower runs first in get_unblocked_tasks). Emits task_updated.",
+        read_only=False,
+        run=_set_task_priority,
+    ),
+    RoomTool(
+        "add_dependency",
+        s.AddDependencyInput,
+        _TASK,
+        "Make a task wait for another (dependsOn must be done first). Adding one that is "
+        "already there changes nothing; a dependency that would close a cycle is refused, "
+        "naming the cycle. Emits task_updated.",
+        read_only=False,
+        run=_add_dependency,
+    ),
+    RoomTool(
+        "delete_context",
+        s.DeleteContextInput,
+        TypeAdapter(r.ContextDeleted),
+        "Remove a context entry and its whole history. Emits context_deleted.",
+        read_only=False,
+        idempotent=False,
+        run=_delete_context,
+    ),
+    RoomTool(
+        "get_context_history",
+        s.GetContextHistoryInput,
+        TypeAdapter(r.ContextHistory),
+        "A context entry now and every kept earlier version of it, newest first, each with "
+        "`changes` (what differs from the version before).",
+        read_only=True,
+        run=_get_context_history,
+    ),
+    RoomTool(
+        "delete_event",
+        s.DeleteEventInput,
+        TypeAdapter(r.EventDeleted),
+        "Remove one event from the log, in place (events posted meanwhile are never lost). "
+        "Emits event_deleted.",
+        read_only=False,
+        idempotent=False,
+        run=_delete_event,
     ),
 )
 

@@ -125,6 +125,44 @@ class Heartbeat(TypedDict):
     presenceTotal: int
 
 
+class Left(TypedDict):
+    left: bool  # false: the agent was not in the room's presence
+    agentId: str
+    agents: list[AgentPresence]  # who is still here (the most recently seen first 100)
+
+
+class RoomInfo(TypedDict):
+    roomId: str
+    ownerTeamId: str
+    createdAt: str
+    memberCount: int
+    taskCount: int
+    contextCount: int
+    eventCount: int
+
+
+class TaskDeletedResult(TypedDict):
+    deleted: bool
+    taskId: str
+    warnings: NotRequired[list[str]]  # tasks that depended on it, now with an unmet dependency
+
+
+class ContextDeleted(TypedDict):
+    deleted: bool
+    id: str
+
+
+class EventDeleted(TypedDict):
+    deleted: bool
+    eventId: str
+
+
+class ContextHistory(TypedDict):
+    id: str
+    current: ContextEntry
+    history: list[ContextEntry]  # every kept earlier version, newest first
+
+
 class Summary(TypedDict):
     agentId: str
     roomId: str

@@ -155,6 +155,28 @@ class ReleaseTaskInput(WriteInput):
     )
 
 
+class SetTaskPriorityInput(WriteInput):
+    taskId: Identifier
+    priority: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
+        description="Lower runs first in get_unblocked_tasks."
+    )
+    agentId: AgentId | None = Field(default=None, description="Who is making the change.")
+    expectedVersion: ExpectedVersion = None
+
+
+class AddDependencyInput(WriteInput):
+    taskId: Identifier
+    dependsOn: Identifier = Field(description="The task that must be done first.")
+    agentId: AgentId | None = Field(default=None, description="Who is making the change.")
+    expectedVersion: ExpectedVersion = None
+
+
+class DeleteTaskInput(WriteInput):
+    taskId: Identifier
+    agentId: AgentId | None = Field(default=None, description="Who is deleting it.")
+    expectedVersion: ExpectedVersion = None
+
+
 class GetTaskInput(RoomInput):
     taskId: Identifier
 
@@ -255,6 +277,15 @@ class ReadContextInput(RoomInput):
     id: Identifier
 
 
+class DeleteContextInput(WriteInput):
+    id: Identifier
+    agentId: AgentId | None = Field(default=None, description="Who is deleting it.")
+
+
+class GetContextHistoryInput(RoomInput):
+    id: Identifier
+
+
 class ListContextInput(RoomInput):
     type: ContextType | None = None
     author: Name | None = None
@@ -328,6 +359,11 @@ class MarkEventReadInput(AgentInput, WriteInput):
     eventId: Identifier
 
 
+class DeleteEventInput(WriteInput):
+    eventId: Identifier
+    agentId: AgentId | None = Field(default=None, description="Who is deleting it.")
+
+
 class GetEventReadsInput(RoomInput):
     eventId: Identifier
 
@@ -348,6 +384,14 @@ class HeartbeatInput(AgentInput, WriteInput):
 
 
 class GetPresenceInput(RoomInput):
+    pass
+
+
+class LeaveRoomInput(AgentInput, WriteInput):
+    pass
+
+
+class GetRoomInfoInput(RoomInput):
     pass
 
 

@@ -173,9 +173,10 @@ end
 
 # KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] claims,
 # KEYS[6] claim_holders
-# ARGV[1] task id, ARGV[2] changes JSON {status, set_owner, owner, note?, description?, by,
-# expected_version?}, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap, ARGV[6] event
-# bytes cap, ARGV[7] wake channel, ARGV[8] notes kept per task (the newest), ARGV[9] now ms
+# ARGV[1] task id, ARGV[2] changes JSON {status?, set_owner, owner, note?, description?,
+# priority?, by, expected_version?}, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap,
+# ARGV[6] event bytes cap, ARGV[7] wake channel, ARGV[8] notes kept per task (the newest),
+# ARGV[9] now ms
 # -> {0} unknown task; {-1, task JSON} expectedVersion is stale; {-2, task JSON} the task is
 #    in progress under another owner, and the writer is not that owner (a takeover: claims
 #    go through claim_task, hand-overs through its owner); {1, task JSON, event id}
@@ -205,7 +206,9 @@ if previous == 'in_progress' and previous_owner and new_owner and new_owner ~= p
     and ch.by ~= previous_owner then
   return {-2, raw}
 end
-task.status = ch.status
+if ch.status ~= nil then task.status = ch.status end
+local previous_priority = task.priority
+if ch.priority ~= nil then task.priority = ch.priority end
 if ch.set_owner then task.owner = new_owner or cjson.null end
 if ch.description ~= nil then task.description = ch.description end
 if ch.note ~= nil then
@@ -236,6 +239,9 @@ if ch.set_owner and previous_owner ~= owner_of(task) then
   changes.owner = {previous_owner or cjson.null, task.owner}
 end
 if ch.description ~= nil then changes.description = true end
+if ch.priority ~= nil and previous_priority ~= ch.priority then
+  changes.priority = {previous_priority or cjson.null, ch.priority}
+end
 local payload = cjson.encode({task = task_summary(task), previousStatus = previous,
   changes = changes, note = ch.note})
 local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[5], ARGV[6], ARGV[7],
@@ -918,6 +924,196 @@ for _, id in ipairs(redis.call('ZREVRANGE', KEYS[1], 0, -1)) do
 end
 return out
 """
+
+# --- roomd's other tools ---------------------------------------------------------------
+
+# KEYS[1] presence, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
+# ARGV[1] agent id, ARGV[2] ttl ms, ARGV[3] event cap, ARGV[4] event bytes cap, ARGV[5] wake
+# channel, ARGV[6] most agents answered
+# -> {left 0/1, {agent, ms, ...} the ARGV[6] most recently seen of those still here}
+# The agent's cursor stays: if it comes back, it reads on from where it was.
+LEAVE_ROOM_SCRIPT = (
+    _PRELUDE
+    + r"""
+local left = redis.call('ZREM', KEYS[1], ARGV[1])
+if left == 1 then
+  append(KEYS[3], KEYS[2], KEYS[4], ARGV[3], ARGV[4], ARGV[5],
+    {'type', 'agent_left', 'from', ARGV[1], 'to', 'all',
+     'payload', cjson.encode({agentId = ARGV[1]})})
+  touch(ARGV[2], 1, 4)
+end
+return {left, redis.call('ZREVRANGE', KEYS[1], 0, tonumber(ARGV[6]) - 1, 'WITHSCORES')}
+"""
+)
+
+# KEYS[1] meta, KEYS[2] presence, KEYS[3] tasks, KEYS[4] ctx, KEYS[5] events
+# -> {created_at or false, members, tasks, context entries, events}: every count O(1)
+ROOM_INFO_SCRIPT = r"""
+return {redis.call('HGET', KEYS[1], 'created_at'), redis.call('ZCARD', KEYS[2]),
+  redis.call('HLEN', KEYS[3]), redis.call('HLEN', KEYS[4]), redis.call('XLEN', KEYS[5])}
+"""
+
+# KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
+# ARGV[1] task id, ARGV[2] depends-on id, ARGV[3] by, ARGV[4] expected version ("" for any),
+# ARGV[5] now (ISO), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
+# channel, ARGV[10] most dependencies per task
+# -> {0} unknown task; {-5} unknown dependency; {-1, task JSON} stale expectedVersion;
+#    {-4, cycle JSON [ids]} the new edge would close a cycle; {-6, task JSON} at the most
+#    dependencies; {2, task JSON} already there (nothing changed); {1, task JSON, event id}
+# A cycle is found by walking depends_on from the new dependency: if the walk reaches the
+# task, the path it took, back to the task, is the cycle (bounded by the room's tasks).
+ADD_DEPENDENCY_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local task = cjson.decode(raw)
+if ARGV[4] ~= '' and tonumber(ARGV[4]) ~= version_of(task) then return {-1, raw} end
+if redis.call('HEXISTS', KEYS[1], ARGV[2]) == 0 then return {-5} end
+local deps = task.depends_on
+if type(deps) ~= 'table' then deps = {} end
+for _, d in ipairs(deps) do
+  if d == ARGV[2] then return {2, raw} end
+end
+if #deps >= tonumber(ARGV[10]) then return {-6, raw} end
+local parent, queue, head, found = {[ARGV[2]] = false}, {ARGV[2]}, 1, false
+while head <= #queue and not found do
+  local at = queue[head]
+  head = head + 1
+  local r = redis.call('HGET', KEYS[1], at)
+  if r then
+    local t = cjson.decode(r)
+    if type(t.depends_on) == 'table' then
+      for _, nxt in ipairs(t.depends_on) do
+        if parent[nxt] == nil then
+          parent[nxt] = at
+          if nxt == ARGV[1] then found = true break end
+          table.insert(queue, nxt)
+        end
+      end
+    end
+  end
+end
+if found then
+  local path, at = {ARGV[1]}, ARGV[1]
+  while at do
+    at = parent[at]
+    if at then table.insert(path, at) end
+  end
+  local cycle = {ARGV[1]}
+  for i = #path, 1, -1 do table.insert(cycle, path[i]) end
+  return {-4, cjson.encode(cycle)}
+end
+table.insert(deps, ARGV[2])
+task.depends_on = deps
+task.version = version_of(task) + 1
+task.updated_at = ARGV[5]
+local out = task_encode(task)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+redis.call('HSET', KEYS[2], 'updated_at', ARGV[5])
+local payload = cjson.encode({task = task_summary(task), previousStatus = task.status,
+  changes = {depends_on = {added = ARGV[2]}}})
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
+  {'type', 'task_updated', 'from', ARGV[3], 'to', 'all', 'payload', payload})
+touch(ARGV[6], 1, 4)
+return {1, out, eid}
+"""
+)
+
+# KEYS[1] tasks, KEYS[2] task_order, KEYS[3] task_titles, KEYS[4] meta, KEYS[5] events,
+# KEYS[6] reads, KEYS[7] claims, KEYS[8] claim_holders
+# ARGV[1] task id, ARGV[2] by, ARGV[3] expected version ("" for any), ARGV[4] now (ISO),
+# ARGV[5] ttl ms, ARGV[6] event cap, ARGV[7] event bytes cap, ARGV[8] wake channel
+# -> {0} unknown task; {-1, task JSON} stale expectedVersion;
+#    {1, event id, dependents JSON [{id, title}] ({} when none: cjson), task JSON}
+DELETE_TASK_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local task = cjson.decode(raw)
+if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= version_of(task) then return {-1, raw} end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('LREM', KEYS[2], 0, ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[7], ARGV[1])
+redis.call('HDEL', KEYS[8], ARGV[1])
+local dependents = {}
+local all = redis.call('HVALS', KEYS[1])
+for _, r in ipairs(all) do
+  local t = cjson.decode(r)
+  if type(t.depends_on) == 'table' then
+    for _, d in ipairs(t.depends_on) do
+      if d == ARGV[1] then table.insert(dependents, {id = t.id, title = t.title}) break end
+    end
+  end
+end
+redis.call('HSET', KEYS[4], 'updated_at', ARGV[4])
+local payload = fix_arrays(cjson.encode({task = task_summary(task), dependents = dependents}),
+  {'dependents'})
+local eid = append(KEYS[5], KEYS[4], KEYS[6], ARGV[6], ARGV[7], ARGV[8],
+  {'type', 'task_deleted', 'from', ARGV[2], 'to', 'all', 'payload', payload})
+touch(ARGV[5], 1, 6)
+return {1, eid, cjson.encode(dependents), raw}
+"""
+)
+
+# KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_created, KEYS[4] ctx_changed,
+# KEYS[5] ctx_versions, KEYS[6] ctx_version_index, KEYS[7] ctx_labels, KEYS[8] meta,
+# KEYS[9] events, KEYS[10] reads
+# ARGV[1] entry id, ARGV[2] by, ARGV[3] ttl ms, ARGV[4] event cap, ARGV[5] event bytes cap,
+# ARGV[6] wake channel
+# -> {0} unknown entry; {1, event id, entry JSON without payload}
+# The entry goes with every kept version of it: nothing of it is left to read.
+DELETE_CONTEXT_SCRIPT = (
+    _PRELUDE
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local entry = cjson.decode(raw)
+for _, k in ipairs({KEYS[1], KEYS[2], KEYS[7]}) do redis.call('HDEL', k, ARGV[1]) end
+redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
+local low, high = '[' .. ARGV[1] .. '@', '(' .. ARGV[1] .. 'A'
+for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[6], low, high)) do
+  redis.call('HDEL', KEYS[5], ARGV[1] .. '@' .. string.match(member, '@[0-9]+@(.*)$'))
+end
+redis.call('ZREMRANGEBYLEX', KEYS[6], low, high)
+local payload = cjson.encode({id = entry.id, type = entry.type, summary = entry.summary,
+  version = entry.version})
+local eid = append(KEYS[9], KEYS[8], KEYS[10], ARGV[4], ARGV[5], ARGV[6],
+  {'type', 'context_deleted', 'from', ARGV[2], 'to', 'all', 'payload', payload})
+touch(ARGV[3], 8, 10)
+return {1, eid, raw}
+"""
+)
+
+# KEYS[1] events, KEYS[2] meta, KEYS[3] reads
+# ARGV[1] event id, ARGV[2] by, ARGV[3] ttl ms, ARGV[4] event cap, ARGV[5] event bytes cap,
+# ARGV[6] wake channel
+# -> {0} unknown event; {1, event_deleted event id}
+# XDEL removes the one entry in place: an event appended meanwhile (by any process) is never
+# touched, unlike a rewrite of the log. Its bytes and read receipts go with it.
+DELETE_EVENT_SCRIPT = (
+    _PRELUDE
+    + r"""
+local found = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
+if #found == 0 then return {0} end
+redis.call('XDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
+local bytes = tonumber(redis.call('HGET', KEYS[2], 'event_bytes') or '0')
+local freed = entry_size(found[1][2])
+if freed > bytes then freed = bytes end
+redis.call('HINCRBY', KEYS[2], 'event_bytes', -freed)
+local eid = append(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[5], ARGV[6],
+  {'type', 'event_deleted', 'from', ARGV[2], 'to', 'all',
+   'payload', cjson.encode({eventId = ARGV[1]})})
+touch(ARGV[3], 1, 3)
+return {1, eid}
+"""
+)
 
 # --- Keyed writes (idempotencyKey) ------------------------------------------------------
 

@@ -25,11 +25,13 @@ from rooms.refs import RoomRef
 from rooms.results import (
     AgentPresence,
     ContextEntry,
+    ContextHistory,
     Event,
     EventReads,
     LockRow,
     Plan,
     ReadReceipt,
+    RoomInfo,
     RoomOverview,
     RoomSnapshot,
     Task,
@@ -206,6 +208,27 @@ async def event_reads_get(room: RoomRef, *, event_id: str) -> EventReads:
 
 
 # --- Presence ---------------------------------------------------------------------------
+
+
+async def room_info(room: RoomRef) -> RoomInfo:
+    """Every count exact, in one O(1) step."""
+    counts = await store.room_counts(room.keys)
+    return {
+        "roomId": room.room_id,
+        "ownerTeamId": str(room.team_id),
+        "createdAt": counts.created_at or clock.now_iso(),
+        "memberCount": counts.members,
+        "taskCount": counts.tasks,
+        "contextCount": counts.context,
+        "eventCount": counts.events,
+    }
+
+
+async def context_history_newest_first(room: RoomRef, *, entry_id: str) -> ContextHistory:
+    """roomd's get_context_history: the entry now, and its kept earlier versions newest
+    first (each with `changes`, what differs from the one before it)."""
+    versions = await context_history(room, entry_id=entry_id)
+    return {"id": entry_id, "current": versions[-1], "history": versions[-2::-1]}
 
 
 def presence_rows(seen: list[tuple[str, int]], *, now_ms: int | None = None) -> list[AgentPresence]:

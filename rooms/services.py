@@ -26,19 +26,23 @@ from rooms.records import (
 )
 from rooms.refs import RoomRef
 from rooms.results import (
+    ContextDeleted,
     ContextEntry,
     Event,
+    EventDeleted,
     EventMarked,
     Heartbeat,
+    Left,
     LockGranted,
     LockReleased,
     Summary,
     Task,
+    TaskDeletedResult,
     Unread,
     VarSet,
     Waited,
 )
-from rooms.schemas import CONTEXT_PAYLOADS, ToolInput
+from rooms.schemas import CONTEXT_PAYLOADS, MAX_DEPENDS_ON, ToolInput
 
 T = TypeVar("T")
 _ID_ALPHABET = string.ascii_letters + string.digits
@@ -273,6 +277,142 @@ async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str 
             extra=_task_state(current),
         )
     return current
+
+
+# --- roomd's other tools ----------------------------------------------------------------
+
+
+async def task_set_priority(
+    room: RoomRef,
+    *,
+    task_id: str,
+    priority: int,
+    agent_id: str | None,
+    expected_version: int | None,
+) -> Task:
+    """update_task's one step with only the priority changing (task_updated names it)."""
+    changes: dict[str, Any] = {"priority": priority, "set_owner": False, "by": _who(agent_id)}
+    if expected_version is not None:
+        changes["expected_version"] = expected_version
+    now = clock.now_ms()
+    step = await store.task_update(
+        room.keys,
+        task_id=task_id,
+        changes_json=dumps(changes),
+        now_iso=clock.iso_from_ms(now),
+        now_ms=now,
+    )
+    if step.outcome == "unknown":
+        raise await selectors.task_not_found(room, task_id)
+    current = task_from_json(step.task_json)
+    if step.outcome == "stale":
+        raise _version_conflict(current, expected_version)
+    return current
+
+
+async def task_add_dependency(
+    room: RoomRef,
+    *,
+    task_id: str,
+    depends_on: str,
+    agent_id: str | None,
+    expected_version: int | None,
+) -> Task:
+    """Idempotent: a dependency already there changes nothing. Unknown ids, a task on itself
+    and any edge that would close a cycle are refused (the cycle named, in order)."""
+    if depends_on == task_id:
+        raise errors.ToolArgumentsError(
+            errors.DEPENDENCY_SELF.format(task_id=task_id), extra={"fields": ["dependsOn"]}
+        )
+    most = MAX_DEPENDS_ON
+    step = await store.task_add_dependency(
+        room.keys,
+        task_id=task_id,
+        depends_on=depends_on,
+        by=_who(agent_id),
+        expected_version=expected_version,
+        now_iso=clock.now_iso(),
+        most=most,
+    )
+    if step.outcome == "unknown":
+        raise await selectors.task_not_found(room, task_id)
+    if step.outcome == "unknown_dependency":
+        missing = await selectors.task_not_found(room, depends_on)
+        hint = missing.message.split(". ", 1)[1] if ". " in missing.message else ""
+        raise errors.TaskNotFoundError(
+            errors.DEPENDENCY_UNKNOWN.format(depends_on=depends_on, hint=hint),
+            extra={**missing.extra, "field": "dependsOn"},
+        )
+    if step.outcome == "cycle":
+        raise errors.ToolArgumentsError(
+            errors.DEPENDENCY_CYCLE.format(
+                task_id=task_id, depends_on=depends_on, cycle=" -> ".join(step.cycle)
+            ),
+            extra={"cycle": step.cycle},
+        )
+    current = task_from_json(step.task_json)
+    if step.outcome == "stale":
+        raise _version_conflict(current, expected_version)
+    if step.outcome == "full":
+        raise errors.ToolArgumentsError(
+            errors.DEPENDENCY_FULL.format(task_id=task_id, most=most),
+            extra={"fields": ["dependsOn"]},
+        )
+    return current
+
+
+async def task_delete(
+    room: RoomRef, *, task_id: str, agent_id: str | None, expected_version: int | None
+) -> TaskDeletedResult:
+    """Gone from the plan, its claim with it; the tasks that depended on it are named (their
+    dependency is now unmet)."""
+    step = await store.task_delete(
+        room.keys,
+        task_id=task_id,
+        by=_who(agent_id),
+        expected_version=expected_version,
+        now_iso=clock.now_iso(),
+    )
+    if step.outcome == "unknown":
+        raise await selectors.task_not_found(room, task_id)
+    if step.outcome == "stale":
+        raise _version_conflict(task_from_json(step.task_json), expected_version)
+    result: TaskDeletedResult = {"deleted": True, "taskId": task_id}
+    if step.dependents:
+        names = ", ".join(f'{d["id"]} ("{d["title"]}")' for d in step.dependents)
+        result["warnings"] = [
+            f"These tasks depended on {task_id} and now wait on a task that does not exist: "
+            f"{names}. Remove or replace the dependency (update the plan) so they can start."
+        ]
+    return result
+
+
+async def context_delete(room: RoomRef, *, entry_id: str, agent_id: str | None) -> ContextDeleted:
+    """The entry and its whole history go; consumers see a context_deleted event."""
+    gone = await store.context_delete(room.keys, entry_id=entry_id, by=_who(agent_id))
+    if gone is None:
+        raise await selectors.context_not_found(room, entry_id)
+    return {"deleted": True, "id": entry_id}
+
+
+async def event_delete(room: RoomRef, *, event_id: str, agent_id: str | None) -> EventDeleted:
+    """One event out of the log, in place: events appended meanwhile are never lost."""
+    if not is_event_id(event_id) or not await store.event_delete(
+        room.keys, event_id=event_id, by=_who(agent_id)
+    ):
+        raise await selectors.event_not_found(room, event_id)
+    return {"deleted": True, "eventId": event_id}
+
+
+async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
+    """Out of presence (an agent_left event when it was there); its cursor stays."""
+    agent = _who(agent_id)
+    minted = idempotency.minted({"now": clock.now_ms()})
+    left, seen = await store.presence_leave(
+        room.keys, agent_id=agent, shown=int(settings.HEARTBEAT_PRESENCE_MAX)
+    )
+    now = idempotency.minted_final(minted)["now"]
+    return {"left": left, "agentId": agent, "agents": selectors.presence_rows(seen, now_ms=now)}
 
 
 async def tool_keyed(tool: str, arguments: ToolInput, work: Awaitable[T]) -> T:

@@ -896,6 +896,166 @@ async def event_reads(keys: RoomKeys, event_id: str) -> str | None:
     return cast("str | None", await _awaited(client().hget(keys.reads, event_id)))
 
 
+# --- roomd's other tools ----------------------------------------------------------------
+
+
+async def presence_leave(
+    keys: RoomKeys, *, agent_id: str, shown: int
+) -> tuple[bool, list[tuple[str, int]]]:
+    """(whether the agent was in presence, the `shown` most recently seen still there)."""
+    left, res = await _run_write(
+        keys,
+        scripts.LEAVE_ROOM_SCRIPT,
+        [keys.presence, keys.meta, keys.events, keys.reads],
+        [agent_id, _ttl(), *_event_args(keys), shown],
+        wrote=scripts.WROTE_ALWAYS,
+    )
+    it = iter(res)
+    return int(left) == 1, [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomCounts:
+    created_at: str | None
+    members: int
+    tasks: int
+    context: int
+    events: int
+
+
+async def room_counts(keys: RoomKeys) -> RoomCounts:
+    res = await _run(
+        scripts.ROOM_INFO_SCRIPT,
+        [keys.meta, keys.presence, keys.tasks, keys.context, keys.events],
+        [],
+    )
+    return RoomCounts(
+        str(res[0]) if res[0] else None, int(res[1]), int(res[2]), int(res[3]), int(res[4])
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DependencyStep:
+    """ "ok", "already" (nothing changed), "unknown" (the task), "unknown_dependency",
+    "stale", "cycle" (`cycle`: the ids around it, the task first and last), "full"."""
+
+    outcome: str
+    task_json: str = ""
+    cycle: list[str] = field(default_factory=list)
+
+
+async def task_add_dependency(
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    depends_on: str,
+    by: str,
+    expected_version: int | None,
+    now_iso: str,
+    most: int,
+) -> DependencyStep:
+    res = await _run_write(
+        keys,
+        scripts.ADD_DEPENDENCY_SCRIPT,
+        [keys.tasks, keys.meta, keys.events, keys.reads],
+        [
+            task_id,
+            depends_on,
+            by,
+            "" if expected_version is None else expected_version,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            most,
+        ],
+    )
+    code = int(res[0])
+    if code == 0:
+        return DependencyStep("unknown")
+    if code == -5:
+        return DependencyStep("unknown_dependency")
+    if code == -4:
+        return DependencyStep("cycle", cycle=[str(x) for x in json.loads(str(res[1]))])
+    outcome = {1: "ok", 2: "already", -1: "stale", -6: "full"}[code]
+    return DependencyStep(outcome, str(res[1]))
+
+
+@dataclass(frozen=True, slots=True)
+class TaskDeleted:
+    """ "ok", "unknown" or "stale"; the task as it was, and the tasks that depended on it."""
+
+    outcome: str
+    task_json: str = ""
+    dependents: list[dict[str, str]] = field(default_factory=list)
+
+
+async def task_delete(
+    keys: RoomKeys, *, task_id: str, by: str, expected_version: int | None, now_iso: str
+) -> TaskDeleted:
+    res = await _run_write(
+        keys,
+        scripts.DELETE_TASK_SCRIPT,
+        [
+            keys.tasks,
+            keys.task_order,
+            keys.task_titles,
+            keys.meta,
+            keys.events,
+            keys.reads,
+            keys.claims,
+            keys.claim_holders,
+        ],
+        [
+            task_id,
+            by,
+            "" if expected_version is None else expected_version,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+        ],
+    )
+    code = int(res[0])
+    if code == 0:
+        return TaskDeleted("unknown")
+    if code == -1:
+        return TaskDeleted("stale", str(res[1]))
+    dependents = json.loads(str(res[2]))
+    return TaskDeleted("ok", str(res[3]), dependents if isinstance(dependents, list) else [])
+
+
+async def context_delete(keys: RoomKeys, *, entry_id: str, by: str) -> str | None:
+    """The deleted entry's JSON (without its payload), or None for an unknown entry."""
+    res = await _run_write(
+        keys,
+        scripts.DELETE_CONTEXT_SCRIPT,
+        [
+            keys.context,
+            keys.context_payloads,
+            keys.context_created,
+            keys.context_changed,
+            keys.context_versions,
+            keys.context_version_index,
+            keys.context_labels,
+            keys.meta,
+            keys.events,
+            keys.reads,
+        ],
+        [entry_id, by, _ttl(), *_event_args(keys)],
+    )
+    return str(res[2]) if int(res[0]) == 1 else None
+
+
+async def event_delete(keys: RoomKeys, *, event_id: str, by: str) -> bool:
+    """False for an unknown event."""
+    res = await _run_write(
+        keys,
+        scripts.DELETE_EVENT_SCRIPT,
+        [keys.events, keys.meta, keys.reads],
+        [event_id, by, _ttl(), *_event_args(keys)],
+    )
+    return int(res[0]) == 1
+
+
 # --- Presence ---------------------------------------------------------------------------
 
 

@@ -324,6 +324,13 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         "resource": "r",
         "key": "k",
         "value": "v",
+        "priority": 1,
+        "dependsOn": "t_y",
+        "targetType": "task",
+        "targetId": "t_x",
+        "requestedBy": "b",
+        "reviewer": "c",
+        "reviewId": "r_x",
     }
     model = registry.TOOLS_BY_NAME[tool].input_model
     return {

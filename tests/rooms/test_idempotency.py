@@ -95,6 +95,31 @@ async def _setup_release_lock(c: Caller, room: str) -> dict[str, Any]:
     return {"resource": "db", "agentId": "a"}
 
 
+async def _setup_leave(c: Caller, room: str) -> dict[str, Any]:
+    await call(c, room, "heartbeat", agentId="a")
+    return {"agentId": "a"}
+
+
+async def _setup_task_id(c: Caller, room: str) -> dict[str, Any]:
+    return {"taskId": await _task(c, room)}
+
+
+async def _setup_priority(c: Caller, room: str) -> dict[str, Any]:
+    return {"taskId": await _task(c, room), "priority": 3}
+
+
+async def _setup_dependency(c: Caller, room: str) -> dict[str, Any]:
+    return {"taskId": await _task(c, room), "dependsOn": await _task(c, room)}
+
+
+async def _setup_delete_context(c: Caller, room: str) -> dict[str, Any]:
+    return {"id": (await _setup_update_context(c, room))["id"]}
+
+
+async def _setup_delete_event(c: Caller, room: str) -> dict[str, Any]:
+    return {"eventId": await _event(c, room)}
+
+
 def _fixed(args: dict[str, Any]) -> Setup:
     async def setup(c: Caller, room: str) -> dict[str, Any]:
         return dict(args)
@@ -124,6 +149,24 @@ SETUPS: dict[str, Setup] = {
     "acquire_lock": _fixed({"resource": "db", "agentId": "a", "ttlSeconds": 60}),
     "release_lock": _setup_release_lock,
     "set_shared_var": _fixed({"key": "port", "value": "3000", "agentId": "a"}),
+    "leave_room": _setup_leave,
+    "delete_task": _setup_task_id,
+    "set_task_priority": _setup_priority,
+    "add_dependency": _setup_dependency,
+    "delete_context": _setup_delete_context,
+    "delete_event": _setup_delete_event,
+}
+# Tools a second run of changes nothing more, or refuses (what was deleted is gone).
+ONCE_ONLY = {
+    "mark_event_read",
+    "release_lock",
+    "release_task",
+    "claim_task",
+    "leave_room",
+    "delete_task",
+    "add_dependency",
+    "delete_context",
+    "delete_event",
 }
 
 
@@ -162,7 +205,7 @@ async def test_a_repeat_with_the_same_key_answers_the_first_result_and_changes_n
     assert again == first
     assert snapshot(raw, room) == before
     # The same call without the key is a new call (where a second run changes anything).
-    if tool not in ("mark_event_read", "release_lock", "release_task", "claim_task"):
+    if tool not in ONCE_ONLY:
         frozen_clock[0] += timedelta(seconds=5)
         await call(team_a, room.room_id, tool, **args)
         assert snapshot(raw, room) != before

@@ -50,6 +50,14 @@ TOOL_NAMES = [
     "set_shared_var",
     "get_shared_var",
     "list_shared_vars",
+    "leave_room",
+    "get_room_info",
+    "delete_task",
+    "set_task_priority",
+    "add_dependency",
+    "delete_context",
+    "get_context_history",
+    "delete_event",
 ]
 
 NOTE = {"text": "hello"}
@@ -91,6 +99,14 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "set_shared_var": {"key": "port", "value": "3000", "agentId": "alice"},
     "get_shared_var": {"key": "port"},
     "list_shared_vars": {},
+    "leave_room": {"agentId": "alice"},
+    "get_room_info": {},
+    "delete_task": {"taskId": "t_abcdefghijkl"},
+    "set_task_priority": {"taskId": "t_abcdefghijkl", "priority": 1},
+    "add_dependency": {"taskId": "t_abcdefghijkl", "dependsOn": "t_bcdefghijklm"},
+    "delete_context": {"id": "c_abcdefghijkl"},
+    "get_context_history": {"id": "c_abcdefghijkl"},
+    "delete_event": {"eventId": "1-0"},
 }
 
 
@@ -167,6 +183,8 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "list_locks",
         "get_shared_var",
         "list_shared_vars",
+        "get_room_info",
+        "get_context_history",
     }
 
 

@@ -108,6 +108,12 @@ def _unknown_id_messages() -> dict[str, str]:
         "claim_task": task("claim_task"),
         "release_task": task("release_task"),
         "get_task": task("get_task"),
+        "delete_task": task("delete_task"),
+        "set_task_priority": task("set_task_priority"),
+        "add_dependency": task("add_dependency"),
+        "delete_context": context("delete_context"),
+        "get_context_history": context("get_context_history"),
+        "delete_event": event("delete_event", "eventId"),
         "read_context": context("read_context"),
         "update_context": context("update_context"),
         "mark_event_read": event("mark_event_read", "eventId"),
@@ -367,9 +373,17 @@ def expected_error(tool: str, outcome: str, caller: Caller | None) -> tuple[int,
 
 
 def registry_code(tool: str) -> str:
-    if tool in ("update_task", "claim_task", "release_task", "get_task"):
+    if tool in (
+        "update_task",
+        "claim_task",
+        "release_task",
+        "get_task",
+        "delete_task",
+        "set_task_priority",
+        "add_dependency",
+    ):
         return "task_not_found"
-    if tool in ("read_context", "update_context"):
+    if tool in ("read_context", "update_context", "delete_context", "get_context_history"):
         return "context_not_found"
     return "event_not_found"
 
@@ -406,7 +420,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 29
+    assert len(TOOL_NAMES) == 37
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
