@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisClusterException
+from redis.maint_notifications import MaintNotificationsConfig
 
 Store = aioredis.Redis | RedisCluster
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = weakref.WeakKeyDictionary()
@@ -59,13 +60,15 @@ class GatedCluster(RedisCluster):
             for attempt in range(3):
                 try:
                     return await super().execute_command(*args, **kwargs)
-                except AttributeError as exc:
-                    # redis-py 7.4: one task's error handling disconnects a node's idle
+                except (AttributeError, RuntimeError) as exc:
+                    # redis-py: one task's error handling disconnects a node's idle
                     # connections as another task is about to write on one of them
-                    # ("'NoneType' object has no attribute 'writelines'"). Nothing was
-                    # written, so the command is sent again; past that, it is a lost
-                    # connection, and is answered as one.
-                    if "writelines" not in str(exc) or attempt == 2:
+                    # (7.4: "'NoneType' object has no attribute 'writelines'"; 8.1 on
+                    # uvloop: "unable to perform operation on <TCPTransport closed=True>;
+                    # the handler is closed"). Nothing was written, so the command is sent
+                    # again; past that, it is a lost connection, and is answered as one.
+                    unsent = "writelines" in str(exc) or "handler is closed" in str(exc)
+                    if not unsent or attempt == 2:
                         raise aioredis.ConnectionError(
                             f"connection lost mid-command: {exc}"
                         ) from exc
@@ -90,10 +93,12 @@ def _store_client(
             socket_connect_timeout=connect_timeout,
             socket_timeout=socket_timeout,
             health_check_interval=30,
-            # No CLIENT SETINFO handshake on each new connection: under a burst of new
-            # connections it is two more round trips each, during which redis-py 7.4 can
-            # lose the connection to another task's error handling.
+            # No CLIENT SETINFO handshake on each new connection, and no maintenance
+            # notifications handshake (redis-py 8; Redis 7 has none to give): under a
+            # burst of new connections each is another round trip, during which redis-py
+            # can lose the connection to another task's error handling.
             driver_info=None,
+            maint_notifications_config=MaintNotificationsConfig(enabled=False),
         )
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
