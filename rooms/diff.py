@@ -51,3 +51,41 @@ def payload_diff(old: Any, new: Any) -> list[str]:
         elif old[key] != new[key]:
             lines.append(f"{key}: {_short(old[key])} -> {_short(new[key])}")
     return lines
+
+
+def _path(base: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{base}[{key}]"
+    return f"{base}.{key}" if base else key
+
+
+def payload_paths_diff(old: Any, new: Any) -> dict[str, list[str]]:
+    """Where two payloads differ, as paths down to the values (`endpoints[1].response.
+    currency`): keys and list items only in `new` (added), only in `old` (removed), and
+    values that differ at the deepest level both share (changed)."""
+    out: dict[str, list[str]] = {"added": [], "removed": [], "changed": []}
+    _walk(old, new, "", out)
+    return out
+
+
+def _walk(old: Any, new: Any, at: str, out: dict[str, list[str]]) -> None:
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in sorted(set(old) | set(new)):
+            here = _path(at, key)
+            if key not in old:
+                out["added"].append(here)
+            elif key not in new:
+                out["removed"].append(here)
+            else:
+                _walk(old[key], new[key], here, out)
+    elif isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            here = _path(at, i)
+            if i >= len(old):
+                out["added"].append(here)
+            elif i >= len(new):
+                out["removed"].append(here)
+            else:
+                _walk(old[i], new[i], here, out)
+    elif old != new or type(old) is not type(new):
+        out["changed"].append(at or "payload")

@@ -84,6 +84,18 @@ class IdempotencyKeyReusedError(RoomError):
     status = 409
 
 
+class ReviewNotFoundError(RoomError):
+    code = "review_not_found"
+    status = 404
+
+
+class ReviewRefusedError(RoomError):
+    """A resolution by someone who is not the reviewer, or of a review resolved already."""
+
+    code = "review_refused"
+    status = 409
+
+
 class QuotaExceededError(DomainError):
     """A per-tenant bound of the shared store (a quota) is reached."""
 
@@ -210,6 +222,21 @@ DEPENDENCY_CYCLE = (
     "Remove a dependency along it first, or split the work differently."
 )
 DEPENDENCY_FULL = 'Task "{task_id}" already has {most} dependencies, the most a task may have.'
+REVIEW_NOT_FOUND = 'Unknown reviewId "{review_id}". {hint}'
+REVIEW_HINT_CLOSEST = "Reviews of this room: {closest}. Call list_reviews to see them all."
+REVIEW_HINT_EMPTY = "This room has no reviews yet: ask for one with request_review."
+REVIEW_NOT_REVIEWER = (
+    'Review "{review_id}" asks "{reviewer}" to review it, not "{agent_id}": only the named '
+    "reviewer approves or rejects it."
+)
+REVIEW_RESOLVED = (
+    'Review "{review_id}" was {status} by "{by}" at {at}: a review is resolved once. Ask for '
+    "a new one with request_review if the work changed."
+)
+CONTEXT_VERSION_UNKNOWN = (
+    'againstVersion "{version}" is not a kept version of context entry "{entry_id}" (kept: '
+    "{kept}). Call get_context_history to see them."
+)
 LEASE_TOO_SHORT = (
     "leaseSeconds must be at least {least} (and at most 86400): a shorter lease would lapse "
     "between two heartbeats."

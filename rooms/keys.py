@@ -60,6 +60,16 @@ class RoomKeys:
         return self._k("claim_holders")
 
     @property
+    def reviews(self) -> str:
+        """Hash: review id -> review JSON."""
+        return self._k("reviews")
+
+    @property
+    def review_order(self) -> str:
+        """Sorted set: review id -> the stream position of its review_requested event."""
+        return self._k("review_order")
+
+    @property
     def idempotency(self) -> str:
         """Hash: "k:<idempotencyKey>" -> the record of the keyed write (its fingerprint, its
         script's answer, what the service minted), and "__bytes", the records' total size."""
@@ -181,6 +191,8 @@ class RoomKeys:
             self.task_titles,
             self.claims,
             self.claim_holders,
+            self.reviews,
+            self.review_order,
             self.idempotency,
             self.idempotency_times,
             self.context,

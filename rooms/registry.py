@@ -363,6 +363,37 @@ async def _delete_event(room: RoomRef, a: s.DeleteEventInput) -> r.EventDeleted:
     return await services.event_delete(room, event_id=a.eventId, agent_id=a.agentId)
 
 
+async def _request_review(room: RoomRef, a: s.RequestReviewInput) -> r.Review:
+    return await services.review_request(
+        room,
+        target_type=a.targetType,
+        target_id=a.targetId,
+        requested_by=a.requestedBy,
+        reviewer=a.reviewer,
+        note=a.note,
+    )
+
+
+async def _approve(room: RoomRef, a: s.ApproveInput) -> r.Review:
+    return await services.review_resolve(
+        room, review_id=a.reviewId, agent_id=a.agentId, approve=True, note=a.note
+    )
+
+
+async def _reject(room: RoomRef, a: s.RejectInput) -> r.Review:
+    return await services.review_resolve(
+        room, review_id=a.reviewId, agent_id=a.agentId, approve=False, note=a.note
+    )
+
+
+async def _list_reviews(room: RoomRef, a: s.ListReviewsInput) -> list[r.Review]:
+    return await selectors.review_list(room, status=a.status)
+
+
+async def _diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
+    return await selectors.context_diff(room, entry_id=a.id, against=a.againstVersion)
+
+
 _TASK = TypeAdapter(r.Task)
 _TASKS = TypeAdapter(list[r.Task])
 _ENTRY = TypeAdapter(r.ContextEntry)
@@ -723,6 +754,52 @@ TOOLS: tuple[Tool, ...] = (
         read_only=False,
         idempotent=False,
         run=_delete_event,
+    ),
+    RoomTool(
+        "request_review",
+        s.RequestReviewInput,
+        TypeAdapter(r.Review),
+        "Ask another agent to review a task or a context entry (it must exist). The reviewer "
+        "gets a review_requested event; it answers with approve or reject.",
+        read_only=False,
+        idempotent=False,
+        run=_request_review,
+    ),
+    RoomTool(
+        "approve",
+        s.ApproveInput,
+        TypeAdapter(r.Review),
+        "Approve a review you were asked for (only the named reviewer, only once). The "
+        "requester gets a review_approved event.",
+        read_only=False,
+        run=_approve,
+    ),
+    RoomTool(
+        "reject",
+        s.RejectInput,
+        TypeAdapter(r.Review),
+        "Reject a review you were asked for, with a note saying what to change (only the "
+        "named reviewer, only once). The requester gets a review_rejected event.",
+        read_only=False,
+        run=_reject,
+    ),
+    RoomTool(
+        "list_reviews",
+        s.ListReviewsInput,
+        TypeAdapter(list[r.Review]),
+        "The room's reviews, newest first; status filters to pending, approved or rejected.",
+        read_only=True,
+        run=_list_reviews,
+    ),
+    RoomTool(
+        "diff_context",
+        s.DiffContextInput,
+        TypeAdapter(r.ContextDiff),
+        "What changed in a context entry since an earlier version (default: the one "
+        "before): summary, and payload paths added, removed and changed, down to the value "
+        "(endpoints[1].response.currency).",
+        read_only=True,
+        run=_diff_context,
     ),
 )
 

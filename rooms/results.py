@@ -163,6 +163,42 @@ class ContextHistory(TypedDict):
     history: list[ContextEntry]  # every kept earlier version, newest first
 
 
+class Review(TypedDict):
+    id: str
+    targetType: Literal["task", "context"]
+    targetId: str
+    requestedBy: str
+    reviewer: str
+    note: str | None
+    status: Literal["pending", "approved", "rejected"]
+    createdAt: str
+    resolvedAt: NotRequired[str]
+    resolvedBy: NotRequired[str]
+    resolutionNote: NotRequired[str]
+
+
+class PayloadDiff(TypedDict):
+    added: list[str]  # paths down to the values: endpoints[1].response.currency
+    removed: list[str]
+    changed: list[str]
+
+
+class ContextDiffDetail(TypedDict):
+    summaryChanged: bool
+    fromSummary: str | None
+    toSummary: str
+    payload: PayloadDiff
+    fromVersion: str | None
+    toVersion: str
+
+
+class ContextDiff(TypedDict):
+    id: str
+    current: ContextEntry
+    previous: ContextEntry | None  # None: the entry has no earlier version kept
+    diff: ContextDiffDetail
+
+
 class Summary(TypedDict):
     agentId: str
     roomId: str

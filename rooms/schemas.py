@@ -282,6 +282,13 @@ class DeleteContextInput(WriteInput):
     agentId: AgentId | None = Field(default=None, description="Who is deleting it.")
 
 
+class DiffContextInput(RoomInput):
+    id: Identifier
+    againstVersion: (
+        Annotated[str, StringConstraints(pattern=r"^\d+\.\d+$", max_length=16)] | None
+    ) = Field(default=None, description='A kept version ("1.0"); default: the one before now.')
+
+
 class GetContextHistoryInput(RoomInput):
     id: Identifier
 
@@ -393,6 +400,35 @@ class LeaveRoomInput(AgentInput, WriteInput):
 
 class GetRoomInfoInput(RoomInput):
     pass
+
+
+class RequestReviewInput(WriteInput):
+    targetType: Literal["task", "context"] = Field(description="What is to be reviewed.")
+    targetId: Identifier = Field(description="The task id or context entry id.")
+    requestedBy: ActorName = Field(description="Your agent name.")
+    reviewer: Name = Field(description="The agent who is to review it.")
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="What to look at."
+    )
+
+
+class ResolveReviewInput(AgentInput, WriteInput):
+    reviewId: Identifier
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="Why (for the one who asked)."
+    )
+
+
+class ApproveInput(ResolveReviewInput):
+    pass
+
+
+class RejectInput(ResolveReviewInput):
+    pass
+
+
+class ListReviewsInput(RoomInput):
+    status: Literal["pending", "approved", "rejected"] | None = None
 
 
 class AcquireLockInput(AgentInput, WriteInput):

@@ -1115,6 +1115,60 @@ return {1, eid}
 """
 )
 
+# KEYS[1] reviews, KEYS[2] review_order, KEYS[3] tasks, KEYS[4] ctx, KEYS[5] meta,
+# KEYS[6] events, KEYS[7] reads
+# ARGV[1] review id, ARGV[2] review JSON, ARGV[3] target type (task/context), ARGV[4] target
+# id, ARGV[5] requested by, ARGV[6] reviewer, ARGV[7] ttl ms, ARGV[8] event cap, ARGV[9] event
+# bytes cap, ARGV[10] wake channel, ARGV[11] most reviews per room
+# -> {0} unknown target; {-1, reviews in the room} at the quota; {1, review_requested id}
+REQUEST_REVIEW_SCRIPT = (
+    _PRELUDE
+    + r"""
+local target = KEYS[3]
+if ARGV[3] == 'context' then target = KEYS[4] end
+if redis.call('HEXISTS', target, ARGV[4]) == 0 then return {0} end
+local count = redis.call('HLEN', KEYS[1])
+if count >= tonumber(ARGV[11]) then return {-1, count} end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local eid = append(KEYS[6], KEYS[5], KEYS[7], ARGV[8], ARGV[9], ARGV[10],
+  {'type', 'review_requested', 'from', ARGV[5], 'to', ARGV[6], 'payload', ARGV[2]})
+redis.call('ZADD', KEYS[2], id_score(eid), ARGV[1])
+touch(ARGV[7], 1, 2)
+touch(ARGV[7], 5, 7)
+return {1, eid}
+"""
+)
+
+# KEYS[1] reviews, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
+# ARGV[1] review id, ARGV[2] agent id, ARGV[3] approved/rejected, ARGV[4] note ("" for none),
+# ARGV[5] now (ISO), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
+# channel
+# -> {0} unknown review; {-2, review JSON} resolved already; {-3, review JSON} the agent is
+#    not its reviewer; {1, review JSON, event id}
+# Only the named reviewer resolves a review, and only once: the check and the change are
+# one step, so of two resolutions at once exactly one lands.
+RESOLVE_REVIEW_SCRIPT = (
+    _PRELUDE
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local review = cjson.decode(raw)
+if review.status ~= 'pending' then return {-2, raw} end
+if review.reviewer ~= ARGV[2] then return {-3, raw} end
+review.status = ARGV[3]
+review.resolvedAt = ARGV[5]
+review.resolvedBy = ARGV[2]
+if ARGV[4] ~= '' then review.resolutionNote = ARGV[4] end
+local out = cjson.encode(review)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
+  {'type', 'review_' .. ARGV[3], 'from', ARGV[2], 'to', review.requestedBy, 'payload', out})
+touch(ARGV[6], 1, 4)
+return {1, out, eid}
+"""
+)
+
+
 # --- Keyed writes (idempotencyKey) ------------------------------------------------------
 
 # Any write script, wrapped so that its write and its idempotencyKey's record are one step

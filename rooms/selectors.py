@@ -8,11 +8,12 @@ import itertools
 import json
 import math
 from collections.abc import AsyncGenerator
+from typing import cast
 
 from django.conf import settings
 
 from rooms import clock, errors, store
-from rooms.diff import payload_diff
+from rooms.diff import payload_diff, payload_paths_diff
 from rooms.records import (
     FIRST_EVENT_ID,
     LAST_EVENT_ID,
@@ -24,6 +25,7 @@ from rooms.records import (
 from rooms.refs import RoomRef
 from rooms.results import (
     AgentPresence,
+    ContextDiff,
     ContextEntry,
     ContextHistory,
     Event,
@@ -31,6 +33,7 @@ from rooms.results import (
     LockRow,
     Plan,
     ReadReceipt,
+    Review,
     RoomInfo,
     RoomOverview,
     RoomSnapshot,
@@ -229,6 +232,71 @@ async def context_history_newest_first(room: RoomRef, *, entry_id: str) -> Conte
     first (each with `changes`, what differs from the one before it)."""
     versions = await context_history(room, entry_id=entry_id)
     return {"id": entry_id, "current": versions[-1], "history": versions[-2::-1]}
+
+
+async def review_list(room: RoomRef, *, status: str | None) -> list[Review]:
+    """Newest first; only those of `status` when given."""
+    reviews: list[Review] = [json.loads(r) for r in await store.reviews_list(room.keys)]
+    return [r for r in reviews if status is None or r["status"] == status]
+
+
+async def review_not_found(room: RoomRef, review_id: str) -> errors.ReviewNotFoundError:
+    reviews: list[Review] = [json.loads(r) for r in await store.reviews_list(room.keys)]
+    sample = [
+        (r["id"], f"{r['targetType']} {r['targetId']} ({r['status']})")
+        for r in reviews[:HINT_SAMPLE]
+    ]
+    found = closest(review_id, sample)
+    hint = (
+        errors.REVIEW_HINT_CLOSEST.format(closest=describe(found.pairs))
+        if found.pairs
+        else errors.REVIEW_HINT_EMPTY
+    )
+    return errors.ReviewNotFoundError(
+        errors.REVIEW_NOT_FOUND.format(review_id=review_id, hint=hint),
+        extra={"reviewId": review_id, "closest": [p[0] for p in found.pairs]},
+    )
+
+
+async def context_diff(room: RoomRef, *, entry_id: str, against: str | None) -> ContextDiff:
+    """The entry now against one earlier version (by default the one just before): what
+    its summary and payload changed, payload paths going down to the values."""
+    versions = [
+        cast(ContextEntry, {k: v for k, v in e.items() if k != "changes"})
+        for e in await context_history(room, entry_id=entry_id)
+    ]
+    current, earlier = versions[-1], versions[:-1]
+    previous: ContextEntry | None = earlier[-1] if earlier else None
+    if against is not None:
+        found = [e for e in versions if e["version"] == against]
+        if not found:
+            raise errors.ToolArgumentsError(
+                errors.CONTEXT_VERSION_UNKNOWN.format(
+                    version=against,
+                    entry_id=entry_id,
+                    kept=", ".join(e["version"] for e in versions),
+                ),
+                extra={"fields": ["againstVersion"], "kept": [e["version"] for e in versions]},
+            )
+        previous = found[0]
+    paths = payload_paths_diff(previous["payload"] if previous else {}, current["payload"])
+    return {
+        "id": entry_id,
+        "current": current,
+        "previous": previous,
+        "diff": {
+            "summaryChanged": previous is None or previous["summary"] != current["summary"],
+            "fromSummary": previous["summary"] if previous else None,
+            "toSummary": current["summary"],
+            "payload": {
+                "added": paths["added"],
+                "removed": paths["removed"],
+                "changed": paths["changed"],
+            },
+            "fromVersion": previous["version"] if previous else None,
+            "toVersion": current["version"],
+        },
+    }
 
 
 def presence_rows(seen: list[tuple[str, int]], *, now_ms: int | None = None) -> list[AgentPresence]:

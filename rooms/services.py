@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import secrets
 import string
 import time
@@ -35,6 +36,7 @@ from rooms.results import (
     Left,
     LockGranted,
     LockReleased,
+    Review,
     Summary,
     Task,
     TaskDeletedResult,
@@ -63,6 +65,9 @@ RESERVED_EVENT_TYPES = (
     "shared_var_set",
     "agent_left",
     "event_deleted",
+    "review_requested",
+    "review_approved",
+    "review_rejected",
 )
 
 
@@ -413,6 +418,82 @@ async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
     )
     now = idempotency.minted_final(minted)["now"]
     return {"left": left, "agentId": agent, "agents": selectors.presence_rows(seen, now_ms=now)}
+
+
+async def review_request(
+    room: RoomRef,
+    *,
+    target_type: str,
+    target_id: str,
+    requested_by: str,
+    reviewer: str,
+    note: str | None,
+) -> Review:
+    """A pending review of an existing task or context entry; the reviewer is told (a
+    review_requested event addressed to it)."""
+    review: Review = {
+        "id": new_id("r_"),
+        "targetType": "task" if target_type == "task" else "context",
+        "targetId": target_id,
+        "requestedBy": _who(requested_by),
+        "reviewer": reviewer,
+        "note": note,
+        "status": "pending",
+        "createdAt": clock.now_iso(),
+    }
+    minted = idempotency.minted({"review": review})
+    done = await store.review_request(
+        room.keys,
+        review_id=review["id"],
+        review_json=dumps(review),
+        target_type=target_type,
+        target_id=target_id,
+        requested_by=review["requestedBy"],
+        reviewer=reviewer,
+    )
+    if done is None:
+        if target_type == "task":
+            raise await selectors.task_not_found(room, target_id)
+        raise await selectors.context_not_found(room, target_id)
+    if isinstance(done, store.AtQuota):
+        raise quota_error("ROOM_REVIEWS_MAX", done.used)
+    review = idempotency.minted_final(minted)["review"]
+    return review
+
+
+async def review_resolve(
+    room: RoomRef, *, review_id: str, agent_id: str, approve: bool, note: str | None
+) -> Review:
+    """Approved or rejected by the named reviewer, once; the requester is told."""
+    step = await store.review_resolve(
+        room.keys,
+        review_id=review_id,
+        agent_id=agent_id,
+        status="approved" if approve else "rejected",
+        note=note,
+        now_iso=clock.now_iso(),
+    )
+    if step.outcome == "unknown":
+        raise await selectors.review_not_found(room, review_id)
+    review: Review = json.loads(step.review_json)
+    if step.outcome == "not_reviewer":
+        raise errors.ReviewRefusedError(
+            errors.REVIEW_NOT_REVIEWER.format(
+                review_id=review_id, reviewer=review["reviewer"], agent_id=agent_id
+            ),
+            extra={"reviewer": review["reviewer"], "status": review["status"]},
+        )
+    if step.outcome == "resolved":
+        raise errors.ReviewRefusedError(
+            errors.REVIEW_RESOLVED.format(
+                review_id=review_id,
+                status=review["status"],
+                by=review.get("resolvedBy"),
+                at=review.get("resolvedAt"),
+            ),
+            extra={"reviewer": review["reviewer"], "status": review["status"]},
+        )
+    return review
 
 
 async def tool_keyed(tool: str, arguments: ToolInput, work: Awaitable[T]) -> T:

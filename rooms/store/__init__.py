@@ -1056,6 +1056,80 @@ async def event_delete(keys: RoomKeys, *, event_id: str, by: str) -> bool:
     return int(res[0]) == 1
 
 
+async def review_request(
+    keys: RoomKeys,
+    *,
+    review_id: str,
+    review_json: str,
+    target_type: str,
+    target_id: str,
+    requested_by: str,
+    reviewer: str,
+) -> str | AtQuota | None:
+    """The review_requested event id; AtQuota (ROOM_REVIEWS_MAX); None: no such target."""
+    res = await _run_write(
+        keys,
+        scripts.REQUEST_REVIEW_SCRIPT,
+        [
+            keys.reviews,
+            keys.review_order,
+            keys.tasks,
+            keys.context,
+            keys.meta,
+            keys.events,
+            keys.reads,
+        ],
+        [
+            review_id,
+            review_json,
+            target_type,
+            target_id,
+            requested_by,
+            reviewer,
+            _ttl(),
+            *_event_args(keys),
+            int(settings.ROOM_REVIEWS_MAX),
+        ],
+    )
+    code = int(res[0])
+    if code == 0:
+        return None
+    return str(res[1]) if code == 1 else AtQuota(int(res[1]))
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewStep:
+    """ "ok", "unknown", "resolved" (already) or "not_reviewer"; the review as it is now."""
+
+    outcome: str
+    review_json: str = ""
+
+
+async def review_resolve(
+    keys: RoomKeys, *, review_id: str, agent_id: str, status: str, note: str | None, now_iso: str
+) -> ReviewStep:
+    res = await _run_write(
+        keys,
+        scripts.RESOLVE_REVIEW_SCRIPT,
+        [keys.reviews, keys.meta, keys.events, keys.reads],
+        [review_id, agent_id, status, note or "", now_iso, _ttl(), *_event_args(keys)],
+    )
+    code = int(res[0])
+    if code == 0:
+        return ReviewStep("unknown")
+    return ReviewStep({1: "ok", -2: "resolved", -3: "not_reviewer"}[code], str(res[1]))
+
+
+async def reviews_list(keys: RoomKeys) -> list[str]:
+    """Every review's JSON, newest first (at most ROOM_REVIEWS_MAX)."""
+    r = client()
+    ids = await _awaited(r.zrevrange(keys.review_order, 0, -1))
+    if not ids:
+        return []
+    found = await _awaited(r.hmget(keys.reviews, ids))
+    return [str(v) for v in found if v is not None]
+
+
 # --- Presence ---------------------------------------------------------------------------
 
 

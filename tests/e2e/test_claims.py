@@ -126,3 +126,37 @@ async def test_one_keyed_write_sent_to_two_processes_at_once_is_written_once(
             {"roomId": room, "title": "something else", "idempotencyKey": "deploy-1"},
         )
         assert 'idempotencyKey "deploy-1"' in mcp_error(other)
+
+
+async def test_stale_writers_through_two_processes_get_exactly_one_landing(
+    server: RunningServer, quick_server: RunningServer
+) -> None:
+    """expectedVersion across processes: of writers that all read version 1, one lands."""
+    room = new_room_id("cas")
+    async with httpx.AsyncClient(timeout=30) as http:
+        task = await mcp(http, server.url, "add_task", roomId=room, title="t")
+        results = await asyncio.gather(
+            *(
+                mcp_call(
+                    http,
+                    (server if i % 2 else quick_server).url,
+                    "update_task",
+                    {
+                        "roomId": room,
+                        "taskId": task["id"],
+                        "status": "blocked",
+                        "note": f"writer {i}",
+                        "agentId": f"w{i}",
+                        "expectedVersion": 1,
+                    },
+                )
+                for i in range(16)
+            )
+        )
+        landed = [r for r in results if not r["isError"]]
+        assert len(landed) == 1
+        for result in results:
+            if result["isError"]:
+                assert "at version 2" in mcp_error(result)
+        got = await mcp(http, quick_server.url, "get_task", roomId=room, taskId=task["id"])
+        assert got["version"] == 2 and len(got["notes"]) == 1

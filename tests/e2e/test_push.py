@@ -716,7 +716,7 @@ async def test_sse_refuses_room_ids_that_no_tool_accepts(server: RunningServer) 
 # =========================================================================================
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-GENERATED_ID = re.compile(r"\b(?:[tc]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
+GENERATED_ID = re.compile(r"\b(?:[tcr]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
 
 
 class Normalizer:
@@ -871,10 +871,26 @@ SCENARIO: list[Step] = [
         lambda r: {"taskId": r["t2"]["id"], "dependsOn": r["t4"]["id"]},
     ),
     ("history-c1", "get_context_history", lambda r: {"id": r["c1"]["id"]}),
+    ("diff-c1", "diff_context", lambda r: {"id": r["c1"]["id"], "againstVersion": "1.0"}),
     ("del-t4", "delete_task", lambda r: {"taskId": r["t4"]["id"]}),
     ("del-e2", "delete_event", lambda r: {"eventId": r["e2"]["id"]}),
     ("del-c2", "delete_context", lambda r: {"id": r["c2"]["id"]}),
     ("leave-bob", "leave_room", lambda r: {"agentId": "bob"}),
+    (
+        "review",
+        "request_review",
+        lambda r: {
+            "targetType": "task",
+            "targetId": r["t1"]["id"],
+            "requestedBy": "alice",
+            "reviewer": "bob",
+            "note": "check it",
+        },
+    ),
+    ("approve-wrong", "approve", lambda r: {"reviewId": r["review"]["id"], "agentId": "carol"}),
+    ("approve", "approve", lambda r: {"reviewId": r["review"]["id"], "agentId": "bob"}),
+    ("reject-late", "reject", lambda r: {"reviewId": r["review"]["id"], "agentId": "bob"}),
+    ("reviews", "list_reviews", lambda r: {}),
     ("presence-end", "get_presence", lambda r: {}),
 ]
 
@@ -909,6 +925,7 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
                     "version_conflict",
                     "claim_refused",
                     "invalid_arguments",
+                    "review_refused",
                 ), label
                 assert rest_norm(r.json()["message"]) == mcp_norm(mcp_error(m)), label
         assert {t for _, t, _ in SCENARIO} == {t.name for t in registry.TOOLS} - {"list_rooms"}
@@ -957,6 +974,8 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
             ("list_shared_vars", {}),
             ("get_room_info", {}),
             ("get_context_history", {"id": rest_results["c1"]["id"]}),
+            ("list_reviews", {"status": "approved"}),
+            ("diff_context", {"id": rest_results["c1"]["id"]}),
         ]
         for tool, args in reads:
             assert registry.TOOLS_BY_NAME[tool].read_only

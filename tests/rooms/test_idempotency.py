@@ -120,6 +120,33 @@ async def _setup_delete_event(c: Caller, room: str) -> dict[str, Any]:
     return {"eventId": await _event(c, room)}
 
 
+async def _review(c: Caller, room: str) -> str:
+    made = await call(
+        c,
+        room,
+        "request_review",
+        targetType="task",
+        targetId=await _task(c, room),
+        requestedBy="a",
+        reviewer="b",
+    )
+    return str(made["id"])
+
+
+async def _setup_request_review(c: Caller, room: str) -> dict[str, Any]:
+    return {
+        "targetType": "task",
+        "targetId": await _task(c, room),
+        "requestedBy": "a",
+        "reviewer": "b",
+        "note": "look",
+    }
+
+
+async def _setup_resolve(c: Caller, room: str) -> dict[str, Any]:
+    return {"reviewId": await _review(c, room), "agentId": "b", "note": "fine"}
+
+
 def _fixed(args: dict[str, Any]) -> Setup:
     async def setup(c: Caller, room: str) -> dict[str, Any]:
         return dict(args)
@@ -155,6 +182,9 @@ SETUPS: dict[str, Setup] = {
     "add_dependency": _setup_dependency,
     "delete_context": _setup_delete_context,
     "delete_event": _setup_delete_event,
+    "request_review": _setup_request_review,
+    "approve": _setup_resolve,
+    "reject": _setup_resolve,
 }
 # Tools a second run of changes nothing more, or refuses (what was deleted is gone).
 ONCE_ONLY = {
@@ -167,6 +197,8 @@ ONCE_ONLY = {
     "add_dependency",
     "delete_context",
     "delete_event",
+    "approve",
+    "reject",
 }
 
 

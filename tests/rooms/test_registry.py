@@ -58,6 +58,11 @@ TOOL_NAMES = [
     "delete_context",
     "get_context_history",
     "delete_event",
+    "request_review",
+    "approve",
+    "reject",
+    "list_reviews",
+    "diff_context",
 ]
 
 NOTE = {"text": "hello"}
@@ -107,6 +112,16 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "delete_context": {"id": "c_abcdefghijkl"},
     "get_context_history": {"id": "c_abcdefghijkl"},
     "delete_event": {"eventId": "1-0"},
+    "request_review": {
+        "targetType": "task",
+        "targetId": "t_abcdefghijkl",
+        "requestedBy": "alice",
+        "reviewer": "bob",
+    },
+    "approve": {"reviewId": "r_abcdefghijkl", "agentId": "alice"},
+    "reject": {"reviewId": "r_abcdefghijkl", "agentId": "alice"},
+    "list_reviews": {},
+    "diff_context": {"id": "c_abcdefghijkl"},
 }
 
 
@@ -185,6 +200,8 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "list_shared_vars",
         "get_room_info",
         "get_context_history",
+        "list_reviews",
+        "diff_context",
     }
 
 

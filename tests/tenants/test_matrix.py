@@ -103,6 +103,11 @@ def _unknown_id_messages() -> dict[str, str]:
             event_id=VALID_ARGS[tool][field], hint=room_errors.EVENT_HINT_EMPTY
         )
 
+    def review(tool: str) -> str:
+        return room_errors.REVIEW_NOT_FOUND.format(
+            review_id=VALID_ARGS[tool]["reviewId"], hint=room_errors.REVIEW_HINT_EMPTY
+        )
+
     return {
         "update_task": task("update_task"),
         "claim_task": task("claim_task"),
@@ -113,7 +118,13 @@ def _unknown_id_messages() -> dict[str, str]:
         "add_dependency": task("add_dependency"),
         "delete_context": context("delete_context"),
         "get_context_history": context("get_context_history"),
+        "diff_context": context("diff_context"),
         "delete_event": event("delete_event", "eventId"),
+        "request_review": room_errors.TASK_NOT_FOUND.format(
+            task_id=VALID_ARGS["request_review"]["targetId"], hint=room_errors.TASK_HINT_EMPTY
+        ),
+        "approve": review("approve"),
+        "reject": review("reject"),
         "read_context": context("read_context"),
         "update_context": context("update_context"),
         "mark_event_read": event("mark_event_read", "eventId"),
@@ -381,9 +392,18 @@ def registry_code(tool: str) -> str:
         "delete_task",
         "set_task_priority",
         "add_dependency",
+        "request_review",
     ):
         return "task_not_found"
-    if tool in ("read_context", "update_context", "delete_context", "get_context_history"):
+    if tool in ("approve", "reject"):
+        return "review_not_found"
+    if tool in (
+        "read_context",
+        "update_context",
+        "delete_context",
+        "get_context_history",
+        "diff_context",
+    ):
         return "context_not_found"
     return "event_not_found"
 
@@ -420,7 +440,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 37
+    assert len(TOOL_NAMES) == 42
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
