@@ -31,6 +31,7 @@ from django.conf import settings
 from redis.asyncio.connection import Connection
 from redis.crc import key_slot
 from redis.exceptions import MovedError
+from redis.maint_notifications import MaintNotificationsConfig
 
 from rooms.keys import (
     RoomKeys,
@@ -186,6 +187,8 @@ class _Shard:
             decode_responses=True,
             socket_connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
             socket_keepalive=True,
+            # No maintenance-notifications handshake (redis-py 8; Redis 7 has none).
+            maint_notifications_config=MaintNotificationsConfig(enabled=False),
         )
         self.channels: set[str] = set()
         self.pending: collections.deque[tuple[str, str, asyncio.Future[None] | None]] = (
@@ -386,7 +389,13 @@ class ShardedWakeHub:
 
     async def _open(self, host: str, port: int) -> _Shard:
         shard = _Shard(self, host, port)
-        await shard.open()
+        try:
+            await shard.open()
+        except BaseException:
+            # Cancelled (the hub closing) or failed mid-handshake: the socket may be open
+            # already, and nothing else knows of this shard to close it.
+            await shard.close()
+            raise
         self._shards[shard.name] = shard
         return shard
 
