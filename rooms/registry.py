@@ -394,6 +394,10 @@ async def _diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
     return await selectors.context_diff(room, entry_id=a.id, against=a.againstVersion)
 
 
+async def _get_room_analytics(room: RoomRef, a: s.GetRoomAnalyticsInput) -> r.RoomAnalytics:
+    return await selectors.room_analytics(room, days=a.days)
+
+
 _TASK = TypeAdapter(r.Task)
 _TASKS = TypeAdapter(list[r.Task])
 _ENTRY = TypeAdapter(r.ContextEntry)
@@ -800,6 +804,16 @@ TOOLS: tuple[Tool, ...] = (
         "(endpoints[1].response.currency).",
         read_only=True,
         run=_diff_context,
+    ),
+    RoomTool(
+        "get_room_analytics",
+        s.GetRoomAnalyticsInput,
+        TypeAdapter(r.RoomAnalytics),
+        "How the room is going: tasks by status and the completion rate, agents (online), "
+        "context entries, and events per day for the last `days` days (1-90, default 7), "
+        "counted over the whole retained log.",
+        read_only=True,
+        run=_get_room_analytics,
     ),
 )
 

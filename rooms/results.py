@@ -141,6 +141,36 @@ class RoomInfo(TypedDict):
     eventCount: int
 
 
+class TaskCounts(TypedDict):
+    total: int
+    done: int
+    pending: int
+    inProgress: int
+    blocked: int
+    completionRate: float  # done / total (0 for an empty plan)
+
+
+class AgentCounts(TypedDict):
+    total: int
+    online: int
+
+
+class EventCounts(TypedDict):
+    total: int  # in the retained log
+    lastDays: int  # of them, in the last `days` days
+    perDay: dict[str, int]  # "YYYY-MM-DD" -> events of that day, for each of the last days
+
+
+class RoomAnalytics(TypedDict):
+    roomId: str
+    ownerTeamId: str
+    createdAt: str
+    tasks: TaskCounts
+    agents: AgentCounts
+    contextCount: int
+    events: EventCounts
+
+
 class TaskDeletedResult(TypedDict):
     deleted: bool
     taskId: str

@@ -402,6 +402,12 @@ class GetRoomInfoInput(RoomInput):
     pass
 
 
+class GetRoomAnalyticsInput(RoomInput):
+    days: Annotated[int, Field(ge=1, le=90)] = Field(
+        default=7, description="How many days back perDay and lastDays cover (1-90)."
+    )
+
+
 class RequestReviewInput(WriteInput):
     targetType: Literal["task", "context"] = Field(description="What is to be reviewed.")
     targetId: Identifier = Field(description="The task id or context entry id.")

@@ -34,8 +34,15 @@ end
 -- events and `bytes_cap` bytes (meta.event_bytes), trimming the oldest first and never
 -- the one just written; the read receipts of trimmed events go with them. Publishes the
 -- new id on the wake channel. Returns the new id.
+-- Events per UTC day, kept in the room's meta as "d:<days since 1970>" (get_room_analytics
+-- reads them): +1 for each event appended, -1 for each trimmed or deleted.
+local function day_count(meta, id, by)
+  local field = 'd:' .. math.floor(tonumber(string.match(id, '^(%d+)')) / 86400000)
+  if tonumber(redis.call('HINCRBY', meta, field, by)) <= 0 then redis.call('HDEL', meta, field) end
+end
 local function append(events, meta, reads, cap, bytes_cap, channel, fields)
   local eid = redis.call('XADD', events, '*', unpack(fields))
+  day_count(meta, eid, 1)
   local bytes = tonumber(redis.call('HINCRBY', meta, 'event_bytes', entry_size(fields)))
   local over = redis.call('XLEN', events) - tonumber(cap)
   if over > 0 or bytes > tonumber(bytes_cap) then
@@ -51,6 +58,7 @@ local function append(events, meta, reads, cap, bytes_cap, channel, fields)
         freed = freed + entry_size(e[2])
         dropped = dropped + 1
         redis.call('HDEL', reads, e[1])
+        day_count(meta, e[1], -1)
       end
       start = '(' .. batch[#batch][1]
     end
@@ -1103,6 +1111,7 @@ local found = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
 if #found == 0 then return {0} end
 redis.call('XDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
+day_count(KEYS[2], ARGV[1], -1)
 local bytes = tonumber(redis.call('HGET', KEYS[2], 'event_bytes') or '0')
 local freed = entry_size(found[1][2])
 if freed > bytes then freed = bytes end
@@ -1168,6 +1177,20 @@ return {1, out, eid}
 """
 )
 
+
+# KEYS[1] meta, KEYS[2] presence, KEYS[3] tasks, KEYS[4] ctx, KEYS[5] events
+# ARGV[1] online since (epoch ms)
+# -> {meta as field, value, ...; agents, agents online, context entries, events, task
+#     statuses...}: the counts per day are meta's "d:<day>" fields
+ROOM_ANALYTICS_SCRIPT = r"""
+local statuses = {}
+for _, raw in ipairs(redis.call('HVALS', KEYS[3])) do
+  table.insert(statuses, cjson.decode(raw).status)
+end
+return {redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2]),
+  redis.call('ZCOUNT', KEYS[2], ARGV[1], '+inf'), redis.call('HLEN', KEYS[4]),
+  redis.call('XLEN', KEYS[5]), statuses}
+"""
 
 # --- Keyed writes (idempotencyKey) ------------------------------------------------------
 

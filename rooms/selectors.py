@@ -34,6 +34,7 @@ from rooms.results import (
     Plan,
     ReadReceipt,
     Review,
+    RoomAnalytics,
     RoomInfo,
     RoomOverview,
     RoomSnapshot,
@@ -224,6 +225,43 @@ async def room_info(room: RoomRef) -> RoomInfo:
         "taskCount": counts.tasks,
         "contextCount": counts.context,
         "eventCount": counts.events,
+    }
+
+
+async def room_analytics(room: RoomRef, *, days: int) -> RoomAnalytics:
+    """Tasks by status, agents, and events per day over the whole retained log: the per-day
+    counts are kept with every append, trim and deletion, so this reads O(tasks + days),
+    never the log itself."""
+    now = clock.now_ms()
+    online_ms = int(settings.PRESENCE_ONLINE_SECONDS) * 1000
+    activity = await store.room_activity(room.keys, online_since_ms=now - online_ms)
+    statuses = activity.statuses
+    total = len(statuses)
+    done = statuses.count("done")
+    today = now // 86_400_000
+    per_day = {
+        clock.iso_from_ms(day * 86_400_000)[:10]: activity.per_day.get(day, 0)
+        for day in range(today - days + 1, today + 1)
+    }
+    return {
+        "roomId": room.room_id,
+        "ownerTeamId": str(room.team_id),
+        "createdAt": activity.created_at or clock.iso_from_ms(now),
+        "tasks": {
+            "total": total,
+            "done": done,
+            "pending": statuses.count("pending"),
+            "inProgress": statuses.count("in_progress"),
+            "blocked": statuses.count("blocked"),
+            "completionRate": round(done / total, 4) if total else 0.0,
+        },
+        "agents": {"total": activity.agents, "online": activity.online},
+        "contextCount": activity.context,
+        "events": {
+            "total": activity.events,
+            "lastDays": sum(per_day.values()),
+            "perDay": per_day,
+        },
     }
 
 

@@ -935,6 +935,37 @@ async def room_counts(keys: RoomKeys) -> RoomCounts:
 
 
 @dataclass(frozen=True, slots=True)
+class RoomActivity:
+    created_at: str | None
+    per_day: dict[int, int]  # days since 1970 (UTC) -> events of that day still in the log
+    agents: int
+    online: int
+    context: int
+    events: int
+    statuses: list[str]
+
+
+async def room_activity(keys: RoomKeys, *, online_since_ms: int) -> RoomActivity:
+    res = await _run(
+        scripts.ROOM_ANALYTICS_SCRIPT,
+        [keys.meta, keys.presence, keys.tasks, keys.context, keys.events],
+        [online_since_ms],
+    )
+    it = iter(res[0])
+    meta = dict(zip(it, it, strict=True))
+    per_day = {int(k[2:]): int(v) for k, v in meta.items() if str(k).startswith("d:")}
+    return RoomActivity(
+        str(meta["created_at"]) if meta.get("created_at") else None,
+        per_day,
+        int(res[1]),
+        int(res[2]),
+        int(res[3]),
+        int(res[4]),
+        [str(x) for x in res[5]],
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class DependencyStep:
     """ "ok", "already" (nothing changed), "unknown" (the task), "unknown_dependency",
     "stale", "cycle" (`cycle`: the ids around it, the task first and last), "full"."""

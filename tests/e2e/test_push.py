@@ -862,6 +862,7 @@ SCENARIO: list[Step] = [
     ("get-missing", "get_shared_var", lambda r: {"key": "nope"}),
     ("vars", "list_shared_vars", lambda r: {}),
     ("info", "get_room_info", lambda r: {}),
+    ("analytics", "get_room_analytics", lambda r: {"days": 3}),
     ("t4", "add_task", lambda r: {"title": "extra"}),
     ("prio-t4", "set_task_priority", lambda r: {"taskId": r["t4"]["id"], "priority": 5}),
     ("dep-t4", "add_dependency", lambda r: {"taskId": r["t4"]["id"], "dependsOn": r["t2"]["id"]}),
@@ -976,6 +977,7 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
             ("get_context_history", {"id": rest_results["c1"]["id"]}),
             ("list_reviews", {"status": "approved"}),
             ("diff_context", {"id": rest_results["c1"]["id"]}),
+            ("get_room_analytics", {"days": 2}),
         ]
         for tool, args in reads:
             assert registry.TOOLS_BY_NAME[tool].read_only

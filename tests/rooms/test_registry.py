@@ -63,6 +63,7 @@ TOOL_NAMES = [
     "reject",
     "list_reviews",
     "diff_context",
+    "get_room_analytics",
 ]
 
 NOTE = {"text": "hello"}
@@ -122,6 +123,7 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "reject": {"reviewId": "r_abcdefghijkl", "agentId": "alice"},
     "list_reviews": {},
     "diff_context": {"id": "c_abcdefghijkl"},
+    "get_room_analytics": {"days": 3},
 }
 
 
@@ -202,6 +204,7 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "get_context_history",
         "list_reviews",
         "diff_context",
+        "get_room_analytics",
     }
 
 

@@ -440,7 +440,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 42
+    assert len(TOOL_NAMES) == 43
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
