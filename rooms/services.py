@@ -165,8 +165,24 @@ async def task_update(
         changes["note"] = note
     if description is not None:
         changes["description"] = description
+    step, current = await _task_changed(room, task_id, changes, expected_version)
+    if step.outcome == "owned":
+        raise errors.TaskClaimError(
+            errors.TASK_TAKEOVER.format(
+                task_id=task_id, owner=current["owner"], new_owner=owner or ""
+            ),
+            extra=_task_state(current),
+        )
+    return current
+
+
+async def _task_changed(
+    room: RoomRef, task_id: str, changes: dict[str, Any], expected_version: int | None
+) -> tuple[store.TaskStep, Task]:
+    """The update script's one step with `changes`, and the task after it; an unknown task
+    and a stale expectedVersion are refused here, for every tool that changes a task so."""
     if expected_version is not None:
-        changes["expected_version"] = expected_version
+        changes = {**changes, "expected_version": expected_version}
     now = clock.now_ms()
     step = await store.task_update(
         room.keys,
@@ -180,14 +196,7 @@ async def task_update(
     current = task_from_json(step.task_json)
     if step.outcome == "stale":
         raise _version_conflict(current, expected_version)
-    if step.outcome == "owned":
-        raise errors.TaskClaimError(
-            errors.TASK_TAKEOVER.format(
-                task_id=task_id, owner=current["owner"], new_owner=owner or ""
-            ),
-            extra=_task_state(current),
-        )
-    return current
+    return step, current
 
 
 def _task_state(task: Task) -> dict[str, Any]:
@@ -297,21 +306,7 @@ async def task_set_priority(
 ) -> Task:
     """update_task's one step with only the priority changing (task_updated names it)."""
     changes: dict[str, Any] = {"priority": priority, "set_owner": False, "by": _who(agent_id)}
-    if expected_version is not None:
-        changes["expected_version"] = expected_version
-    now = clock.now_ms()
-    step = await store.task_update(
-        room.keys,
-        task_id=task_id,
-        changes_json=dumps(changes),
-        now_iso=clock.iso_from_ms(now),
-        now_ms=now,
-    )
-    if step.outcome == "unknown":
-        raise await selectors.task_not_found(room, task_id)
-    current = task_from_json(step.task_json)
-    if step.outcome == "stale":
-        raise _version_conflict(current, expected_version)
+    _, current = await _task_changed(room, task_id, changes, expected_version)
     return current
 
 
