@@ -216,10 +216,10 @@ class RoomKeys:
 
 
 def claims_due() -> str:
-    """Sorted set (one key, one slot): "<roomId> <expiry ms>" -> that expiry, for every room
-    with a leased claim. Each member's score is at most the room's earliest real expiry
-    (renewals only move expiries later), so the sweeper finds every lapse; a member is
-    removed only by the sweeper, after it has put back the room's next expiry."""
+    """Sorted set (one key, one slot): room id -> at most the earliest expiry of its leased
+    claims. One member per room, whatever its claims do (a claim only ever lowers it:
+    ZADD LT), so no tenant grows it past its rooms; renewals only move expiries later, so
+    the sweeper still finds every lapse."""
     return f"{prefix()}:claims:due"
 
 

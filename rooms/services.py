@@ -526,12 +526,12 @@ async def claims_sweep() -> int:
         due = await store.claims_due(now, SWEEP_ROOMS_PER_PASS)
         if not due:
             break
-        for room_id, members in due.items():
-            n, next_ms = await store.claims_expire(
-                RoomKeys(room_id), now_ms=now, now_iso=clock.iso_from_ms(now)
+        for room_id in due:
+            keys = RoomKeys(room_id)
+            n, _ = await store.claims_expire(keys, now_ms=now, now_iso=clock.iso_from_ms(now))
+            lapsed += n + await store.claims_due_settle(
+                keys, now_ms=now, now_iso=clock.iso_from_ms(now)
             )
-            lapsed += n
-            await store.claims_due_settle(room_id, members, next_ms)
     return lapsed
 
 

@@ -390,7 +390,7 @@ async def task_claim(
     step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
     if step.outcome == "ok" and lease_ms > 0:
         expires = now_ms + lease_ms
-        await _awaited(client().zadd(claims_due_key(), {f"{keys.room_id} {expires}": expires}))
+        await _awaited(client().zadd(claims_due_key(), {keys.room_id: expires}, lt=True))
     return step
 
 
@@ -419,15 +419,12 @@ async def task_release(
 CLAIMS_LAPSED_PER_STEP = 100
 
 
-async def claims_due(now_ms: int, limit: int) -> dict[str, list[str]]:
-    """Room id -> its members of the sweeper's index that are due (at most `limit` members)."""
+async def claims_due(now_ms: int, limit: int) -> list[str]:
+    """The rooms whose earliest claim expiry (as the sweeper's index has it) has passed."""
     raw = await _awaited(
         client().zrangebyscore(claims_due_key(), "-inf", now_ms, start=0, num=limit)
     )
-    rooms: dict[str, list[str]] = {}
-    for member in raw:
-        rooms.setdefault(str(member).split(" ", 1)[0], []).append(str(member))
-    return rooms
+    return [str(room_id) for room_id in raw]
 
 
 async def claims_expire(keys: RoomKeys, *, now_ms: int, now_iso: str) -> tuple[int, int]:
@@ -441,17 +438,17 @@ async def claims_expire(keys: RoomKeys, *, now_ms: int, now_iso: str) -> tuple[i
     return int(res[0]), int(float(res[1]))
 
 
-async def claims_due_settle(room_id: str, swept: list[str], next_ms: int) -> None:
-    """After a sweep of `room_id`: its next expiry goes into the index before the members
-    the sweep handled leave it, so a claim taken meanwhile (it added its own member) or
-    still running is never without one."""
+async def claims_due_settle(keys: RoomKeys, *, now_ms: int, now_iso: str) -> int:
+    """After a sweep of the room: its member leaves the index, then the room is looked at
+    again and its earliest remaining expiry put back (ZADD LT). A claim taken at any moment
+    of this is covered: before the second look, that look sees it; after the removal, its
+    own ZADD LT adds the member again. Returns the claims the second look lapsed."""
     r = client()
+    await _awaited(r.zrem(claims_due_key(), keys.room_id))
+    lapsed, next_ms = await claims_expire(keys, now_ms=now_ms, now_iso=now_iso)
     if next_ms >= 0:
-        await _awaited(r.zadd(claims_due_key(), {f"{room_id} {next_ms}": next_ms}))
-    keep = f"{room_id} {next_ms}"
-    gone = [m for m in swept if m != keep]
-    if gone:
-        await _awaited(r.zrem(claims_due_key(), *gone))
+        await _awaited(r.zadd(claims_due_key(), {keys.room_id: next_ms}, lt=True))
+    return lapsed
 
 
 async def task_get(keys: RoomKeys, task_id: str) -> str | None:

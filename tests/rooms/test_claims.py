@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from rooms import clock, errors, selectors, services, store
+from rooms.keys import claims_due
 from rooms.refs import RoomRef
+from tests.conftest import redis_for_assertions
 from tests.rooms.test_plan import add, all_events, invoke, update
 
 pytestmark = pytest.mark.anyio
@@ -340,21 +342,39 @@ async def test_done_or_released_tasks_lose_their_lease_and_the_sweep_leaves_them
 async def test_a_claim_taken_while_the_sweep_runs_keeps_its_place_in_the_index(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    """The sweeper removes only the index members it handled, after putting back the
-    room's next expiry: a claim taken meanwhile is still swept when its lease ends."""
+    """Between the sweep's step in the room and its index update a new leased claim lands:
+    the sweep's second look at the room puts it back, and it lapses in time."""
     first = await add(room, "first")
     second = await add(room, "second")
     await claim(room, first["id"], "a", lease=60)
     frozen_clock[0] += timedelta(seconds=61)
     now = clock.now_ms()
-    due = await store.claims_due(now, 1000)
-    members = due[room.room_id]
+    assert room.room_id in await store.claims_due(now, 100_000)
     n, next_ms = await store.claims_expire(room.keys, now_ms=now, now_iso=clock.now_iso())
     assert (n, next_ms) == (1, -1)
-    # Between the sweep's step in the room and its index update: a new leased claim.
-    await claim(room, second["id"], "b", lease=60)
-    await store.claims_due_settle(room.room_id, members, next_ms)
+    await claim(room, second["id"], "b", lease=60)  # its own ZADD LT: a no-op, lower is in
+    await store.claims_due_settle(room.keys, now_ms=now, now_iso=clock.now_iso())
 
     frozen_clock[0] += timedelta(seconds=61)
     await services.claims_sweep()
     assert (await selectors.task_get(room, task_id=second["id"]))["owner"] is None
+
+
+async def test_the_sweepers_index_holds_one_member_per_room_however_often_it_claims(
+    room: RoomRef, frozen_clock: list[datetime]
+) -> None:
+    """The index is one key every tenant shares: renewals and claims never grow it past
+    one member per room, and its score is the room's earliest expiry."""
+    tasks = [(await add(room, f"t{i}"))["id"] for i in range(5)]
+    r = redis_for_assertions()
+    try:
+        for round_ in range(20):
+            frozen_clock[0] += timedelta(seconds=1)
+            for i, task in enumerate(tasks):
+                await claim(room, task, "a", lease=60 + 100 * i + round_)
+        members = [m for m in r.zrange(claims_due(), 0, -1) if m.startswith(room.room_id)]
+        assert members == [room.room_id]
+        first_expiry = r.zscore(claims_due(), room.room_id)
+    finally:
+        r.close()
+    assert first_expiry is not None and first_expiry <= clock.now_ms() + 60_000
