@@ -15,6 +15,7 @@ from typing import Any
 import redis.asyncio as aioredis
 from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.connection import Connection
 from redis.exceptions import RedisClusterException
 from redis.maint_notifications import MaintNotificationsConfig
 
@@ -43,6 +44,29 @@ def cluster_mode() -> bool:
 StoreDown = (aioredis.RedisError, RedisClusterException, OSError, asyncio.TimeoutError)
 
 
+_cluster_connections: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, weakref.WeakSet[Connection]
+] = weakref.WeakKeyDictionary()
+
+
+class TrackedConnection(Connection):
+    """A cluster node's connection, remembered by the loop it was made on.
+
+    redis-py's cluster client can drop a connection from its books without closing it: one
+    handed back to a node the topology refresh removed, or queued for a lazy disconnect
+    the loop never ran. Closing the loop's client then leaves its socket open until the
+    garbage collector finds it. Every one made is remembered here, so clients_close shuts
+    them all, whatever redis-py still knows of them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        loop = asyncio.get_running_loop()
+        made = _cluster_connections.get(loop)
+        if made is None:
+            made = _cluster_connections[loop] = weakref.WeakSet()
+        made.add(self)
+
+
 class GatedCluster(RedisCluster):
     """A cluster client whose callers wait for a connection instead of failing.
 
@@ -54,6 +78,11 @@ class GatedCluster(RedisCluster):
     def __init__(self, *args: Any, gate: int = 64, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._gate = asyncio.Semaphore(gate)
+        # redis-py takes no connection_class for a cluster: the nodes known now get it,
+        # and so do those discovered later (they are made from the manager's kwargs).
+        self.nodes_manager.connection_kwargs["connection_class"] = TrackedConnection
+        for node in [*self.startup_nodes, *self.nodes_manager.startup_nodes.values()]:
+            node.connection_class = TrackedConnection
 
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
         async with self._gate:
@@ -220,3 +249,6 @@ async def clients_close() -> None:
         found = registry.pop(loop, None)
         if found is not None:
             await found.aclose()
+    for connection in list(_cluster_connections.pop(loop, ())):
+        with contextlib.suppress(*StoreDown):
+            await connection.disconnect()

@@ -205,13 +205,21 @@ class _Shard:
         self.reader = loop.create_task(self._read())
         self.pinger = loop.create_task(self._ping())
 
+    def _usable(self) -> None:
+        # redis-py reconnects a disconnected connection on the next send: a lost shard
+        # must not quietly open a socket that nothing reads and nothing closes.
+        if self.closed:
+            raise aioredis.ConnectionError(f"the subscriber connection to {self.name} is closed")
+
     async def subscribe(self, channel: str) -> None:
+        self._usable()
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.pending.append(("ssubscribe", channel, done))
         await self.conn.send_command("SSUBSCRIBE", channel, check_health=False)
         await done
 
     async def unsubscribe(self, channel: str) -> None:
+        self._usable()
         self.channels.discard(channel)
         self.pending.append(("sunsubscribe", channel, None))
         await self.conn.send_command("SUNSUBSCRIBE", channel, check_health=False)
@@ -221,6 +229,8 @@ class _Shard:
         within two ping periods."""
         while True:
             await asyncio.sleep(SHARD_PING_SECONDS)
+            if self.closed:
+                return
             if time.monotonic() - self._last_heard > 2 * SHARD_PING_SECONDS:
                 await self.conn.disconnect()
                 return
@@ -275,6 +285,8 @@ class _Shard:
             _, _, done = self.pending.popleft()
             if done is not None and not done.done():
                 done.set_exception(error)
+        if self.pinger is not None:
+            self.pinger.cancel()
         self.hub.shard_lost(self)
 
     async def close(self) -> None:
@@ -300,6 +312,9 @@ class ShardedWakeHub:
         self._failed_at: dict[str, float] = {}
         self._idle_since: dict[str, float] = {}
         self._sweeper: asyncio.Task[None] | None = None
+        # Every shard opened and not yet closed, lost ones included: close() shuts them all.
+        self._opened: set[_Shard] = set()
+        self._closing: set[asyncio.Task[None]] = set()
 
     def shards(self) -> int:
         """Subscriber connections open now (at most one per node)."""
@@ -389,6 +404,7 @@ class ShardedWakeHub:
 
     async def _open(self, host: str, port: int) -> _Shard:
         shard = _Shard(self, host, port)
+        self._opened.add(shard)
         try:
             await shard.open()
         except BaseException:
@@ -413,6 +429,12 @@ class ShardedWakeHub:
         carried is re-read by its waiters, who subscribe again through the new topology."""
         if self._shards.get(shard.name) is shard:
             del self._shards[shard.name]
+        # Its socket is closed now, not when the hub closes: a long-lived server loses
+        # shards at every failover.
+        closing = asyncio.get_running_loop().create_task(shard.close())
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
+        closing.add_done_callback(lambda _: self._opened.discard(shard))
         for channel, task in list(self._subscriptions.items()):
             if task.done() and task.exception() is None and task.result() is shard:
                 self._forget(channel)
@@ -447,8 +469,10 @@ class ShardedWakeHub:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-        for shard in list(self._shards.values()):
+        await asyncio.gather(*self._closing, return_exceptions=True)
+        for shard in [*self._shards.values(), *self._opened]:
             await shard.close()
+        self._opened.clear()
         self._shards.clear()
         self._subscriptions.clear()
 
