@@ -28,7 +28,7 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims, events,
-push, denials, growth, storm, cost, sizes; e.g. BENCH_ONLY=push runs section 6 alone,
+push, denials, growth, storm, cost, sizes, search; e.g. BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise).
 """
 
@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import claims, cost, denials, loads, push, server, sizes, tenancy, wire
+from bench import search as search_bench
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
 CONNS = (1, 8, 32)
@@ -98,6 +99,7 @@ SECTIONS = (
     "storm",
     "cost",
     "sizes",
+    "search",
 )
 
 
@@ -175,6 +177,7 @@ class ModeFigures:
     storm: tenancy.StormFigures | None = None
     cost: cost.CostFigures | None = None
     sizes: sizes.SizeFigures | None = None
+    search: search_bench.SearchFigures | None = None
     cross_team: str = ""
     log_problems: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -873,17 +876,29 @@ def bench_all(
                 label = f"storm ({tenancy.STORM_TASKS:,} tasks; idle, misses, hits)"
                 with phase(t.fig, label):
                     t.fig.storm = run(tenancy.storm(t.srv, t.ep, fails))
-        if "sizes" in ONLY and targets:
+        if ("sizes" in ONLY or "search" in ONLY) and targets:
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
-            with phase(t.fig, "sizes (rooms of 1k / 100k / 1M events, 10 / 500 / 5,000 agents)"):
-                big = server.start(
-                    "thin", var_root, keys, key_prefix, name="sizes", extra_env=sizes.SERVER_ENV
-                )
-                try:
-                    ep = wire.McpEndpoint(big.host, big.port, keys.secret)
-                    t.fig.sizes = run(sizes.measure(big, ep, new_room("sizes")))
-                finally:
-                    big.stop()
+            big = server.start(
+                "thin", var_root, keys, key_prefix, name="sizes", extra_env=sizes.SERVER_ENV
+            )
+            try:
+                ep = wire.McpEndpoint(big.host, big.port, keys.secret)
+                if "sizes" in ONLY:
+                    label = "sizes (rooms of 1k / 100k / 1M events, 10 / 500 / 5,000 agents)"
+                    with phase(t.fig, label):
+                        t.fig.sizes = run(sizes.measure(big, ep, new_room("sizes")))
+                if "search" in ONLY:
+                    with phase(t.fig, "search (rooms of 1k / 100k events)"):
+                        found = run(search_bench.measure(big, ep, new_room("search")))
+                        t.fig.search = found
+                        for n in search_bench.EVENT_SIZES:
+                            if not (found.found_oldest.get(n) and found.found_newest.get(n)):
+                                fails.add(
+                                    f"search ({n:,} events)",
+                                    "the oldest or newest event's rare word was not found",
+                                )
+            finally:
+                big.stop()
         for t in targets:
             if not t.srv.alive():
                 fails.add(f"server ({t.fig.dispatch}) died during the bench", t.srv.log_tail())
@@ -1216,6 +1231,8 @@ def report(
             lines += cost.section(f.cost)
         if f.sizes is not None:
             lines += sizes.section(f.sizes)
+        if f.search is not None:
+            lines += search_bench.section(f.search)
     for f in figs:
         if f.growth is not None:
             lines += tenancy.growth_section(f.growth)

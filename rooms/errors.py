@@ -96,6 +96,20 @@ class ReviewRefusedError(RoomError):
     status = 409
 
 
+class PlanExistsError(RoomError):
+    """create_room_from_template on a room that has tasks: a plan is never overwritten."""
+
+    code = "plan_exists"
+    status = 409
+
+
+PLAN_EXISTS = (
+    "Room {room_id!r} already has a plan ({count} tasks); create_room_from_template never "
+    "overwrites or mixes into a plan. Leave roomId out for a new room, or add the tasks "
+    "you want with add_task."
+)
+
+
 class QuotaExceededError(DomainError):
     """A per-tenant bound of the shared store (a quota) is reached."""
 

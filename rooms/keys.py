@@ -177,6 +177,28 @@ class RoomKeys:
         """Pub/sub channel (not a key): every new event id of the room is published here."""
         return self._k("wake")
 
+    @property
+    def search_events(self) -> str:
+        """Hash: word -> the retained events holding it (scripts._SEARCH). The three
+        search keys are named after `meta` in the scripts that keep them: same slot."""
+        return self._k("search_events")
+
+    @property
+    def search_docs(self) -> str:
+        """Hash: word -> the tasks and context entries holding it (scripts._SEARCH)."""
+        return self._k("search_docs")
+
+    @property
+    def search_vocab(self) -> str:
+        """Sorted set: every indexed word, score 0, so a prefix is a lexical range."""
+        return self._k("search_vocab")
+
+    @property
+    def search(self) -> list[str]:
+        """The search index's keys, which every write script may change (declared with
+        each, so a slot in migration is handled for them as for the rest)."""
+        return [self.search_events, self.search_docs, self.search_vocab]
+
     def lock(self, resource: str) -> str:
         """String with a PX expiry: the holder of one lock."""
         return self._k(f"lock:{resource}")
@@ -212,6 +234,9 @@ class RoomKeys:
             self.lock_tokens,
             self.fence,
             self.seq,
+            self.search_events,
+            self.search_docs,
+            self.search_vocab,
         ]
 
 

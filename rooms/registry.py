@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from rooms import errors, selectors, services
+from rooms import errors, search, selectors, services, templates
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -394,6 +394,25 @@ async def _diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
     return await selectors.context_diff(room, entry_id=a.id, against=a.againstVersion)
 
 
+async def _list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.TemplateList:
+    return {
+        "templates": [
+            {"id": t.id, "name": t.name, "description": t.description, "taskCount": len(t.tasks)}
+            for t in templates.TEMPLATES
+        ]
+    }
+
+
+async def _create_room_from_template(
+    room: RoomRef, a: s.CreateRoomFromTemplateInput
+) -> r.RoomFromTemplate:
+    return await services.room_from_template(room, template_id=a.templateId, agent_id=a.agentId)
+
+
+async def _search(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
+    return await search.room_search(room, q=a.q, limit=a.limit, semantic=a.semantic)
+
+
 async def _get_room_analytics(room: RoomRef, a: s.GetRoomAnalyticsInput) -> r.RoomAnalytics:
     return await selectors.room_analytics(room, days=a.days)
 
@@ -413,6 +432,15 @@ TOOLS: tuple[Tool, ...] = (
         "status and last activity.",
         read_only=True,
         run=_list_rooms,
+    ),
+    CallerTool(
+        "list_templates",
+        s.ListTemplatesInput,
+        TypeAdapter(r.TemplateList),
+        "The plans a room can start from (create_room_from_template): id, name, what it is "
+        "for, and how many tasks it brings.",
+        read_only=True,
+        run=_list_templates,
     ),
     # --- Plan
     RoomTool(
@@ -814,6 +842,27 @@ TOOLS: tuple[Tool, ...] = (
         "counted over the whole retained log.",
         read_only=True,
         run=_get_room_analytics,
+    ),
+    RoomTool(
+        "search",
+        s.SearchInput,
+        TypeAdapter(r.SearchResult),
+        "Full-text search over every task, context entry and retained event of the room, "
+        'best first, each with a snippet. q: words (hits holding all of them first), "quoted '
+        'phrases" and prefixes (deplo*); title and summary words rank above body words. An '
+        "index kept with every write answers it: the cost does not grow with the room.",
+        read_only=True,
+        run=_search,
+    ),
+    RoomTool(
+        "create_room_from_template",
+        s.CreateRoomFromTemplateInput,
+        TypeAdapter(r.RoomFromTemplate),
+        "Create a room with a template's plan (list_templates), its tasks and dependencies "
+        "in one step. Leave roomId out for a new room. A room that has a plan already is "
+        "refused, never overwritten.",
+        read_only=False,
+        run=_create_room_from_template,
     ),
 )
 

@@ -291,3 +291,34 @@ class RoomSnapshot(TypedDict):
     context: list[ContextEntry]
     vars: dict[str, str]
     locks: list[LockRow]
+
+
+class SearchHit(TypedDict):
+    kind: Literal["task", "context", "event"]
+    id: str  # the task id, context entry id or event id
+    score: float  # higher is more relevant (title and summary words weigh three times)
+    snippet: str  # the text around the first word of the query it holds
+
+
+class SearchResult(TypedDict):
+    q: str
+    hits: list[SearchHit]  # best first
+    count: int
+    warnings: NotRequired[list[str]]
+
+
+class TemplateRow(TypedDict):
+    id: str
+    name: str
+    description: str
+    taskCount: int
+
+
+class TemplateList(TypedDict):
+    templates: list[TemplateRow]
+
+
+class RoomFromTemplate(TypedDict):
+    roomId: str
+    templateId: str
+    taskCount: int

@@ -7,8 +7,10 @@ fails loudly instead of doing the wrong thing quietly. Size limits are TOOLS.md'
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import secrets
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
@@ -19,6 +21,7 @@ from pydantic import (
     Field,
     JsonValue,
     StringConstraints,
+    model_validator,
 )
 
 MAX_TITLE = 500
@@ -406,6 +409,49 @@ class GetRoomAnalyticsInput(RoomInput):
     days: Annotated[int, Field(ge=1, le=90)] = Field(
         default=7, description="How many days back perDay and lastDays cover (1-90)."
     )
+
+
+class SearchInput(RoomInput):
+    q: Annotated[str, StringConstraints(min_length=1, max_length=200)] = Field(
+        description='Words (hits holding all of them first), "quoted phrases" and '
+        "prefixes (deplo*)."
+    )
+    limit: Annotated[int, Field(ge=1, le=50)] = 20
+    semantic: bool = Field(
+        default=False,
+        description="Meaning rather than words: not configured on this server (the answer "
+        "says so, and holds the full-text hits).",
+    )
+
+
+class ListTemplatesInput(ToolInput):
+    pass
+
+
+class CreateRoomFromTemplateInput(WriteInput):
+    """roomId may be left out: a new room's id is made from the template's (and, with an
+    idempotencyKey, from the key, so a retry reaches the same room)."""
+
+    roomId: RoomId = Field(
+        default="", description="The room to create it in (left out: a new room)."
+    )
+    templateId: Identifier = Field(description="A template id from list_templates.")
+    agentId: AgentId | None = Field(default=None, description="Who is creating it.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _room_id_made(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("roomId") in (None, ""):
+            template = data.get("templateId")
+            stem = re.sub(r"[^a-z0-9-]+", "-", str(template).lower()).strip("-")[:40] or "room"
+            key = data.get("idempotencyKey")
+            tail = (
+                hashlib.sha256(str(key).encode()).hexdigest()[:12]
+                if isinstance(key, str) and key
+                else secrets.token_hex(6)
+            )
+            data = {**data, "roomId": f"{stem}-{tail}"}
+        return data
 
 
 class RequestReviewInput(WriteInput):

@@ -13,8 +13,317 @@ decoded here at all (they are stored verbatim and spliced in as strings).
 # room's own slot) on a cluster.
 WAKE_VERB = "__WAKE_VERB__"
 
-# Shared prelude: helpers every script may use.
-_PRELUDE = r"""
+
+# The search index's bounds (rooms/search.py tokenizes queries the same way).
+SEARCH_STOPWORDS = (
+    "a an and are as at be but by for from has have in into is it its of on or that the "
+    "their then there these this to was were will with"
+)
+SEARCH_FIELD_BYTES = 4096  # of each field, indexed and returned for snippets
+SEARCH_DOC_TERMS = 64  # distinct words indexed per task, context entry or event
+SEARCH_EVENT_POSTINGS = 512  # events kept per word: its newest
+# What one word of the events' index takes in Redis besides its postings (its hash field and
+# its vocabulary member), counted against ROOM_EVENT_BYTES_MAX with the events.
+SEARCH_WORD_BYTES = 160
+
+# Search index: appended to _PRELUDE (append() indexes every event it writes and unindexes
+# every one it trims).
+_SEARCH = (
+    r"""
+-- The room's search index (rooms/search.py reads it), kept in the same step as every
+-- write. Its three keys are named after the room's meta key, so they share the room's
+-- slot: search_events (hash: term -> 4-byte count of the retained events holding it, then
+-- the newest SEARCH_EVENT_POSTINGS of them as 11-byte postings, ms 6 + seq 4 + weight 1,
+-- oldest first), search_docs (hash: term -> 5-byte postings, doc number 4 + weight 1, of the
+-- tasks and context entries holding it; '#<doc id>' -> doc number; '$<n>' -> doc id;
+-- '~next' -> the last number given) and search_vocab (sorted set of
+-- every term, score 0, for prefixes). Words are runs of ASCII letters and digits and of
+-- UTF-8 bytes (ASCII lowered), 2 to 32 bytes long, stopwords left out; the first
+-- SEARCH_FIELD_BYTES of each field and the first SEARCH_DOC_TERMS distinct words of a
+-- document are indexed. Title and summary words weigh 3, every other word 1.
+local SEARCH_STOP = {}
+for w in string.gmatch('__SEARCH_STOPWORDS__', '%S+') do SEARCH_STOP[w] = true end
+local SEARCH_FIELD_BYTES, SEARCH_DOC_TERMS = __SEARCH_FIELD_BYTES__, __SEARCH_DOC_TERMS__
+local SEARCH_EVENT_POSTINGS = __SEARCH_EVENT_POSTINGS__
+local SEARCH_WORD_BYTES = __SEARCH_WORD_BYTES__
+-- The first n bytes of a text, never ending inside a UTF-8 character.
+local function search_cut(text, n)
+  if type(text) ~= 'string' then return '' end
+  if #text <= n then return text end
+  local i = n
+  while i > 0 and i > n - 3 and string.byte(text, i) >= 128 and string.byte(text, i) < 192 do
+    i = i - 1
+  end
+  local lead = string.byte(text, i) or 0
+  local len = 1
+  if lead >= 240 then len = 4 elseif lead >= 224 then len = 3 elseif lead >= 192 then len = 2 end
+  if i + len - 1 > n then i = i - 1 else i = i + len - 1 end
+  return string.sub(text, 1, i)
+end
+-- JSON escapes (\n, \", \u00e9) are not parts of words.
+local function search_plain(text)
+  return (string.gsub(string.gsub(text, '\\u%x%x%x%x', ' '), '\\[nrtbf"\\/]', ' '))
+end
+local function search_words(text, weight, into)
+  if type(text) ~= 'string' or text == '' then return end
+  for w in string.gmatch(string.lower(search_plain(search_cut(text, SEARCH_FIELD_BYTES))),
+      '[%w\128-\255]+') do
+    if #w >= 2 and #w <= 32 and not SEARCH_STOP[w] then
+      local had = into.w[w]
+      if had then
+        into.w[w] = math.min(had + weight, 255)
+      elseif into.n < SEARCH_DOC_TERMS then
+        into.n = into.n + 1
+        into.w[w] = weight
+        into.order[into.n] = w
+      end
+    end
+  end
+end
+local function search_bag() return {w = {}, n = 0, order = {}} end
+local function search_keys(meta)
+  local base = string.sub(meta, 1, -5)
+  return base .. 'search_events', base .. 'search_docs', base .. 'search_vocab'
+end
+local function search_expire(meta)
+  local ttl = redis.call('PTTL', meta)
+  if ttl > 0 then
+    local ev, dv, vocab = search_keys(meta)
+    for _, k in ipairs({ev, dv, vocab}) do redis.call('PEXPIRE', k, ttl) end
+  end
+end
+-- A term left no posting in either hash: it leaves the vocabulary.
+local function search_term_gone(term, other, vocab)
+  if redis.call('HEXISTS', other, term) == 0 then redis.call('ZREM', vocab, term) end
+end
+-- A document as its title texts (weight 3) and body texts (weight 1). Of JSON, only the
+-- string values count (not the keys, not numbers), and not times (2026-01-31T12:00:00Z):
+-- what a person would search for, and not a word per timestamp or key in the index.
+local function search_is_time(v) return string.find(v, '^%d%d%d%d%-%d%d%-%d%dT%d') ~= nil end
+local function search_strings(value, out, depth)
+  if #out >= SEARCH_DOC_TERMS or depth > 8 then return end
+  local kind = type(value)
+  if kind == 'string' then
+    if value ~= '' and not search_is_time(value) then out[#out + 1] = value end
+  elseif kind == 'table' then
+    local items = pairs
+    if #value > 0 then items = ipairs end
+    for _, v in items(value) do
+      search_strings(v, out, depth + 1)
+      if #out >= SEARCH_DOC_TERMS then return end
+    end
+  end
+end
+local function search_json_strings(text, out)
+  if type(text) ~= 'string' or text == '' then return end
+  local ok, value = false, nil
+  if #text <= 65536 then ok, value = pcall(cjson.decode, text) end
+  if ok then search_strings(value, out, 0) else out[#out + 1] = text end
+end
+local function search_task_parts(raw)
+  local titles, bodies = {}, {}
+  local ok, t = pcall(cjson.decode, raw or '')
+  if ok and type(t) == 'table' then
+    if type(t.title) == 'string' then titles[1] = t.title end
+    if type(t.description) == 'string' then bodies[1] = t.description end
+    if type(t.notes) == 'table' then
+      for i = #t.notes, 1, -1 do
+        local n = t.notes[i]
+        if type(n) == 'table' and type(n.text) == 'string' then bodies[#bodies + 1] = n.text end
+      end
+    end
+  end
+  return titles, bodies
+end
+local function search_context_parts(raw, payload)
+  local titles, bodies = {}, {}
+  local ok, e = pcall(cjson.decode, raw or '')
+  if ok and type(e) == 'table' then
+    for _, v in ipairs({e.summary, e.id}) do
+      if type(v) == 'string' then titles[#titles + 1] = v end
+    end
+    if type(e.type) == 'string' then bodies[1] = e.type end
+  end
+  search_json_strings(payload, bodies)
+  return titles, bodies
+end
+local function search_event_parts(fields)
+  local f = {}
+  for i = 1, #fields - 1, 2 do f[fields[i]] = fields[i + 1] end
+  local titles, bodies = {}, {}
+  local p = f.payload
+  if type(p) == 'string' and string.sub(p, 1, 1) == '{' and #p <= 65536 then
+    local ok, d = pcall(cjson.decode, p)
+    if ok and type(d) == 'table' then
+      local task = d.task
+      if type(task) ~= 'table' then task = {} end
+      for _, v in ipairs({d.title, d.summary, task.title}) do
+        if type(v) == 'string' then titles[#titles + 1] = v end
+      end
+    end
+  end
+  for _, v in ipairs({f.type, f.from}) do
+    if type(v) == 'string' then bodies[#bodies + 1] = v end
+  end
+  search_json_strings(p, bodies)
+  return titles, bodies
+end
+local function search_parts_words(titles, bodies)
+  local bag = search_bag()
+  for _, t in ipairs(titles) do search_words(t, 3, bag) end
+  for _, b in ipairs(bodies) do search_words(b, 1, bag) end
+  return bag
+end
+local function search_task_words(raw) return search_parts_words(search_task_parts(raw)) end
+local function search_context_words(raw, payload)
+  return search_parts_words(search_context_parts(raw, payload))
+end
+local function search_event_words(fields)
+  return search_parts_words(search_event_parts(fields))
+end
+-- Every event from meta.search_floor on is indexed: events older than it were written
+-- before the index existed, until `search_reindex` walks back over them.
+-- What indexing events costs is counted with their bytes against ROOM_EVENT_BYTES_MAX, so
+-- the log and its index together stay within the quota: 11 bytes per posting, and
+-- SEARCH_WORD_BYTES for each word the events' index holds (its field and its place in the
+-- vocabulary), charged to the event that brings the word and freed with the last one.
+local SEARCH_POSTING_BYTES = 11
+-- Returns what the event's postings cost.
+local function search_event_add(meta, eid, fields)
+  redis.call('HSETNX', meta, 'search_floor', eid)
+  local ev, dv, vocab = search_keys(meta)
+  local ms, seq = string.match(eid, '^(%d+)-(%d+)$')
+  local bag = search_event_words(fields)
+  local keep = SEARCH_EVENT_POSTINGS * SEARCH_POSTING_BYTES
+  local cost = SEARCH_POSTING_BYTES * bag.n
+  for _, term in ipairs(bag.order) do
+    local posting = struct.pack('>I6I4B', tonumber(ms), tonumber(seq), bag.w[term])
+    local cur = redis.call('HGET', ev, term)
+    local count, list = 0, ''
+    if cur then
+      count = struct.unpack('>I4', cur)
+      list = string.sub(cur, 5)
+    else
+      redis.call('ZADD', vocab, 0, term)
+      cost = cost + SEARCH_WORD_BYTES
+    end
+    list = list .. posting
+    if #list > keep then list = string.sub(list, -keep) end
+    redis.call('HSET', ev, term, struct.pack('>I4', count + 1) .. list)
+  end
+  search_expire(meta)
+  return cost
+end
+-- Postings are in id order, so the event's is found by bisection (or is gone already: a
+-- term's list keeps only its newest postings).
+local function search_id_below(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+-- Returns what its postings cost (0 for an event below the floor: never indexed).
+-- Written since the floor: indexed, and counted in the per-day counts (both came at once;
+-- search_reindex does both for what was written before).
+local function search_counted(meta, eid)
+  local floor = redis.call('HGET', meta, 'search_floor')
+  return floor ~= false and not search_id_below(eid, floor)
+end
+local function search_event_remove(meta, eid, fields)
+  if not search_counted(meta, eid) then return 0 end
+  local ev, dv, vocab = search_keys(meta)
+  local ms, seq = string.match(eid, '^(%d+)-(%d+)$')
+  ms, seq = tonumber(ms), tonumber(seq)
+  local bag = search_event_words(fields)
+  local freed = SEARCH_POSTING_BYTES * bag.n
+  for _, term in ipairs(bag.order) do
+    local cur = redis.call('HGET', ev, term)
+    if cur then
+      local lo, hi, at = 0, (#cur - 4) / 11 - 1, nil
+      while lo <= hi do
+        local mid = math.floor((lo + hi) / 2)
+        local m, s = struct.unpack('>I6I4', cur, 5 + mid * 11)
+        if m == ms and s == seq then at = mid break end
+        if m < ms or (m == ms and s < seq) then lo = mid + 1 else hi = mid - 1 end
+      end
+      local list = string.sub(cur, 5)
+      if at then list = string.sub(list, 1, at * 11) .. string.sub(list, at * 11 + 12) end
+      -- The count never falls below the postings kept (whatever happened to it).
+      local count = math.max(struct.unpack('>I4', cur) - 1, #list / 11)
+      if count <= 0 then
+        redis.call('HDEL', ev, term)
+        search_term_gone(term, dv, vocab)
+        freed = freed + SEARCH_WORD_BYTES
+      else
+        redis.call('HSET', ev, term, struct.pack('>I4', count) .. list)
+      end
+    end
+  end
+  return freed
+end
+-- A task or context entry ('t:<id>' / 'c:<id>') was indexed as `old` says (nil: it was
+-- not) and is now as `new` says (nil: it is gone). The words come from the texts, cut the
+-- same way each time, so a document's postings are found again without being stored twice;
+-- a word whose weight did not change is left as it is.
+local function search_doc_set(meta, doc, old, new)
+  local ev, dv, vocab = search_keys(meta)
+  local n = redis.call('HGET', dv, '#' .. doc)
+  local same = {}
+  if n and old then
+    local mark = struct.pack('>I4', tonumber(n))
+    for _, term in ipairs(old.order) do
+      if new and new.w[term] == old.w[term] then
+        same[term] = true
+      else
+        local cur = redis.call('HGET', dv, term)
+        if cur then
+          local at = string.find(cur, mark, 1, true)
+          while at and (at - 1) % 5 ~= 0 do at = string.find(cur, mark, at + 1, true) end
+          if at then cur = string.sub(cur, 1, at - 1) .. string.sub(cur, at + 5) end
+          if cur == '' then
+            redis.call('HDEL', dv, term)
+            search_term_gone(term, ev, vocab)
+          else
+            redis.call('HSET', dv, term, cur)
+          end
+        end
+      end
+    end
+  end
+  if new == nil or new.n == 0 then
+    if n then redis.call('HDEL', dv, '#' .. doc, '$' .. n) end
+    search_expire(meta)
+    return
+  end
+  if not n then
+    n = redis.call('HINCRBY', dv, '~next', 1)
+    redis.call('HSET', dv, '#' .. doc, n, '$' .. n, doc)
+  end
+  local mark = struct.pack('>I4', tonumber(n))
+  for _, term in ipairs(new.order) do
+    if not same[term] then
+      local cur = redis.call('HGET', dv, term)
+      if not cur then
+        cur = ''
+        redis.call('ZADD', vocab, 0, term)
+      end
+      redis.call('HSET', dv, term, cur .. mark .. struct.pack('B', new.w[term]))
+    end
+  end
+  search_expire(meta)
+end
+""".replace("__SEARCH_STOPWORDS__", SEARCH_STOPWORDS)
+    .replace("__SEARCH_FIELD_BYTES__", str(SEARCH_FIELD_BYTES))
+    .replace("__SEARCH_DOC_TERMS__", str(SEARCH_DOC_TERMS))
+    .replace("__SEARCH_EVENT_POSTINGS__", str(SEARCH_EVENT_POSTINGS))
+    .replace("__SEARCH_WORD_BYTES__", str(SEARCH_WORD_BYTES))
+)
+
+
+# Shared prelude: helpers every script may use (the search index's among them).
+_PRELUDE = (
+    _SEARCH
+    + r"""
 local function fix_arrays(s, names)
   for _, n in ipairs(names) do
     s = string.gsub(s, '"' .. n .. '":{}', '"' .. n .. '":[]')
@@ -43,7 +352,8 @@ end
 local function append(events, meta, reads, cap, bytes_cap, channel, fields)
   local eid = redis.call('XADD', events, '*', unpack(fields))
   day_count(meta, eid, 1)
-  local bytes = tonumber(redis.call('HINCRBY', meta, 'event_bytes', entry_size(fields)))
+  local cost = entry_size(fields) + search_event_add(meta, eid, fields)
+  local bytes = tonumber(redis.call('HINCRBY', meta, 'event_bytes', cost))
   local over = redis.call('XLEN', events) - tonumber(cap)
   if over > 0 or bytes > tonumber(bytes_cap) then
     local freed, dropped, keep, start = 0, 0, nil, '-'
@@ -55,10 +365,10 @@ local function append(events, meta, reads, cap, bytes_cap, channel, fields)
           keep = e[1]
           break
         end
-        freed = freed + entry_size(e[2])
+        freed = freed + entry_size(e[2]) + search_event_remove(meta, e[1], e[2])
         dropped = dropped + 1
         redis.call('HDEL', reads, e[1])
-        day_count(meta, e[1], -1)
+        if search_counted(meta, e[1]) then day_count(meta, e[1], -1) end
       end
       start = '(' .. batch[#batch][1]
     end
@@ -78,6 +388,7 @@ local function id_score(id)
   return string.format('%.17g', tonumber(ms) * 1000 + s)
 end
 """
+)
 
 # KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys
 # ARGV[1] team id, ARGV[2] idle ttl ms, ARGV[3] now (ISO), ARGV[4] "1" to claim an unowned room
@@ -119,12 +430,43 @@ if count >= tonumber(ARGV[9]) then return {0, count} end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('RPUSH', KEYS[2], ARGV[1])
 redis.call('HSET', KEYS[6], ARGV[1], ARGV[10])
+search_doc_set(KEYS[3], 't:' .. ARGV[1], nil, search_task_words(ARGV[2]))
 redis.call('HSETNX', KEYS[3], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[3], 'updated_at', ARGV[3])
 local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[5], ARGV[6], ARGV[7],
   {'type', 'task_added', 'from', ARGV[8], 'to', 'all', 'payload', ARGV[2]})
 touch(ARGV[4], 1, 6)
 return {1, eid}
+"""
+)
+
+# KEYS as ADD_TASK_SCRIPT
+# ARGV[1] now (ISO), ARGV[2] ttl ms, ARGV[3] event cap, ARGV[4] event bytes cap, ARGV[5] wake
+# channel, ARGV[6] event "from", ARGV[7] most tasks per room, ARGV[8] tasks, then per task:
+# id, JSON, label
+# -> {1, tasks added}; {0, tasks in the room} when the room has a plan already (it is never
+#    overwritten, nor mixed with: the check and the writes are one step); {-1, tasks} past
+#    the quota
+CREATE_PLAN_SCRIPT = (
+    _PRELUDE
+    + r"""
+local count = redis.call('HLEN', KEYS[1])
+if count > 0 then return {0, count} end
+local n = tonumber(ARGV[8])
+if n > tonumber(ARGV[7]) then return {-1, n} end
+for i = 0, n - 1 do
+  local id, json, label = ARGV[9 + i * 3], ARGV[10 + i * 3], ARGV[11 + i * 3]
+  redis.call('HSET', KEYS[1], id, json)
+  redis.call('RPUSH', KEYS[2], id)
+  redis.call('HSET', KEYS[6], id, label)
+  search_doc_set(KEYS[3], 't:' .. id, nil, search_task_words(json))
+  append(KEYS[4], KEYS[3], KEYS[5], ARGV[3], ARGV[4], ARGV[5],
+    {'type', 'task_added', 'from', ARGV[6], 'to', 'all', 'payload', json})
+end
+redis.call('HSETNX', KEYS[3], 'created_at', ARGV[1])
+redis.call('HSET', KEYS[3], 'updated_at', ARGV[1])
+touch(ARGV[2], 1, 6)
+return {1, n}
 """
 )
 
@@ -239,6 +581,9 @@ task.version = version_of(task) + 1
 task.updated_at = ARGV[3]
 local out = task_encode(task)
 redis.call('HSET', KEYS[1], ARGV[1], out)
+if ch.description ~= nil or ch.note ~= nil then
+  search_doc_set(KEYS[2], 't:' .. ARGV[1], search_task_words(raw), search_task_words(out))
+end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
 local changes = {}
@@ -350,6 +695,9 @@ task.version = version_of(task) + 1
 task.updated_at = ARGV[3]
 local out = task_encode(task)
 redis.call('HSET', KEYS[1], ARGV[1], out)
+if ARGV[4] ~= '' then
+  search_doc_set(KEYS[2], 't:' .. ARGV[1], search_task_words(raw), search_task_words(out))
+end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 redis.call('HSET', KEYS[2], 'updated_at', ARGV[3])
 local note = cjson.null
@@ -469,6 +817,7 @@ local seq = redis.call('INCR', KEYS[6])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('HSET', KEYS[9], ARGV[1], ARGV[12])
+search_doc_set(KEYS[7], 'c:' .. ARGV[1], nil, search_context_words(ARGV[2], ARGV[3]))
 redis.call('ZADD', KEYS[3], seq, ARGV[1])
 local eid = append(KEYS[5], KEYS[7], KEYS[8], ARGV[5], ARGV[6], ARGV[7],
   {'type', 'context_available', 'from', ARGV[8], 'to', ARGV[9], 'payload', ARGV[10]})
@@ -527,6 +876,8 @@ if ARGV[3] ~= '' then
   payload = ARGV[3]
   redis.call('HSET', KEYS[2], ARGV[1], payload)
 end
+search_doc_set(KEYS[7], 'c:' .. ARGV[1], search_context_words(raw, old_payload),
+  search_context_words(out, payload))
 local consumers = entry.consuming_agents
 local to = 'all'
 if type(consumers) == 'table' and #consumers == 1 then to = consumers[1] end
@@ -1048,6 +1399,7 @@ redis.call('LREM', KEYS[2], 0, ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('HDEL', KEYS[8], ARGV[1])
+search_doc_set(KEYS[4], 't:' .. ARGV[1], search_task_words(raw), nil)
 local dependents = {}
 local all = redis.call('HVALS', KEYS[1])
 for _, r in ipairs(all) do
@@ -1081,6 +1433,7 @@ DELETE_CONTEXT_SCRIPT = (
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {0} end
 local entry = cjson.decode(raw)
+local indexed = search_context_words(raw, redis.call('HGET', KEYS[2], ARGV[1]) or '')
 for _, k in ipairs({KEYS[1], KEYS[2], KEYS[7]}) do redis.call('HDEL', k, ARGV[1]) end
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
@@ -1089,6 +1442,7 @@ for _, member in ipairs(redis.call('ZRANGEBYLEX', KEYS[6], low, high)) do
   redis.call('HDEL', KEYS[5], ARGV[1] .. '@' .. string.match(member, '@[0-9]+@(.*)$'))
 end
 redis.call('ZREMRANGEBYLEX', KEYS[6], low, high)
+search_doc_set(KEYS[8], 'c:' .. ARGV[1], indexed, nil)
 local payload = cjson.encode({id = entry.id, type = entry.type, summary = entry.summary,
   version = entry.version})
 local eid = append(KEYS[9], KEYS[8], KEYS[10], ARGV[4], ARGV[5], ARGV[6],
@@ -1109,11 +1463,12 @@ DELETE_EVENT_SCRIPT = (
     + r"""
 local found = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
 if #found == 0 then return {0} end
+local indexed = search_event_remove(KEYS[2], ARGV[1], found[1][2])
 redis.call('XDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
-day_count(KEYS[2], ARGV[1], -1)
+if search_counted(KEYS[2], ARGV[1]) then day_count(KEYS[2], ARGV[1], -1) end
 local bytes = tonumber(redis.call('HGET', KEYS[2], 'event_bytes') or '0')
-local freed = entry_size(found[1][2])
+local freed = entry_size(found[1][2]) + indexed
 if freed > bytes then freed = bytes end
 redis.call('HINCRBY', KEYS[2], 'event_bytes', -freed)
 local eid = append(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[5], ARGV[6],
@@ -1261,3 +1616,202 @@ WROTE_MARK = "__res == 1"  # mark_event_read: 1 recorded
 def keyed(source: str, wrote: str) -> str:
     """`source` (a write script) as one keyed step."""
     return KEYED_WRAP.replace("__WRITE__", source).replace("__WROTE__", wrote)
+
+
+# KEYS[1] meta, KEYS[2] events, KEYS[3] tasks, KEYS[4] task_order, KEYS[5] ctx,
+# KEYS[6] ctx_payloads, KEYS[7] ctx_created, KEYS[8..10] the search keys
+# ARGV[1] what to index ("events", "tasks", "context"), ARGV[2] how many at most, ARGV[3] from
+# which position (tasks, context)
+# -> {done (0/1), indexed, next position}
+# Rooms written before the index existed: events are indexed backwards from the floor, each
+# step moving the floor down (a posting older than a word's kept newest is only counted);
+# tasks and context entries are indexed again whole (search_doc_set replaces). Writes may
+# run between steps: nothing is indexed twice, nothing below the floor is unindexed.
+SEARCH_REINDEX_SCRIPT = (
+    _PRELUDE
+    + r"""
+local what, most, from = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local n = 0
+if what == 'events' then
+  local floor = redis.call('HGET', KEYS[1], 'search_floor')
+  local top = '+'
+  if floor then top = '(' .. floor end
+  local batch = redis.call('XREVRANGE', KEYS[2], top, '-', 'COUNT', most)
+  local ev, dv, vocab = search_keys(KEYS[1])
+  local keep = SEARCH_EVENT_POSTINGS * 11
+  for _, e in ipairs(batch) do
+    local ms, seq = string.match(e[1], '^(%d+)-(%d+)$')
+    local bag = search_event_words(e[2])
+    local cost = SEARCH_POSTING_BYTES * bag.n
+    for _, term in ipairs(bag.order) do
+      local posting = struct.pack('>I6I4B', tonumber(ms), tonumber(seq), bag.w[term])
+      local cur = redis.call('HGET', ev, term)
+      if cur then
+        local list = string.sub(cur, 5)
+        if #list < keep then list = posting .. list end
+        redis.call('HSET', ev, term, struct.pack('>I4', struct.unpack('>I4', cur) + 1) .. list)
+      else
+        redis.call('ZADD', vocab, 0, term)
+        redis.call('HSET', ev, term, struct.pack('>I4', 1) .. posting)
+        cost = cost + SEARCH_WORD_BYTES
+      end
+    end
+    redis.call('HINCRBY', KEYS[1], 'event_bytes', cost)
+    day_count(KEYS[1], e[1], 1)
+    redis.call('HSET', KEYS[1], 'search_floor', e[1])
+    n = n + 1
+  end
+  search_expire(KEYS[1])
+  return {#batch < most and 1 or 0, n, 0}
+end
+local ids
+if what == 'tasks' then
+  ids = redis.call('LRANGE', KEYS[4], from, from + most - 1)
+  for _, id in ipairs(ids) do
+    local raw = redis.call('HGET', KEYS[3], id)
+    if raw then
+      local bag = search_task_words(raw)
+      search_doc_set(KEYS[1], 't:' .. id, bag, bag)
+      n = n + 1
+    end
+  end
+else
+  ids = redis.call('ZRANGE', KEYS[7], from, from + most - 1)
+  for _, id in ipairs(ids) do
+    local raw = redis.call('HGET', KEYS[5], id)
+    if raw then
+      local bag = search_context_words(raw, redis.call('HGET', KEYS[6], id) or '')
+      search_doc_set(KEYS[1], 'c:' .. id, bag, bag)
+      n = n + 1
+    end
+  end
+end
+return {#ids < most and 1 or 0, n, from + #ids}
+"""
+)
+
+
+# KEYS[1] search_events, KEYS[2] search_docs, KEYS[3] search_vocab, KEYS[4] events,
+# KEYS[5] tasks, KEYS[6] ctx, KEYS[7] ctx_payloads
+# ARGV[1] hits wanted, ARGV[2] postings read per group at most, ARGV[3] terms a prefix
+# expands to at most, ARGV[4..] the query's groups: "=<word>" or "*<prefix>"
+# -> {documents in the room, hits, then per hit: kind (task/context/event), id, score,
+#    groups matched, its title text, its body text}
+# A document's score is the sum, over the query's words it holds, of its weight for the word
+# times the word's rarity, log(1 + documents / documents holding it); documents holding more
+# of the query's groups come first, then the higher score, then the newer event. The cost is
+# bounded by the groups times ARGV[2], however large the room.
+SEARCH_SCRIPT = (
+    _PRELUDE
+    + r"""
+local want, budget, expand = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local total = redis.call('XLEN', KEYS[4]) + redis.call('HLEN', KEYS[5])
+  + redis.call('HLEN', KEYS[6])
+local found, list = {}, {}
+local function hit(key, g, w, idf, recency)
+  local f = found[key]
+  if not f then
+    f = {key = key, s = 0, g = 0, last = 0, r = recency}
+    found[key] = f
+    list[#list + 1] = f
+  end
+  f.s = f.s + w * idf
+  if f.last ~= g then
+    f.last = g
+    f.g = f.g + 1
+  end
+end
+for g = 4, #ARGV do
+  local spec, word = string.sub(ARGV[g], 1, 1), string.sub(ARGV[g], 2)
+  local terms = {word}
+  if spec == '*' then
+    terms = redis.call('ZRANGEBYLEX', KEYS[3], '[' .. word, '(' .. word .. '\255',
+      'LIMIT', 0, expand)
+  end
+  local left = budget
+  for _, term in ipairs(terms) do
+    if left <= 0 then break end
+    local e = redis.call('HGET', KEYS[1], term)
+    local d = redis.call('HGET', KEYS[2], term)
+    local df = 0
+    if e then df = df + struct.unpack('>I4', e) end
+    if d then df = df + #d / 5 end
+    local idf = math.log(1 + total / math.max(df, 1))
+    if d then
+      for i = 1, #d - 4, 5 do
+        if left <= 0 then break end
+        local n, w = struct.unpack('>I4B', d, i)
+        hit('d' .. n, g, w, idf, 0)
+        left = left - 1
+      end
+    end
+    if e then
+      for i = #e - 10, 5, -11 do
+        if left <= 0 then break end
+        local ms, seq, w = struct.unpack('>I6I4B', e, i)
+        hit(string.format('%.0f', ms) .. '-' .. seq, g, w, idf, ms * 1000 + seq)
+        left = left - 1
+      end
+    end
+  end
+end
+-- The best `want`, kept in order as the candidates go by (no sort of them all).
+local function better(a, b)
+  if a.g ~= b.g then return a.g > b.g end
+  if a.s ~= b.s then return a.s > b.s end
+  return a.r > b.r
+end
+local best = {}
+for _, f in ipairs(list) do
+  if #best < want or better(f, best[#best]) then
+    local lo, hi = 1, #best
+    while lo <= hi do
+      local mid = math.floor((lo + hi) / 2)
+      if better(f, best[mid]) then hi = mid - 1 else lo = mid + 1 end
+    end
+    table.insert(best, lo, f)
+    if #best > want then best[#best] = nil end
+  end
+end
+list = best
+local cut = search_cut
+local out = {total, 0}
+local field = SEARCH_FIELD_BYTES
+for _, f in ipairs(list) do
+  if out[2] >= want then break end
+  local kind, id, titles, bodies
+  if string.sub(f.key, 1, 1) == 'd' then
+    local doc = redis.call('HGET', KEYS[2], '$' .. string.sub(f.key, 2))
+    if doc then
+      id = string.sub(doc, 3)
+      if string.sub(doc, 1, 1) == 't' then
+        local raw = redis.call('HGET', KEYS[5], id)
+        if raw then kind, titles, bodies = 'task', search_task_parts(raw) end
+      else
+        local raw = redis.call('HGET', KEYS[6], id)
+        if raw then
+          kind = 'context'
+          titles, bodies = search_context_parts(raw, redis.call('HGET', KEYS[7], id) or '')
+        end
+      end
+    end
+  else
+    local e = redis.call('XRANGE', KEYS[4], f.key, f.key)[1]
+    if e then kind, id, titles, bodies = 'event', f.key, search_event_parts(e[2]) end
+  end
+  local title, body = '', ''
+  if kind then
+    for i, t in ipairs(titles) do titles[i] = cut(t, field) end
+    for i, b in ipairs(bodies) do bodies[i] = cut(b, field) end
+    title, body = table.concat(titles, '\n'), table.concat(bodies, '\n')
+  end
+  if kind then
+    out[2] = out[2] + 1
+    for _, v in ipairs({kind, id, string.format('%.4f', f.s), f.g, title, body}) do
+      out[#out + 1] = v
+    end
+  end
+end
+return out
+"""
+)

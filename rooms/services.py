@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from pydantic import ValidationError
 
-from rooms import clock, errors, idempotency, selectors, store
+from rooms import clock, errors, idempotency, selectors, store, templates
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error
 from rooms.records import (
@@ -37,6 +37,7 @@ from rooms.results import (
     LockGranted,
     LockReleased,
     Review,
+    RoomFromTemplate,
     Summary,
     Task,
     TaskDeletedResult,
@@ -872,3 +873,43 @@ async def event_wait(
                 return {"events": [], "cursor": batch.cursor, "count": 0, "timedOut": True}
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), remaining)
+
+
+async def room_from_template(
+    room: RoomRef, *, template_id: str, agent_id: str | None
+) -> RoomFromTemplate:
+    """The template's plan as the room's plan, in one step, only into a room with no plan:
+    a plan is never overwritten (roomd replaces it wholesale), nor mixed into."""
+    template = templates.template_get(template_id)
+    now = clock.now_iso()
+    ids = [new_id("t_") for _ in template.tasks]
+    tasks: list[Task] = []
+    for i, spec in enumerate(template.tasks):
+        task: Task = {
+            "id": ids[i],
+            "title": spec.title,
+            "description": spec.description,
+            "status": "pending",
+            "owner": None,
+            "created_at": now,
+            "updated_at": now,
+            "depends_on": [ids[j] for j in spec.after],
+            "version": 1,
+        }
+        if spec.priority is not None:
+            task["priority"] = spec.priority
+        tasks.append(task)
+    outcome, count = await store.plan_create(
+        room.keys,
+        [(t["id"], dumps(t), t["title"][:LABEL_CHARS]) for t in tasks],
+        now_iso=now,
+        by=_who(agent_id),
+    )
+    if outcome == "exists":
+        raise errors.PlanExistsError(
+            errors.PLAN_EXISTS.format(room_id=room.room_id, count=count),
+            extra={"taskCount": count},
+        )
+    if outcome == "quota":
+        raise quota_error("ROOM_TASKS_MAX", count)
+    return {"roomId": room.room_id, "templateId": template.id, "taskCount": count}

@@ -19,7 +19,7 @@ if [ "$tool" = "tools" ]; then
   exit 0
 fi
 
-if [ "$tool" = "list_rooms" ]; then
+if [ "$tool" = "list_rooms" ] || [ "$tool" = "list_templates" ]; then
   url="$ROOMSERVICE_URL/api/v1/tools/$tool"
 else
   : "${ROOM:?set ROOM to the room id}"

@@ -212,6 +212,9 @@ async def _run_write(
     step also records the key, atomically: a repeat answers the first call's script answer
     (and hands the service back what it minted then) without running the script again.
     Raises KeyReused for the key of another call."""
+    # The search index is named by the scripts after the meta key (scripts._SEARCH);
+    # declared here, after the script's own keys, where no script looks by position.
+    keys = [*keys, *room.search]
     call = idempotency.current()
     if call is None:
         return await _run(source, keys, args)
@@ -318,6 +321,30 @@ async def task_add(
         ],
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
+
+
+async def plan_create(
+    keys: RoomKeys, tasks: list[tuple[str, str, str]], *, now_iso: str, by: str
+) -> tuple[str, int]:
+    """Write a whole plan ((id, JSON, label) per task) into a room that has none, in one
+    step: ("ok", tasks added), ("exists", tasks already there) or ("quota", tasks asked)."""
+    res = await _run_write(
+        keys,
+        scripts.CREATE_PLAN_SCRIPT,
+        [keys.tasks, keys.task_order, keys.meta, keys.events, keys.reads, keys.task_titles],
+        [
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            by,
+            int(settings.ROOM_TASKS_MAX),
+            len(tasks),
+            *(part for task in tasks for part in task),
+        ],
+        wrote=scripts.WROTE_ONE,
+    )
+    outcome = {1: "ok", 0: "exists", -1: "quota"}[int(res[0])]
+    return outcome, int(res[1])
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,7 +459,7 @@ async def claims_expire(keys: RoomKeys, *, now_ms: int, now_iso: str) -> tuple[i
     room's slot."""
     res = await _run(
         scripts.EXPIRE_CLAIMS_SCRIPT,
-        _task_keys(keys),
+        [*_task_keys(keys), *keys.search],
         [now_ms, now_iso, _ttl(), *_event_args(keys), CLAIMS_LAPSED_PER_STEP],
     )
     return int(res[0]), int(float(res[1]))
@@ -960,6 +987,73 @@ async def room_activity(keys: RoomKeys, *, online_since_ms: int) -> RoomActivity
         int(res[4]),
         [str(x) for x in res[5]],
     )
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCandidate:
+    """One document the index ranked: its title text (title, summary) and body text, as
+    indexed, for the phrase check and the snippet."""
+
+    kind: str
+    id: str
+    score: float
+    groups: int
+    title: str
+    body: str
+
+
+async def search_candidates(
+    keys: RoomKeys, groups: list[str], *, want: int, budget: int, expand: int
+) -> tuple[int, list[SearchCandidate]]:
+    """The room's documents (tasks, context entries, retained events) and the best `want`
+    for the query's groups ("=word" / "*prefix"), in one step over the index."""
+    res = await _run(
+        scripts.SEARCH_SCRIPT,
+        [
+            keys.search_events,
+            keys.search_docs,
+            keys.search_vocab,
+            keys.events,
+            keys.tasks,
+            keys.context,
+            keys.context_payloads,
+        ],
+        [want, budget, expand, *groups],
+    )
+    found = [
+        SearchCandidate(
+            str(res[i]),
+            str(res[i + 1]),
+            float(res[i + 2]),
+            int(res[i + 3]),
+            str(res[i + 4]),
+            str(res[i + 5]),
+        )
+        for i in range(2, 2 + 6 * int(res[1]), 6)
+    ]
+    return int(res[0]), found
+
+
+async def search_reindex_step(
+    keys: RoomKeys, *, what: str, most: int, start: int
+) -> tuple[bool, int, int]:
+    """One bounded step of indexing what a room held before the index existed (`what`:
+    events, tasks or context): (done, indexed, the next start)."""
+    res = await _run(
+        scripts.SEARCH_REINDEX_SCRIPT,
+        [
+            keys.meta,
+            keys.events,
+            keys.tasks,
+            keys.task_order,
+            keys.context,
+            keys.context_payloads,
+            keys.context_created,
+            *keys.search,
+        ],
+        [what, most, start],
+    )
+    return bool(int(res[0])), int(res[1]), int(res[2])
 
 
 @dataclass(frozen=True, slots=True)

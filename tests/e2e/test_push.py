@@ -892,6 +892,9 @@ SCENARIO: list[Step] = [
     ("approve", "approve", lambda r: {"reviewId": r["review"]["id"], "agentId": "bob"}),
     ("reject-late", "reject", lambda r: {"reviewId": r["review"]["id"], "agentId": "bob"}),
     ("reviews", "list_reviews", lambda r: {}),
+    ("search", "search", lambda r: {"q": "design build*"}),
+    ("templates", "list_templates", lambda r: {}),
+    ("template-over-plan", "create_room_from_template", lambda r: {"templateId": "incident"}),
     ("presence-end", "get_presence", lambda r: {}),
 ]
 
@@ -914,7 +917,10 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
     rest_norm, mcp_norm = Normalizer(rest_room), Normalizer(mcp_room)
     async with httpx.AsyncClient(timeout=30) as http:
         for label, tool, make in SCENARIO:
-            r = await rest_call(http, server.url, tool, make(rest_results), rest_room)
+            in_room = registry.TOOLS_BY_NAME[tool].scope == "room"
+            r = await rest_call(
+                http, server.url, tool, make(rest_results), rest_room if in_room else None
+            )
             m = await mcp_call(http, server.url, tool, room_args(tool, mcp_room, make(mcp_results)))
             if r.status_code == 200:
                 rest_results[label] = r.json()
@@ -927,6 +933,7 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
                     "claim_refused",
                     "invalid_arguments",
                     "review_refused",
+                    "plan_exists",
                 ), label
                 assert rest_norm(r.json()["message"]) == mcp_norm(mcp_error(m)), label
         assert {t for _, t, _ in SCENARIO} == {t.name for t in registry.TOOLS} - {"list_rooms"}
@@ -978,6 +985,7 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
             ("list_reviews", {"status": "approved"}),
             ("diff_context", {"id": rest_results["c1"]["id"]}),
             ("get_room_analytics", {"days": 2}),
+            ("search", {"q": '"design" orphan'}),
         ]
         for tool, args in reads:
             assert registry.TOOLS_BY_NAME[tool].read_only

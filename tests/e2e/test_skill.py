@@ -47,6 +47,10 @@ def test_room_sh_calls_tools_and_lists_them(server: RunningServer) -> None:
     assert [t["id"] for t in plan["tasks"]] == [task["id"]]
     rooms = json.loads(room_sh(server, room, "list_rooms").stdout)
     assert room in [r["roomId"] for r in rooms]
+    shapes = json.loads(room_sh(server, room, "list_templates").stdout)
+    assert "web-app" in [t["id"] for t in shapes["templates"]]
+    found = json.loads(room_sh(server, room, "search", '{"q":"curl"}').stdout)
+    assert [h["id"] for h in found["hits"] if h["kind"] == "task"] == [task["id"]]
     listed = room_sh(server, room, "tools")
     assert listed.stdout.split() == sorted(t.name for t in registry.TOOLS)
 

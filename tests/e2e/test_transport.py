@@ -190,8 +190,9 @@ def test_tools_list_has_an_input_schema_per_tool(server: RunningServer) -> None:
     for tool in tools:
         schema = tool["inputSchema"]
         room_scoped = registry.TOOLS_BY_NAME[tool["name"]].scope == "room"
+        names_a_room = room_scoped and tool["name"] != "create_room_from_template"  # or a new
         assert schema["type"] == "object"
-        assert ("roomId" in schema.get("required", [])) is room_scoped
+        assert ("roomId" in schema.get("required", [])) is names_a_room
         assert schema["additionalProperties"] is False
         assert tool["description"]
         assert isinstance(tool["annotations"]["readOnlyHint"], bool)
@@ -331,12 +332,17 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         "requestedBy": "b",
         "reviewer": "c",
         "reviewId": "r_x",
+        "q": "x*",
+        "templateId": "blank",
     }
     model = registry.TOOLS_BY_NAME[tool].input_model
     return {
-        (f.alias or n): samples[f.alias or n]
-        for n, f in model.model_fields.items()
-        if f.is_required()
+        "roomId": room,  # named even where it may be left out (create_room_from_template)
+        **{
+            (f.alias or n): samples[f.alias or n]
+            for n, f in model.model_fields.items()
+            if f.is_required()
+        },
     }
 
 

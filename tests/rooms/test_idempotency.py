@@ -185,6 +185,7 @@ SETUPS: dict[str, Setup] = {
     "request_review": _setup_request_review,
     "approve": _setup_resolve,
     "reject": _setup_resolve,
+    "create_room_from_template": _fixed({"templateId": "incident"}),
 }
 # Tools a second run of changes nothing more, or refuses (what was deleted is gone).
 ONCE_ONLY = {
@@ -199,6 +200,7 @@ ONCE_ONLY = {
     "delete_event",
     "approve",
     "reject",
+    "create_room_from_template",
 }
 
 

@@ -64,7 +64,10 @@ TOOL_NAMES = [
     "list_reviews",
     "diff_context",
     "get_room_analytics",
+    "search",
+    "create_room_from_template",
 ]
+CALLER_TOOLS = ["list_rooms", "list_templates"]
 
 NOTE = {"text": "hello"}
 
@@ -124,6 +127,8 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "list_reviews": {},
     "diff_context": {"id": "c_abcdefghijkl"},
     "get_room_analytics": {"days": 3},
+    "search": {"q": "deploy*"},
+    "create_room_from_template": {"templateId": "blank"},
 }
 
 
@@ -148,9 +153,9 @@ async def refused_parse(name: str, arguments: dict[str, Any]) -> errors.ToolArgu
 
 
 def test_the_tool_names_are_the_protocols_list_rooms_wait_for_events_and_claims() -> None:
-    assert [t.name for t in registry.TOOLS] == ["list_rooms", *TOOL_NAMES]
+    assert [t.name for t in registry.TOOLS] == [*CALLER_TOOLS, *TOOL_NAMES]
     assert [t.name for t in registry.TOOLS if isinstance(t, registry.RoomTool)] == TOOL_NAMES
-    assert sorted(registry.TOOLS_BY_NAME) == sorted(["list_rooms", *TOOL_NAMES])
+    assert sorted(registry.TOOLS_BY_NAME) == sorted([*CALLER_TOOLS, *TOOL_NAMES])
     assert set(VALID_ARGS) == set(TOOL_NAMES)
 
 
@@ -160,7 +165,8 @@ def test_every_input_schema_forbids_extra_properties_and_requires_room_id(name: 
 
     assert schema["type"] == "object"
     assert schema["additionalProperties"] is False
-    assert "roomId" in schema["required"]
+    # A room made from a template may be left unnamed: a new one is made.
+    assert ("roomId" in schema["required"]) is (name != "create_room_from_template")
     assert schema["properties"]["roomId"]["pattern"] == schemas.ROOM_ID_PATTERN
     json.dumps(schema)
 
@@ -185,6 +191,7 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
 
     assert readers == {
         "list_rooms",
+        "list_templates",
         "read_plan",
         "get_task",
         "get_unblocked_tasks",
@@ -205,6 +212,7 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "list_reviews",
         "diff_context",
         "get_room_analytics",
+        "search",
     }
 
 

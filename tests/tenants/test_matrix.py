@@ -154,6 +154,8 @@ def tool_outcome(tool: str, cred: str) -> str:
         return "401"
     if tool == "list_rooms":
         return "rooms"
+    if tool == "list_templates":
+        return "ok"  # the same for every caller: no tenant's data
     if cred == "other_team":
         return "denied"
     if cred in BOUND and actor_mismatch(tool):
@@ -364,7 +366,7 @@ def by_room_id(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def tool_arguments(name: str) -> dict[str, Any]:
-    if name == "list_rooms":
+    if name in ("list_rooms", "list_templates"):
         return {}
     return {"roomId": ROOM_A, **VALID_ARGS[name]}
 
@@ -432,7 +434,9 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
         headers["authorization"] = auth
     args = {k: v for k, v in arguments.items() if k != "roomId"}
     path = (
-        f"/api/v1/tools/{name}" if name == "list_rooms" else f"/api/v1/rooms/{ROOM_A}/tools/{name}"
+        f"/api/v1/tools/{name}"
+        if name in ("list_rooms", "list_templates")
+        else f"/api/v1/rooms/{ROOM_A}/tools/{name}"
     )
     transport = httpx.ASGITransport(app=application)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
@@ -440,7 +444,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 43
+    assert len(TOOL_NAMES) == 46
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
