@@ -61,7 +61,7 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
         )
     try:
         spec = registry.tool_get(tool)
-        if isinstance(spec, registry.RoomTool):
+        if isinstance(spec, registry.RoomTool) and (room_id is not None or spec.names_room):
             if room_id is None:
                 raise errors.ToolArgumentsError(
                     f"{tool} acts on a room: POST /api/v1/rooms/<roomId>/tools/{tool}"

@@ -77,6 +77,12 @@ class RoomTool(_Row[RoomIn, Out]):
     def scope(self) -> Literal["room"]:
         return "room"
 
+    @property
+    def names_room(self) -> bool:
+        """False for a tool whose room may be left out (create_room_from_template makes
+        one): its REST door is also POST /api/v1/tools/<tool>."""
+        return "roomId" in self.input_schema().get("required", [])
+
 
 @dataclass(frozen=True, slots=True)
 class CallerTool(_Row[In, Out]):

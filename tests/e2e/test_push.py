@@ -1001,6 +1001,20 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
         }
 
 
+async def test_rest_makes_a_room_from_a_template_without_naming_one(server: RunningServer) -> None:
+    async with httpx.AsyncClient(timeout=30) as http:
+        made = await rest_call(
+            http, server.url, "create_room_from_template", {"templateId": "web-app"}
+        )
+        assert made.status_code == 200, made.text
+        room = made.json()["roomId"]
+        plan = await rest_call(http, server.url, "read_plan", {}, room)
+        assert len(plan.json()["tasks"]) == made.json()["taskCount"] == 6
+        # A tool that acts on a named room still needs one.
+        unnamed = await rest_call(http, server.url, "read_plan", {})
+        assert unnamed.status_code == 400 and "/api/v1/rooms/<roomId>" in unnamed.json()["message"]
+
+
 async def test_rest_and_mcp_give_the_same_errors(server: RunningServer) -> None:
     room = new_room_id("errors")
     async with httpx.AsyncClient(timeout=30) as http:
