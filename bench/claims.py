@@ -40,6 +40,7 @@ class RaceFigures:
 @dataclass
 class ClaimFigures:
     races: list[RaceFigures] = field(default_factory=list)
+    leases: list[RaceFigures] = field(default_factory=list)  # lease_claim on overlapping paths
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -98,6 +99,44 @@ async def _race(
     )
 
 
+async def _lease_race(
+    ep: wire.McpEndpoint, room: str, conns: list[wire.Connection], fig: RaceFigures, fails: Fails
+) -> None:
+    """Every agent claims, exclusively, one of four overlapping patterns of a fresh folder."""
+    folder = f"round{fig.rounds}"
+    paths = [f"{folder}/**", f"{folder}/app.py", f"{folder}/*.py", f"{folder}/**/app.py"]
+    go = asyncio.Event()
+
+    async def claimant(i: int) -> tuple[str, float, str]:
+        await go.wait()
+        args = {"roomId": room, "agentId": f"a{i:02d}", "path": paths[i % len(paths)]}
+        res = await wire.call_tool(conns[i], ep, "lease_claim", args)
+        if not res.ok:
+            return "failed", res.seconds, res.describe()
+        if res.value["granted"]:
+            return "won", res.seconds, str(res.value["lease"]["holder"])
+        return "lost", res.seconds, str(res.value["conflicts"][0]["holder"])
+
+    jobs = [asyncio.create_task(claimant(i)) for i in range(fig.agents)]
+    await asyncio.sleep(0.01)
+    t0 = time.perf_counter()
+    go.set()
+    results = await asyncio.gather(*jobs)
+    fig.settle_ms.append(1000 * (time.perf_counter() - t0))
+    fig.rounds += 1
+    fig.claim_ms += [1000 * r[1] for r in results]
+    fig.failed += sum(1 for r in results if r[0] == "failed")
+    for r in results:
+        if r[0] == "failed":
+            fails.add("leases: a claim failed", r[2][:400])
+    winners = [r for r in results if r[0] == "won"]
+    if len(winners) != 1:
+        fails.add("leases: not exactly one lease", f"round {fig.rounds}: {len(winners)} granted")
+        return
+    fig.one_winner_rounds += 1
+    fig.losers_told_owner += sum(1 for r in results if r[0] == "lost" and r[2] == winners[0][2])
+
+
 async def contention(ep: wire.McpEndpoint, fails: Fails) -> ClaimFigures:
     out = ClaimFigures()
     for n in AGENT_COUNTS:
@@ -118,23 +157,40 @@ async def contention(ep: wire.McpEndpoint, fails: Fails) -> ClaimFigures:
                 json.dumps({"agents": n, "told": fig.losers_told_owner}),
             )
         out.races.append(fig)
+        leases = RaceFigures(agents=n)
+        conns = [ep.connection() for _ in range(n)]
+        try:
+            for conn in conns:
+                await conn.open()
+            room = f"bench-leases-{n}-{secrets.token_hex(4)}"
+            for _ in range(ROUNDS):
+                await _lease_race(ep, room, conns, leases, fails)
+        finally:
+            for conn in conns:
+                await conn.close()
+        if leases.losers_told_owner != leases.one_winner_rounds * (n - 1):
+            fails.add("leases: a refused claim did not name the holder", f"{n} agents")
+        out.leases.append(leases)
     return out
 
 
 def section(figs: ClaimFigures) -> list[str]:
     lines = [
-        f"Claim contention (section claims): N agents claim one fresh task at once, {ROUNDS} "
-        "rounds each",
+        f"Claim contention (section claims): N agents claim one fresh task (or lease one of four "
+        f"overlapping paths of a fresh folder) at once, {ROUNDS} rounds each",
         "  Exactly one winner per round; every loser told the owner; latency over all claims",
         "  (ms); settle = the slowest claim of a round (ms). Python clients, one connection each.",
     ]
-    for r in figs.races:
-        lines.append(
-            f"    {r.agents:3d} agents: one winner in {r.one_winner_rounds}/{r.rounds} rounds, "
-            f"{r.losers_told_owner} losers told the owner, {r.failed} failed; claim p50 "
-            f"{statistics.median(r.claim_ms) if r.claim_ms else 0:.2f} / p99 "
-            f"{_pct(r.claim_ms, 0.99):.2f}; settle p50 "
-            f"{statistics.median(r.settle_ms) if r.settle_ms else 0:.2f}"
-        )
+    kinds = (("claim_task, one task", figs.races), ("lease_claim, overlapping paths", figs.leases))
+    for title, races in kinds:
+        lines.append(f"  {title}:")
+        for r in races:
+            lines.append(
+                f"    {r.agents:3d} agents: one winner in {r.one_winner_rounds}/{r.rounds} "
+                f"rounds, {r.losers_told_owner} losers told the owner, {r.failed} failed; "
+                f"claim p50 {statistics.median(r.claim_ms) if r.claim_ms else 0:.2f} / p99 "
+                f"{_pct(r.claim_ms, 0.99):.2f}; settle p50 "
+                f"{statistics.median(r.settle_ms) if r.settle_ms else 0:.2f}"
+            )
     lines.append("")
     return lines

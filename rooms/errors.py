@@ -96,6 +96,28 @@ class ReviewRefusedError(RoomError):
     status = 409
 
 
+class LeaseNotFoundError(RoomError):
+    code = "lease_not_found"
+    status = 404
+
+
+class LeaseRefusedError(RoomError):
+    """A lease renewed or released by another agent than its holder."""
+
+    code = "lease_refused"
+    status = 409
+
+
+LEASE_NOT_FOUND = "No live lease {ref} in this room: it expired, was released, or never was. {hint}"
+LEASE_HINT_CLOSEST = "Live leases: {closest}. lease_list shows them all."
+LEASE_HINT_EMPTY = "The room has no live lease: take one with lease_claim."
+LEASE_NOT_HOLDER = (
+    'Lease "{lease_id}" on {path} is held by "{holder}", not "{agent}": only its holder '
+    "may {verb} it."
+)
+LEASE_UNKNOWN_TASK = 'Unknown taskId "{task_id}" for the lease. {hint}'
+
+
 class PlanExistsError(RoomError):
     """create_room_from_template on a room that has tasks: a plan is never overwritten."""
 

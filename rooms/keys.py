@@ -178,6 +178,16 @@ class RoomKeys:
         return self._k("wake")
 
     @property
+    def leases(self) -> str:
+        """Hash: lease id -> lease JSON (path, mode, holder, task, reason, expiry ms)."""
+        return self._k("leases")
+
+    @property
+    def lease_expiry(self) -> str:
+        """Sorted set: lease id -> its expiry (epoch ms), so the expired leave first."""
+        return self._k("lease_expiry")
+
+    @property
     def search_events(self) -> str:
         """Hash: word -> the retained events holding it (scripts._SEARCH). The three
         search keys are named after `meta` in the scripts that keep them: same slot."""
@@ -234,6 +244,8 @@ class RoomKeys:
             self.lock_tokens,
             self.fence,
             self.seq,
+            self.leases,
+            self.lease_expiry,
             self.search_events,
             self.search_docs,
             self.search_vocab,

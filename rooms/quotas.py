@@ -32,6 +32,11 @@ QUOTAS: dict[str, tuple[str, str]] = {
         "locks held at once in this room",
         "Release locks you no longer need, or wait for some to expire.",
     ),
+    "ROOM_LEASES_MAX": (
+        "live file leases in this room",
+        "Release the leases you no longer need (lease_release), claim a glob instead of many "
+        "files, or wait for some to expire.",
+    ),
     "ROOM_CURSORS_MAX": (
         "agents reading this room's log",
         "Read as an agentId that has read this room before.",

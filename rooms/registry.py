@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from rooms import errors, search, selectors, services, templates
+from rooms import errors, leases, search, selectors, services, templates
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -413,6 +413,36 @@ async def _create_room_from_template(
     room: RoomRef, a: s.CreateRoomFromTemplateInput
 ) -> r.RoomFromTemplate:
     return await services.room_from_template(room, template_id=a.templateId, agent_id=a.agentId)
+
+
+async def _lease_claim(room: RoomRef, a: s.LeaseClaimInput) -> r.LeaseClaimed:
+    return await leases.lease_claim(
+        room,
+        agent_id=a.agentId,
+        path=a.path,
+        mode=a.mode,
+        ttl_seconds=a.ttlSeconds,
+        task_id=a.taskId,
+        reason=a.reason,
+    )
+
+
+async def _lease_renew(room: RoomRef, a: s.LeaseRenewInput) -> r.Lease:
+    return await leases.lease_renew(
+        room, agent_id=a.agentId, lease_id=a.leaseId, path=a.path, ttl_seconds=a.ttlSeconds
+    )
+
+
+async def _lease_release(room: RoomRef, a: s.LeaseReleaseInput) -> r.LeaseReleased:
+    return await leases.lease_release(room, agent_id=a.agentId, lease_id=a.leaseId, path=a.path)
+
+
+async def _lease_check(room: RoomRef, a: s.LeaseCheckInput) -> r.LeaseCheck:
+    return await leases.lease_check(room, path=a.path, agent_id=a.agentId)
+
+
+async def _lease_list(room: RoomRef, a: s.LeaseListInput) -> r.LeaseList:
+    return await leases.lease_list(room, agent_id=a.agentId)
 
 
 async def _search(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
@@ -869,6 +899,53 @@ TOOLS: tuple[Tool, ...] = (
         "refused, never overwritten.",
         read_only=False,
         run=_create_room_from_template,
+    ),
+    # --- Files
+    RoomTool(
+        "lease_claim",
+        s.LeaseClaimInput,
+        TypeAdapter(r.LeaseClaimed),
+        "Claim a file or glob before you edit it (src/api/**, package.json). exclusive (the "
+        "default) keeps every other agent off overlapping paths; shared coexists with other "
+        "shared leases. Refused with the conflicting leases (who holds them, until when) "
+        "when another agent holds an overlapping one. It lapses after ttlSeconds unless "
+        "renewed; claiming your own lease again renews it.",
+        read_only=False,
+        run=_lease_claim,
+    ),
+    RoomTool(
+        "lease_renew",
+        s.LeaseRenewInput,
+        TypeAdapter(r.Lease),
+        "Make your lease (by leaseId, or by its path) last ttlSeconds from now. Only its holder.",
+        read_only=False,
+        run=_lease_renew,
+    ),
+    RoomTool(
+        "lease_release",
+        s.LeaseReleaseInput,
+        TypeAdapter(r.LeaseReleased),
+        "Give up your lease (by leaseId, or by its path) when your edit is done. Only its holder.",
+        read_only=False,
+        run=_lease_release,
+    ),
+    RoomTool(
+        "lease_check",
+        s.LeaseCheckInput,
+        TypeAdapter(r.LeaseCheck),
+        "Whether a path is free to edit: the live leases overlapping it (other holders "
+        "first); free when none is another agent's.",
+        read_only=True,
+        run=_lease_check,
+    ),
+    RoomTool(
+        "lease_list",
+        s.LeaseListInput,
+        TypeAdapter(r.LeaseList),
+        "The room's live leases (an agent's, with agentId): path, mode, holder, task, "
+        "expiry. Expired leases are never shown.",
+        read_only=True,
+        run=_lease_list,
     ),
 )
 

@@ -322,3 +322,43 @@ class RoomFromTemplate(TypedDict):
     roomId: str
     templateId: str
     taskCount: int
+
+
+class Lease(TypedDict):
+    id: str
+    path: str  # normalised, repository-relative; may be a glob
+    mode: Literal["exclusive", "shared"]
+    holder: str
+    taskId: str | None
+    reason: str | None
+    expiresAt: str
+
+
+class LeaseConflict(TypedDict):
+    path: str
+    holder: str
+    mode: Literal["exclusive", "shared"]
+    expiresAt: str
+
+
+class LeaseClaimed(TypedDict):
+    granted: bool
+    lease: Lease | None  # None when refused
+    conflicts: list[LeaseConflict]  # the other agents' leases that refused it
+    renewed: NotRequired[bool]  # the agent's own lease of that path, made to last longer
+
+
+class LeaseReleased(TypedDict):
+    released: bool
+    path: str
+
+
+class LeaseCheck(TypedDict):
+    path: str
+    free: bool  # no live lease of another agent (of anyone, without agentId) overlaps it
+    leases: list[Lease]  # the live leases overlapping it, other holders first
+
+
+class LeaseList(TypedDict):
+    leases: list[Lease]
+    count: int

@@ -424,6 +424,56 @@ class SearchInput(RoomInput):
     )
 
 
+LeasePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+LeaseSeconds = Annotated[int, Field(ge=10, le=3600)]
+
+
+class LeaseClaimInput(AgentInput, WriteInput):
+    path: LeasePath = Field(
+        description="A repository-relative path or glob: src/app.py, src/**, *.md."
+    )
+    mode: Literal["exclusive", "shared"] = Field(
+        default="exclusive",
+        description="exclusive keeps every other lease off overlapping paths; shared only "
+        "exclusive ones.",
+    )
+    ttlSeconds: LeaseSeconds = Field(default=300, description="How long it lasts (10-3600).")
+    taskId: Identifier | None = Field(default=None, description="The task it is for.")
+    reason: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+class LeaseRefInput(AgentInput, WriteInput):
+    """A lease named by its id, or by its path (the agent's own lease of that path)."""
+
+    leaseId: Identifier | None = None
+    path: LeasePath | None = None
+
+    @model_validator(mode="after")
+    def _one_named(self) -> LeaseRefInput:
+        if self.leaseId is None and self.path is None:
+            raise ValueError("give leaseId or path")
+        return self
+
+
+class LeaseRenewInput(LeaseRefInput):
+    ttlSeconds: LeaseSeconds = Field(default=300, description="How long from now (10-3600).")
+
+
+class LeaseReleaseInput(LeaseRefInput):
+    pass
+
+
+class LeaseCheckInput(RoomInput):
+    path: LeasePath
+    agentId: Name | None = Field(
+        default=None, description="You: your own leases do not make the path unfree."
+    )
+
+
+class LeaseListInput(RoomInput):
+    agentId: Name | None = Field(default=None, description="Only this agent's leases.")
+
+
 class ListTemplatesInput(ToolInput):
     pass
 

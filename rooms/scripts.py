@@ -1815,3 +1815,209 @@ end
 return out
 """
 )
+
+
+# --- Leases (rooms/paths.py says what a path and a glob are) -----------------------------
+
+# What the lease scripts share (after _PRELUDE): does a glob match, do two globs overlap.
+# Overlap is decided segment by segment (`**` stands for any number of segments, none
+# included); two segments that both hold wildcards are taken to overlap unless their
+# literal heads or tails differ. So it may answer yes where no path matches both, never no
+# where one does (tests/rooms/test_leases.py holds it to rooms.paths.path_matches).
+_LEASES = r"""
+local function lease_seg_pattern(seg)
+  local out, i = {'^'}, 1
+  while i <= #seg do
+    local c = string.sub(seg, i, i)
+    if c == '*' then
+      out[#out + 1] = '[^/]*'
+    elseif c == '?' then
+      out[#out + 1] = '[^/]'
+    elseif c == '[' and string.find(seg, ']', i + 2, true) then
+      local close = string.find(seg, ']', i + 2, true)
+      local body = string.sub(seg, i + 1, close - 1)
+      local negate = string.sub(body, 1, 1) == '!'
+      if negate then body = string.sub(body, 2) end
+      body = string.gsub(body, '[%%%]%^]', '%%%0')
+      out[#out + 1] = '[' .. (negate and '^' or '') .. body .. ']'
+      i = close
+    else
+      out[#out + 1] = (string.gsub(c, '[%^%$%(%)%%%.%[%]%*%+%-%?]', '%%%0'))
+    end
+    i = i + 1
+  end
+  out[#out + 1] = '$'
+  return table.concat(out)
+end
+local function lease_has_glob(s) return string.find(s, '[%*%?%[]') ~= nil end
+local function lease_seg_overlap(a, b)
+  local ga, gb = lease_has_glob(a), lease_has_glob(b)
+  if not ga and not gb then return a == b end
+  if not ga then return string.find(a, lease_seg_pattern(b)) ~= nil end
+  if not gb then return string.find(b, lease_seg_pattern(a)) ~= nil end
+  local ha, hb = string.match(a, '^[^%*%?%[]*'), string.match(b, '^[^%*%?%[]*')
+  local n = math.min(#ha, #hb)
+  if string.sub(ha, 1, n) ~= string.sub(hb, 1, n) then return false end
+  local ta, tb = string.match(a, '[^%*%?%]]*$'), string.match(b, '[^%*%?%]]*$')
+  local m = math.min(#ta, #tb)
+  return m == 0 or string.sub(ta, -m) == string.sub(tb, -m)
+end
+local function lease_split(p)
+  local t = {}
+  for s in string.gmatch(p, '[^/]+') do t[#t + 1] = s end
+  return t
+end
+local function lease_overlap(p, q)
+  if p == q then return true end
+  local a, b = lease_split(p), lease_split(q)
+  local memo = {}
+  local function at(i, j)
+    local k = i * 128 + j
+    local found = memo[k]
+    if found ~= nil then return found end
+    local r
+    if i > #a and j > #b then
+      r = true
+    elseif i <= #a and a[i] == '**' then
+      r = at(i + 1, j) or (j <= #b and at(i, j + 1))
+    elseif j <= #b and b[j] == '**' then
+      r = at(i, j + 1) or (i <= #a and at(i + 1, j))
+    elseif i > #a or j > #b then
+      r = false
+    else
+      r = lease_seg_overlap(a[i], b[j]) and at(i + 1, j + 1)
+    end
+    memo[k] = r
+    return r
+  end
+  return at(1, 1)
+end
+-- The room's live leases (those past their expiry leave first).
+local function lease_live(leases, expiry, now_ms)
+  local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now_ms, 'LIMIT', 0, 256)
+  for _, id in ipairs(gone) do
+    redis.call('HDEL', leases, id)
+    redis.call('ZREM', expiry, id)
+  end
+  local live = {}
+  for _, raw in ipairs(redis.call('HVALS', leases)) do
+    local l = cjson.decode(raw)
+    if tonumber(l.expires_ms) > tonumber(now_ms) then live[#live + 1] = l end
+  end
+  return live
+end
+local function lease_find(live, agent, lease_id, path)
+  for _, l in ipairs(live) do
+    if (lease_id ~= '' and l.id == lease_id)
+        or (lease_id == '' and l.path == path and l.holder == agent) then
+      return l
+    end
+  end
+  return nil
+end
+"""
+
+# KEYS[1] leases, KEYS[2] lease_expiry, KEYS[3] meta, KEYS[4] events, KEYS[5] reads,
+# KEYS[6] tasks
+# ARGV[1] agent, ARGV[2] path (normalised), ARGV[3] mode, ARGV[4] ttl ms, ARGV[5] task id
+# or "", ARGV[6] reason or "", ARGV[7] now ms, ARGV[8] room ttl ms, ARGV[9] event cap,
+# ARGV[10] event bytes cap, ARGV[11] wake channel, ARGV[12] new lease id, ARGV[13] most leases
+# -> {1, lease JSON, event id} granted; {2, lease JSON} the agent's own lease of that path,
+#    renewed; {0, conflicts JSON} refused; {-1, leases} at the quota; {-3} unknown task
+# An exclusive lease conflicts with every other agent's lease on an overlapping path; a
+# shared one only with exclusive ones. The check and the grant are one step: of agents
+# claiming overlapping paths at once, one is granted and the others see its lease.
+LEASE_CLAIM_SCRIPT = (
+    _PRELUDE
+    + _LEASES
+    + r"""
+local agent, path, mode = ARGV[1], ARGV[2], ARGV[3]
+local now = tonumber(ARGV[7])
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[5]) == 0 then return {-3} end
+local live = lease_live(KEYS[1], KEYS[2], now)
+local conflicts, own = {}, nil
+for _, l in ipairs(live) do
+  if l.holder == agent then
+    if l.path == path and l.mode == mode then own = l end
+  elseif (mode == 'exclusive' or l.mode == 'exclusive') and lease_overlap(path, l.path) then
+    conflicts[#conflicts + 1] = {path = l.path, holder = l.holder, mode = l.mode,
+      expires_ms = l.expires_ms}
+  end
+end
+if #conflicts > 0 then return {0, cjson.encode(conflicts)} end
+if own then
+  own.expires_ms = now + tonumber(ARGV[4])
+  if ARGV[5] ~= '' then own.task_id = ARGV[5] end
+  if ARGV[6] ~= '' then own.reason = ARGV[6] end
+  local out = cjson.encode(own)
+  redis.call('HSET', KEYS[1], own.id, out)
+  redis.call('ZADD', KEYS[2], own.expires_ms, own.id)
+  touch(ARGV[8], 1, 2)
+  return {2, out}
+end
+if #live >= tonumber(ARGV[13]) then return {-1, #live} end
+local lease = {id = ARGV[12], path = path, mode = mode, holder = agent,
+  expires_ms = now + tonumber(ARGV[4]), created_ms = now}
+if ARGV[5] ~= '' then lease.task_id = ARGV[5] end
+if ARGV[6] ~= '' then lease.reason = ARGV[6] end
+local out = cjson.encode(lease)
+redis.call('HSET', KEYS[1], lease.id, out)
+redis.call('ZADD', KEYS[2], lease.expires_ms, lease.id)
+local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[9], ARGV[10], ARGV[11],
+  {'type', 'lease_granted', 'from', agent, 'to', 'all', 'payload', out})
+touch(ARGV[8], 1, 5)
+return {1, out, eid}
+"""
+)
+
+# KEYS[1] leases, KEYS[2] lease_expiry, KEYS[3] meta, KEYS[4] events, KEYS[5] reads
+# ARGV[1] agent, ARGV[2] lease id or "", ARGV[3] path or "", ARGV[4] "renew" or "release",
+# ARGV[5] ttl ms (renew), ARGV[6] now ms, ARGV[7] room ttl ms, ARGV[8] event cap, ARGV[9]
+# event bytes cap, ARGV[10] wake channel
+# -> {1, lease JSON, event id ("" for a renewal)}; {0} no such live lease; {-2, lease JSON}
+#    another agent holds it
+LEASE_CHANGE_SCRIPT = (
+    _PRELUDE
+    + _LEASES
+    + r"""
+local agent, now = ARGV[1], tonumber(ARGV[6])
+local live = lease_live(KEYS[1], KEYS[2], now)
+local lease = lease_find(live, agent, ARGV[2], ARGV[3])
+if not lease then return {0} end
+if lease.holder ~= agent then return {-2, cjson.encode(lease)} end
+if ARGV[4] == 'renew' then
+  lease.expires_ms = now + tonumber(ARGV[5])
+  local out = cjson.encode(lease)
+  redis.call('HSET', KEYS[1], lease.id, out)
+  redis.call('ZADD', KEYS[2], lease.expires_ms, lease.id)
+  touch(ARGV[7], 1, 2)
+  return {1, out, ''}
+end
+redis.call('HDEL', KEYS[1], lease.id)
+redis.call('ZREM', KEYS[2], lease.id)
+local out = cjson.encode(lease)
+local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[8], ARGV[9], ARGV[10],
+  {'type', 'lease_released', 'from', agent, 'to', 'all', 'payload', out})
+touch(ARGV[7], 1, 5)
+return {1, out, eid}
+"""
+)
+
+# KEYS[1] leases, KEYS[2] lease_expiry
+# ARGV[1] now ms, ARGV[2] path to check against ("" for every live lease)
+# -> the live leases (JSON) overlapping the path; none past its expiry, whether or not a
+#    write has removed it yet
+LEASE_READ_SCRIPT = (
+    _LEASES
+    + r"""
+local now, path = tonumber(ARGV[1]), ARGV[2]
+local out = {}
+for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
+  local l = cjson.decode(raw)
+  if tonumber(l.expires_ms) > now and (path == '' or lease_overlap(path, l.path)) then
+    out[#out + 1] = raw
+  end
+end
+return out
+"""
+)

@@ -1578,3 +1578,103 @@ async def broker_health(url: str, timeout: float) -> str | None:
     finally:
         await broker.aclose()
     return None
+
+
+# --- Leases ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseStep:
+    """What a lease script answered: "granted", "renewed" (the agent's own lease of that
+    path), "conflict" (`conflicts`), "quota" (`used`), "unknown_task"; for a renewal or a
+    release, "ok", "unknown" (no such live lease) or "not_holder"."""
+
+    outcome: str
+    lease_json: str = ""
+    event_id: str = ""
+    conflicts_json: str = "[]"
+    used: int = 0
+
+
+async def lease_claim(
+    keys: RoomKeys,
+    *,
+    lease_id: str,
+    agent_id: str,
+    path: str,
+    mode: str,
+    ttl_ms: int,
+    task_id: str | None,
+    reason: str | None,
+    now_ms: int,
+) -> LeaseStep:
+    res = await _run_write(
+        keys,
+        scripts.LEASE_CLAIM_SCRIPT,
+        [keys.leases, keys.lease_expiry, keys.meta, keys.events, keys.reads, keys.tasks],
+        [
+            agent_id,
+            path,
+            mode,
+            ttl_ms,
+            task_id or "",
+            reason or "",
+            now_ms,
+            _ttl(),
+            *_event_args(keys),
+            lease_id,
+            int(settings.ROOM_LEASES_MAX),
+        ],
+        wrote="type(__res) == 'table' and (__res[1] == 1 or __res[1] == 2)",
+    )
+    code = int(res[0])
+    if code == 1:
+        return LeaseStep("granted", str(res[1]), str(res[2]))
+    if code == 2:
+        return LeaseStep("renewed", str(res[1]))
+    if code == 0:
+        return LeaseStep("conflict", conflicts_json=str(res[1]))
+    if code == -1:
+        return LeaseStep("quota", used=int(res[1]))
+    return LeaseStep("unknown_task")
+
+
+async def lease_change(
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    lease_id: str | None,
+    path: str | None,
+    release: bool,
+    ttl_ms: int,
+    now_ms: int,
+) -> LeaseStep:
+    res = await _run_write(
+        keys,
+        scripts.LEASE_CHANGE_SCRIPT,
+        [keys.leases, keys.lease_expiry, keys.meta, keys.events, keys.reads],
+        [
+            agent_id,
+            lease_id or "",
+            path or "",
+            "release" if release else "renew",
+            ttl_ms,
+            now_ms,
+            _ttl(),
+            *_event_args(keys),
+        ],
+    )
+    code = int(res[0])
+    if code == 1:
+        return LeaseStep("ok", str(res[1]), str(res[2]))
+    if code == -2:
+        return LeaseStep("not_holder", str(res[1]))
+    return LeaseStep("unknown")
+
+
+async def leases_live(keys: RoomKeys, *, now_ms: int, overlapping: str | None) -> list[str]:
+    """The live leases' JSON, all of them or those whose path overlaps `overlapping`."""
+    res = await _run(
+        scripts.LEASE_READ_SCRIPT, [keys.leases, keys.lease_expiry], [now_ms, overlapping or ""]
+    )
+    return [str(x) for x in res]

@@ -160,3 +160,31 @@ async def test_stale_writers_through_two_processes_get_exactly_one_landing(
                 assert "at version 2" in mcp_error(result)
         got = await mcp(http, quick_server.url, "get_task", roomId=room, taskId=task["id"])
         assert got["version"] == 2 and len(got["notes"]) == 1
+
+
+async def test_agents_leasing_overlapping_paths_through_two_processes_get_one_lease(
+    server: RunningServer, quick_server: RunningServer
+) -> None:
+    room = new_room_id("leases")
+    paths = ["src/**", "src/app.py", "src/*.py", "**/app.py"]
+    limits = httpx.Limits(max_connections=80, max_keepalive_connections=80)
+    async with httpx.AsyncClient(timeout=30, limits=limits) as http:
+        results = await asyncio.gather(
+            *(
+                mcp(
+                    http,
+                    (server if i % 2 else quick_server).url,
+                    "lease_claim",
+                    roomId=room,
+                    agentId=f"agent-{i:02d}",
+                    path=paths[i % len(paths)],
+                )
+                for i in range(40)
+            )
+        )
+        granted = [r for r in results if r["granted"]]
+        assert len(granted) == 1
+        holder = granted[0]["lease"]["holder"]
+        assert all(r["conflicts"][0]["holder"] == holder for r in results if not r["granted"])
+        listed = await mcp(http, server.url, "lease_list", roomId=room)
+        assert [lease["holder"] for lease in listed["leases"]] == [holder]

@@ -716,7 +716,7 @@ async def test_sse_refuses_room_ids_that_no_tool_accepts(server: RunningServer) 
 # =========================================================================================
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-GENERATED_ID = re.compile(r"\b(?:[tcr]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
+GENERATED_ID = re.compile(r"\b(?:[tcrl]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
 
 
 class Normalizer:
@@ -894,6 +894,30 @@ SCENARIO: list[Step] = [
     ("reviews", "list_reviews", lambda r: {}),
     ("search", "search", lambda r: {"q": "design build*"}),
     ("templates", "list_templates", lambda r: {}),
+    (
+        "lease",
+        "lease_claim",
+        lambda r: {"agentId": "alice", "path": "./src/api/", "taskId": r["t1"]["id"]},
+    ),
+    ("lease-bob", "lease_claim", lambda r: {"agentId": "bob", "path": "src/api/users.py"}),
+    (
+        "lease-shared",
+        "lease_claim",
+        lambda r: {"agentId": "bob", "path": "docs/**", "mode": "shared"},
+    ),
+    ("lease-check", "lease_check", lambda r: {"path": "src/api/x.py", "agentId": "bob"}),
+    (
+        "lease-renew",
+        "lease_renew",
+        lambda r: {"agentId": "alice", "leaseId": r["lease"]["lease"]["id"]},
+    ),
+    (
+        "lease-renew-bob",
+        "lease_renew",
+        lambda r: {"agentId": "bob", "leaseId": r["lease"]["lease"]["id"]},
+    ),
+    ("leases", "lease_list", lambda r: {}),
+    ("lease-release", "lease_release", lambda r: {"agentId": "alice", "path": "src/api/**"}),
     ("template-over-plan", "create_room_from_template", lambda r: {"templateId": "incident"}),
     ("presence-end", "get_presence", lambda r: {}),
 ]
@@ -934,6 +958,7 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
                     "invalid_arguments",
                     "review_refused",
                     "plan_exists",
+                    "lease_refused",
                 ), label
                 assert rest_norm(r.json()["message"]) == mcp_norm(mcp_error(m)), label
         assert {t for _, t, _ in SCENARIO} == {t.name for t in registry.TOOLS} - {"list_rooms"}
@@ -986,6 +1011,8 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
             ("diff_context", {"id": rest_results["c1"]["id"]}),
             ("get_room_analytics", {"days": 2}),
             ("search", {"q": '"design" orphan'}),
+            ("lease_check", {"path": "docs/a.md"}),
+            ("lease_list", {"agentId": "bob"}),
         ]
         for tool, args in reads:
             assert registry.TOOLS_BY_NAME[tool].read_only

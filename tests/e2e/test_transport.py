@@ -334,6 +334,8 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         "reviewId": "r_x",
         "q": "x*",
         "templateId": "blank",
+        "path": "src/**",
+        "leaseId": "l_x",
     }
     model = registry.TOOLS_BY_NAME[tool].input_model
     return {
@@ -341,7 +343,7 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         **{
             (f.alias or n): samples[f.alias or n]
             for n, f in model.model_fields.items()
-            if f.is_required()
+            if f.is_required() or n == "leaseId"  # one of leaseId or path is required
         },
     }
 

@@ -147,6 +147,19 @@ async def _setup_resolve(c: Caller, room: str) -> dict[str, Any]:
     return {"reviewId": await _review(c, room), "agentId": "b", "note": "fine"}
 
 
+async def _lease(c: Caller, room: str) -> str:
+    made = await call(c, room, "lease_claim", agentId="a", path="docs/*.md")
+    return str(made["lease"]["id"])
+
+
+async def _setup_lease_renew(c: Caller, room: str) -> dict[str, Any]:
+    return {"agentId": "a", "leaseId": await _lease(c, room), "ttlSeconds": 900}
+
+
+async def _setup_lease_release(c: Caller, room: str) -> dict[str, Any]:
+    return {"agentId": "a", "leaseId": await _lease(c, room)}
+
+
 def _fixed(args: dict[str, Any]) -> Setup:
     async def setup(c: Caller, room: str) -> dict[str, Any]:
         return dict(args)
@@ -186,6 +199,9 @@ SETUPS: dict[str, Setup] = {
     "approve": _setup_resolve,
     "reject": _setup_resolve,
     "create_room_from_template": _fixed({"templateId": "incident"}),
+    "lease_claim": _fixed({"agentId": "a", "path": "src/**", "reason": "r"}),
+    "lease_renew": _setup_lease_renew,
+    "lease_release": _setup_lease_release,
 }
 # Tools a second run of changes nothing more, or refuses (what was deleted is gone).
 ONCE_ONLY = {
@@ -201,6 +217,7 @@ ONCE_ONLY = {
     "approve",
     "reject",
     "create_room_from_template",
+    "lease_release",
 }
 
 

@@ -66,6 +66,11 @@ TOOL_NAMES = [
     "get_room_analytics",
     "search",
     "create_room_from_template",
+    "lease_claim",
+    "lease_renew",
+    "lease_release",
+    "lease_check",
+    "lease_list",
 ]
 CALLER_TOOLS = ["list_rooms", "list_templates"]
 
@@ -129,6 +134,11 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "get_room_analytics": {"days": 3},
     "search": {"q": "deploy*"},
     "create_room_from_template": {"templateId": "blank"},
+    "lease_claim": {"agentId": "alice", "path": "src/**"},
+    "lease_renew": {"agentId": "alice", "leaseId": "l_abcdefghijkl"},
+    "lease_release": {"agentId": "alice", "leaseId": "l_abcdefghijkl"},
+    "lease_check": {"path": "src/app.py"},
+    "lease_list": {},
 }
 
 
@@ -213,6 +223,8 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "diff_context",
         "get_room_analytics",
         "search",
+        "lease_check",
+        "lease_list",
     }
 
 

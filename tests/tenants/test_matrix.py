@@ -103,6 +103,11 @@ def _unknown_id_messages() -> dict[str, str]:
             event_id=VALID_ARGS[tool][field], hint=room_errors.EVENT_HINT_EMPTY
         )
 
+    def lease(tool: str) -> str:
+        return room_errors.LEASE_NOT_FOUND.format(
+            ref=json.dumps(VALID_ARGS[tool]["leaseId"]), hint=room_errors.LEASE_HINT_EMPTY
+        )
+
     def review(tool: str) -> str:
         return room_errors.REVIEW_NOT_FOUND.format(
             review_id=VALID_ARGS[tool]["reviewId"], hint=room_errors.REVIEW_HINT_EMPTY
@@ -124,6 +129,8 @@ def _unknown_id_messages() -> dict[str, str]:
             task_id=VALID_ARGS["request_review"]["targetId"], hint=room_errors.TASK_HINT_EMPTY
         ),
         "approve": review("approve"),
+        "lease_renew": lease("lease_renew"),
+        "lease_release": lease("lease_release"),
         "reject": review("reject"),
         "read_context": context("read_context"),
         "update_context": context("update_context"),
@@ -399,6 +406,8 @@ def registry_code(tool: str) -> str:
         return "task_not_found"
     if tool in ("approve", "reject"):
         return "review_not_found"
+    if tool in ("lease_renew", "lease_release"):
+        return "lease_not_found"
     if tool in (
         "read_context",
         "update_context",
@@ -444,7 +453,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 46
+    assert len(TOOL_NAMES) == 51
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}

@@ -1,0 +1,195 @@
+"""File leases: an agent's claim on a path or a glob of the repository, for a while.
+
+An exclusive lease keeps every other agent off overlapping paths; shared leases coexist
+with each other and keep exclusive ones off. A lease lapses at its expiry (it is never
+shown or counted after it) unless its holder renews it. The check and the grant are one
+script, so of agents claiming overlapping paths at once exactly one exclusive claim wins.
+What overlapping means is rooms/paths.py's and scripts._LEASES': conservative.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from rooms import clock, errors, store
+from rooms.paths import path_normalize
+from rooms.quotas import quota_error
+from rooms.refs import RoomRef
+from rooms.results import Lease, LeaseCheck, LeaseClaimed, LeaseConflict, LeaseList, LeaseReleased
+from rooms.selectors import task_not_found
+from rooms.services import new_id
+from rooms.suggest import closest, describe
+
+HINT_SAMPLE = 100
+
+
+def lease_from_json(raw: str) -> Lease:
+    stored: dict[str, Any] = json.loads(raw)
+    return {
+        "id": str(stored["id"]),
+        "path": str(stored["path"]),
+        "mode": stored["mode"],
+        "holder": str(stored["holder"]),
+        "taskId": stored.get("task_id"),
+        "reason": stored.get("reason"),
+        "expiresAt": clock.iso_from_ms(int(stored["expires_ms"])),
+    }
+
+
+def _conflicts(raw: str) -> list[LeaseConflict]:
+    return [
+        {
+            "path": str(c["path"]),
+            "holder": str(c["holder"]),
+            "mode": c["mode"],
+            "expiresAt": clock.iso_from_ms(int(c["expires_ms"])),
+        }
+        for c in cast(list[dict[str, Any]], json.loads(raw) or [])
+    ]
+
+
+async def lease_claim(
+    room: RoomRef,
+    *,
+    agent_id: str,
+    path: str,
+    mode: str,
+    ttl_seconds: int,
+    task_id: str | None,
+    reason: str | None,
+) -> LeaseClaimed:
+    normal = path_normalize(path)
+    step = await store.lease_claim(
+        room.keys,
+        lease_id=new_id("l_"),
+        agent_id=agent_id,
+        path=normal,
+        mode=mode,
+        ttl_ms=ttl_seconds * 1000,
+        task_id=task_id,
+        reason=reason,
+        now_ms=clock.now_ms(),
+    )
+    if step.outcome == "unknown_task":
+        assert task_id is not None
+        missing = await task_not_found(room, task_id)
+        hint = missing.message.split(". ", 1)[1] if ". " in missing.message else ""
+        raise errors.TaskNotFoundError(
+            errors.LEASE_UNKNOWN_TASK.format(task_id=task_id, hint=hint),
+            extra={**missing.extra, "field": "taskId"},
+        )
+    if step.outcome == "quota":
+        raise quota_error("ROOM_LEASES_MAX", step.used)
+    if step.outcome == "conflict":
+        return {"granted": False, "lease": None, "conflicts": _conflicts(step.conflicts_json)}
+    claimed: LeaseClaimed = {
+        "granted": True,
+        "lease": lease_from_json(step.lease_json),
+        "conflicts": [],
+    }
+    if step.outcome == "renewed":
+        claimed["renewed"] = True
+    return claimed
+
+
+async def _lease_not_found(room: RoomRef, ref: str) -> errors.LeaseNotFoundError:
+    live = await store.leases_live(room.keys, now_ms=clock.now_ms(), overlapping=None)
+    sample = [
+        (lease["id"], f"{lease['path']}, {lease['holder']}")
+        for lease in (lease_from_json(raw) for raw in live[:HINT_SAMPLE])
+    ]
+    found = closest(ref, sample)
+    hint = (
+        errors.LEASE_HINT_CLOSEST.format(closest=describe(found.pairs))
+        if found.pairs
+        else (
+            errors.LEASE_HINT_CLOSEST.format(closest=describe(sample[:3]))
+            if sample
+            else errors.LEASE_HINT_EMPTY
+        )
+    )
+    return errors.LeaseNotFoundError(
+        errors.LEASE_NOT_FOUND.format(ref=json.dumps(ref), hint=hint),
+        extra={"lease": ref, "closest": [p[0] for p in found.pairs]},
+    )
+
+
+async def _lease_change(
+    room: RoomRef,
+    *,
+    agent_id: str,
+    lease_id: str | None,
+    path: str | None,
+    release: bool,
+    ttl_seconds: int,
+) -> Lease:
+    normal = path_normalize(path) if path is not None and lease_id is None else None
+    step = await store.lease_change(
+        room.keys,
+        agent_id=agent_id,
+        lease_id=lease_id,
+        path=normal,
+        release=release,
+        ttl_ms=ttl_seconds * 1000,
+        now_ms=clock.now_ms(),
+    )
+    if step.outcome == "unknown":
+        raise await _lease_not_found(room, lease_id or normal or "")
+    lease = lease_from_json(step.lease_json)
+    if step.outcome == "not_holder":
+        raise errors.LeaseRefusedError(
+            errors.LEASE_NOT_HOLDER.format(
+                lease_id=lease["id"],
+                path=lease["path"],
+                holder=lease["holder"],
+                agent=agent_id,
+                verb="release" if release else "renew",
+            ),
+            extra={"holder": lease["holder"], "leaseId": lease["id"]},
+        )
+    return lease
+
+
+async def lease_renew(
+    room: RoomRef, *, agent_id: str, lease_id: str | None, path: str | None, ttl_seconds: int
+) -> Lease:
+    return await _lease_change(
+        room,
+        agent_id=agent_id,
+        lease_id=lease_id,
+        path=path,
+        release=False,
+        ttl_seconds=ttl_seconds,
+    )
+
+
+async def lease_release(
+    room: RoomRef, *, agent_id: str, lease_id: str | None, path: str | None
+) -> LeaseReleased:
+    lease = await _lease_change(
+        room, agent_id=agent_id, lease_id=lease_id, path=path, release=True, ttl_seconds=0
+    )
+    return {"released": True, "path": lease["path"]}
+
+
+async def lease_check(room: RoomRef, *, path: str, agent_id: str | None) -> LeaseCheck:
+    normal = path_normalize(path)
+    live = [
+        lease_from_json(raw)
+        for raw in await store.leases_live(room.keys, now_ms=clock.now_ms(), overlapping=normal)
+    ]
+    live.sort(key=lambda lease: (lease["holder"] == agent_id, lease["expiresAt"]))
+    others = [lease for lease in live if lease["holder"] != agent_id]
+    return {"path": normal, "free": not others, "leases": live}
+
+
+async def lease_list(room: RoomRef, *, agent_id: str | None) -> LeaseList:
+    live = [
+        lease_from_json(raw)
+        for raw in await store.leases_live(room.keys, now_ms=clock.now_ms(), overlapping=None)
+    ]
+    if agent_id is not None:
+        live = [lease for lease in live if lease["holder"] == agent_id]
+    live.sort(key=lambda lease: (lease["path"], lease["holder"]))
+    return {"leases": live, "count": len(live)}

@@ -1,0 +1,259 @@
+"""File leases (TOOLS.md "Files and messages"): exclusive and shared, globs, normalised
+paths, expiry, only the holder renews or releases, exactly one winner at once."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from mcp_gateway.dispatch import tool_run
+from rooms import clock, errors
+from rooms.paths import path_matches, path_normalize
+from rooms.refs import RoomRef
+from tenants.access import room_access
+from tenants.capabilities import Caller
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[list[datetime]]:
+    now = [datetime(2031, 1, 1, tzinfo=UTC)]
+    clock.set_clock(lambda: now[0])
+    try:
+        yield now
+    finally:
+        clock.set_clock(None)
+
+
+async def call(caller: Caller, room: RoomRef, tool: str, **args: Any) -> Any:
+    return await tool_run(caller, tool, {"roomId": room.room_id, **args})
+
+
+async def claim(caller: Caller, room: RoomRef, agent: str, path: str, **args: Any) -> Any:
+    return await call(caller, room, "lease_claim", agentId=agent, path=path, **args)
+
+
+@pytest.mark.parametrize(
+    ("raw", "normal"),
+    [
+        ("src/app.py", "src/app.py"),
+        ("./src/../lib/x.py", "lib/x.py"),
+        ("/src//a.py", "src/a.py"),
+        ("src\\win\\a.py", "src/win/a.py"),
+        ("src/", "src/**"),
+        ("src/**/**/a.py", "src/**/a.py"),
+        ("a**b/c", "a*b/c"),
+    ],
+)
+def test_paths_are_normalised(raw: str, normal: str) -> None:
+    assert path_normalize(raw) == normal
+
+
+@pytest.mark.parametrize(
+    ("raw", "why"),
+    [
+        ("../etc/passwd", "leaves"),
+        ("a/../../b", "leaves"),
+        ("  ", "empty"),
+        ("{a,b}.py", "braces"),
+        (".", "names no file"),
+        ("a\nb", "control"),
+    ],
+)
+def test_odd_paths_are_refused_saying_why(raw: str, why: str) -> None:
+    with pytest.raises(errors.ToolArgumentsError, match=why):
+        path_normalize(raw)
+
+
+# (held, claimed, overlap): what a file system would say, and where the answer is
+# conservative (a yes for globs no path matches both of), the note says so.
+OVERLAP_TABLE = [
+    ("src/app.py", "src/app.py", True),
+    ("src/app.py", "src/other.py", False),
+    ("src/**", "src/app.py", True),
+    ("src/**", "src/deep/er/x.py", True),
+    ("src/**", "srcx/app.py", False),
+    ("src/**", "lib/**", False),
+    ("**", "anything/at/all.txt", True),
+    ("**/*.md", "docs/readme.md", True),
+    ("**/*.md", "README.md", True),  # ** includes no segment at all
+    ("*.md", "docs/readme.md", False),  # * never crosses a /
+    ("src/*.py", "src/*.ts", False),  # the tails differ
+    ("src/a*", "src/b*", False),  # the heads differ
+    ("src/a*.py", "src/*b.py", True),  # src/ab.py
+    ("src/a*x", "src/*y", False),
+    ("src/[ab].py", "src/a.py", True),
+    ("src/[ab].py", "src/c.py", False),
+    ("src/[!ab].py", "src/a.py", False),
+    ("src/?.py", "src/ab.py", False),
+    ("src/**/test_*.py", "src/tests/unit/test_x.py", True),
+    ("src/**/test_*.py", "src/**/*_test.py", True),  # conservative: src/test__test.py exists
+    ("a/**/b", "a/b", True),
+    ("a/**/b/**/c", "a/x/b/c", True),
+    ("a/*/c", "a/b/d/c", False),
+]
+
+
+@pytest.mark.parametrize(("held", "claimed", "overlap"), OVERLAP_TABLE)
+async def test_the_glob_overlap_table(
+    team_a: Caller, room: RoomRef, held: str, claimed: str, overlap: bool
+) -> None:
+    assert (await claim(team_a, room, "alice", held))["granted"]
+
+    got = await claim(team_a, room, "bob", claimed)
+
+    assert got["granted"] is not overlap
+    if overlap:
+        assert got["conflicts"] == [
+            {
+                "path": path_normalize(held),
+                "holder": "alice",
+                "mode": "exclusive",
+                "expiresAt": got["conflicts"][0]["expiresAt"],
+            }
+        ]
+
+
+async def test_overlap_never_misses_a_path_both_globs_match(team_a: Caller, room: RoomRef) -> None:
+    """Random globs against random paths: wherever rooms.paths.path_matches finds a path
+    both match, the lease scripts say they overlap (they may say so more often)."""
+    rng = random.Random(20261201)
+    names = ["a", "b", "ab", "x.py", "y.md", "test_a.py", "a_test.py"]
+    segments = [*names, "*", "*.py", "a*", "*b", "?", "[ab]", "[!a]*", "**"]
+    paths = ["/".join(rng.choice(names) for _ in range(rng.randint(1, 4))) for _ in range(400)]
+    globs = sorted(
+        {
+            path_normalize("/".join(rng.choice(segments) for _ in range(rng.randint(1, 4))))
+            for _ in range(60)
+        }
+    )
+    for held in globs[:20]:
+        lease = await claim(team_a, room, "holder", held, mode="shared")
+        for other in globs:
+            both = any(path_matches(held, p) and path_matches(other, p) for p in paths)
+            check = await call(team_a, room, "lease_check", path=other)
+            if both:
+                assert not check["free"], (held, other)
+        await call(team_a, room, "lease_release", agentId="holder", leaseId=lease["lease"]["id"])
+
+
+async def test_exclusive_keeps_everyone_off_and_shared_keeps_off_only_exclusive(
+    team_a: Caller, room: RoomRef
+) -> None:
+    assert (await claim(team_a, room, "alice", "docs/**", mode="shared"))["granted"]
+    assert (await claim(team_a, room, "bob", "docs/a.md", mode="shared"))["granted"]
+    refused = await claim(team_a, room, "carol", "docs/a.md")
+    assert not refused["granted"] and refused["lease"] is None
+    assert {c["holder"] for c in refused["conflicts"]} == {"alice", "bob"}
+
+    assert (await claim(team_a, room, "carol", "src/app.py"))["granted"]
+    assert not (await claim(team_a, room, "dave", "src/**", mode="shared"))["granted"]
+
+
+async def test_a_lease_carries_its_task_and_an_unknown_task_names_the_closest(
+    team_a: Caller, room: RoomRef
+) -> None:
+    task = await call(team_a, room, "add_task", title="Refactor the parser")
+    got = await claim(team_a, room, "alice", "src/parser.py", taskId=task["id"], reason="refactor")
+    assert got["lease"]["taskId"] == task["id"] and got["lease"]["reason"] == "refactor"
+
+    with pytest.raises(errors.TaskNotFoundError, match=task["id"]):
+        await claim(team_a, room, "alice", "src/lexer.py", taskId=task["id"][:-1] + "z")
+
+
+async def test_leases_lapse_unless_renewed_and_expired_ones_are_never_shown(
+    team_a: Caller, room: RoomRef, frozen_clock: list[datetime]
+) -> None:
+    short = await claim(team_a, room, "alice", "a.py", ttlSeconds=10)
+    kept = await claim(team_a, room, "alice", "b.py", ttlSeconds=10)
+    frozen_clock[0] += timedelta(seconds=8)
+    renewed = await call(team_a, room, "lease_renew", agentId="alice", path="b.py", ttlSeconds=60)
+    assert renewed["expiresAt"] == clock.iso_from_ms(clock.now_ms() + 60_000)
+    frozen_clock[0] += timedelta(seconds=3)
+
+    listed = await call(team_a, room, "lease_list")
+    assert [lease["id"] for lease in listed["leases"]] == [kept["lease"]["id"]]
+    assert (await call(team_a, room, "lease_check", path="a.py"))["free"]
+    assert (await claim(team_a, room, "bob", "a.py"))["granted"]  # the lapsed one is gone
+    with pytest.raises(errors.LeaseNotFoundError, match="expired, was released"):
+        await call(team_a, room, "lease_renew", agentId="alice", leaseId=short["lease"]["id"])
+
+
+async def test_claiming_your_own_lease_again_renews_it(team_a: Caller, room: RoomRef) -> None:
+    first = await claim(team_a, room, "alice", "a.py", ttlSeconds=30)
+    again = await claim(team_a, room, "alice", "a.py", ttlSeconds=600)
+
+    assert again["renewed"] is True and again["lease"]["id"] == first["lease"]["id"]
+    assert (await call(team_a, room, "lease_list"))["count"] == 1
+
+
+async def test_only_the_holder_renews_or_releases(team_a: Caller, room: RoomRef) -> None:
+    lease = (await claim(team_a, room, "alice", "a.py"))["lease"]
+
+    for tool in ("lease_renew", "lease_release"):
+        with pytest.raises(errors.LeaseRefusedError, match='held by "alice", not "bob"'):
+            await call(team_a, room, tool, agentId="bob", leaseId=lease["id"])
+    with pytest.raises(errors.LeaseNotFoundError, match=r"a\.py"):
+        await call(team_a, room, "lease_release", agentId="bob", path="a.py")  # bob holds none
+
+    released = await call(team_a, room, "lease_release", agentId="alice", path="./a.py")
+    assert released == {"released": True, "path": "a.py"}
+    assert (await call(team_a, room, "lease_list"))["leases"] == []
+    events = await call(team_a, room, "read_events", limit=5)
+    assert [e["type"] for e in events][:2] == ["lease_released", "lease_granted"]
+
+
+async def test_lease_check_lists_other_holders_first_and_ignores_your_own(
+    team_a: Caller, room: RoomRef
+) -> None:
+    await claim(team_a, room, "alice", "src/**", mode="shared")
+    await claim(team_a, room, "bob", "src/a.py", mode="shared")
+
+    mine = await call(team_a, room, "lease_check", path="src/a.py", agentId="bob")
+    anyone = await call(team_a, room, "lease_check", path="src/a.py")
+
+    assert [lease["holder"] for lease in mine["leases"]] == ["alice", "bob"] and not mine["free"]
+    assert not anyone["free"]
+    only_bob = await call(team_a, room, "lease_check", path="src/b.py", agentId="alice")
+    assert only_bob["free"] and [lease["holder"] for lease in only_bob["leases"]] == ["alice"]
+
+
+async def test_of_many_agents_claiming_overlapping_paths_at_once_exactly_one_wins(
+    team_a: Caller, room: RoomRef
+) -> None:
+    paths = ["src/**", "src/app.py", "src/*.py", "**/app.py", "src/app.py"] * 6
+
+    results = await asyncio.gather(
+        *(claim(team_a, room, f"agent-{i:02d}", p) for i, p in enumerate(paths))
+    )
+
+    won = [r for r in results if r["granted"]]
+    assert len(won) == 1
+    holder = won[0]["lease"]["holder"]
+    assert all(
+        [c["holder"] for c in r["conflicts"]] == [holder] for r in results if not r["granted"]
+    )
+
+
+async def test_the_lease_quota_refuses_naming_it(
+    team_a: Caller, room: RoomRef, settings: Any
+) -> None:
+    settings.ROOM_LEASES_MAX = 2
+    await claim(team_a, room, "alice", "a.py")
+    await claim(team_a, room, "alice", "b.py")
+    with pytest.raises(errors.QuotaExceededError, match=r"live file leases"):
+        await claim(team_a, room, "alice", "c.py")
+
+
+async def test_another_rooms_leases_are_not_this_rooms(team_a: Caller, room: RoomRef) -> None:
+    other = await room_access(team_a, room.room_id + "-b", write=True)
+    await claim(team_a, other, "alice", "src/**")
+
+    assert (await claim(team_a, room, "bob", "src/app.py"))["granted"]
+    assert (await call(team_a, room, "lease_list"))["count"] == 1
