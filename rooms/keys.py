@@ -188,6 +188,12 @@ class RoomKeys:
         return self._k("lease_expiry")
 
     @property
+    def file_reads(self) -> str:
+        """Hash: "<agent>\\n<path>" -> {sha256, at_ms}, the content hash the agent last saw
+        (note_read), the baseline of drift_check."""
+        return self._k("file_reads")
+
+    @property
     def search_events(self) -> str:
         """Hash: word -> the retained events holding it (scripts._SEARCH). The three
         search keys are named after `meta` in the scripts that keep them: same slot."""
@@ -246,6 +252,7 @@ class RoomKeys:
             self.seq,
             self.leases,
             self.lease_expiry,
+            self.file_reads,
             self.search_events,
             self.search_docs,
             self.search_vocab,

@@ -10,13 +10,22 @@ What overlapping means is rooms/paths.py's and scripts._LEASES': conservative.
 from __future__ import annotations
 
 import json
-from typing import Any, cast
+from typing import Any, Literal, cast
 
-from rooms import clock, errors, store
-from rooms.paths import path_normalize
+from rooms import clock, errors, idempotency, store
+from rooms.paths import is_glob, path_normalize
 from rooms.quotas import quota_error
 from rooms.refs import RoomRef
-from rooms.results import Lease, LeaseCheck, LeaseClaimed, LeaseConflict, LeaseList, LeaseReleased
+from rooms.results import (
+    Drift,
+    FileRead,
+    Lease,
+    LeaseCheck,
+    LeaseClaimed,
+    LeaseConflict,
+    LeaseList,
+    LeaseReleased,
+)
 from rooms.selectors import task_not_found
 from rooms.services import new_id
 from rooms.suggest import closest, describe
@@ -193,3 +202,92 @@ async def lease_list(room: RoomRef, *, agent_id: str | None) -> LeaseList:
         live = [lease for lease in live if lease["holder"] == agent_id]
     live.sort(key=lambda lease: (lease["path"], lease["holder"]))
     return {"leases": live, "count": len(live)}
+
+
+# --- Drift: did the file change since the agent read it, and does someone else hold it?
+
+GLOB_NOT_A_FILE = "path {path!r} is a glob; note_read and drift_check name one file."
+NO_BASELINE = (
+    "No read of {path} is noted for {agent}: nothing to compare. Call note_read with the "
+    "file's sha256 when you read it."
+)
+UNCHANGED = "{path} is as {agent} read it at {since}."
+CHANGED_MINOR = (
+    "{path} changed since {agent} read it at {since}; nobody else leases it. Read it again "
+    "before you edit it."
+)
+CHANGED_CRITICAL = (
+    "{path} changed since {agent} read it at {since}, and {holder} holds {mode} lease on "
+    "{lease_path} until {until}. Read it again and agree with {holder} before you edit it."
+)
+
+
+def _one_file(path: str) -> str:
+    normal = path_normalize(path)
+    if is_glob(normal):
+        raise errors.ToolArgumentsError(GLOB_NOT_A_FILE.format(path=normal))
+    return normal
+
+
+async def file_read_note(room: RoomRef, *, agent_id: str, path: str, sha256: str) -> FileRead:
+    normal = _one_file(path)
+    # A retry with the same idempotencyKey answers the first call's time.
+    now = int(idempotency.minted({"at_ms": clock.now_ms()})["at_ms"])
+    digest = sha256.lower()
+    used = await store.file_read_note(
+        room.keys,
+        agent_id=agent_id,
+        path=normal,
+        record_json=json.dumps({"sha256": digest, "at_ms": now}),
+    )
+    if used is not None:
+        raise quota_error("ROOM_FILE_READS_MAX", used)
+    now = int(idempotency.minted_final({"at_ms": now})["at_ms"])
+    return {"path": normal, "sha256": digest, "at": clock.iso_from_ms(now)}
+
+
+async def drift_check(room: RoomRef, *, agent_id: str, path: str, sha256: str) -> Drift:
+    """SAFE: no noted read, or the file is as read. MINOR: it changed, nobody else leases
+    it. CRITICAL: it changed, and another agent holds a lease on it now."""
+    normal = _one_file(path)
+    baseline_json, lease_json = await store.file_drift(
+        room.keys, agent_id=agent_id, path=normal, now_ms=clock.now_ms()
+    )
+    lease = lease_from_json(lease_json) if lease_json else None
+    holder = lease["holder"] if lease else None
+    if baseline_json is None:
+        message = NO_BASELINE.format(path=normal, agent=agent_id)
+        return {
+            "path": normal,
+            "severity": "SAFE",
+            "changed": False,
+            "holder": holder,
+            "since": None,
+            "message": message,
+        }
+    baseline = json.loads(baseline_json)
+    since = clock.iso_from_ms(int(baseline["at_ms"]))
+    changed = baseline["sha256"] != sha256.lower()
+    facts = {"path": normal, "agent": agent_id, "since": since}
+    severity: Literal["SAFE", "MINOR", "CRITICAL"]
+    if not changed:
+        severity, message = "SAFE", UNCHANGED.format(**facts)
+    elif lease is None:
+        severity, message = "MINOR", CHANGED_MINOR.format(**facts)
+    else:
+        severity = "CRITICAL"
+        message = CHANGED_CRITICAL.format(
+            **facts,
+            holder=lease["holder"],
+            mode="an exclusive" if lease["mode"] == "exclusive" else "a shared",
+            lease_path=lease["path"],
+            until=lease["expiresAt"],
+        )
+    return {
+        "path": normal,
+        "severity": severity,
+        "changed": changed,
+        "holder": holder,
+        "since": since,
+        "message": message,
+    }

@@ -37,6 +37,10 @@ QUOTAS: dict[str, tuple[str, str]] = {
         "Release the leases you no longer need (lease_release), claim a glob instead of many "
         "files, or wait for some to expire.",
     ),
+    "ROOM_FILE_READS_MAX": (
+        "file reads noted in this room (agent and path)",
+        "Note reads of the files you edit, not of every file you open.",
+    ),
     "ROOM_CURSORS_MAX": (
         "agents reading this room's log",
         "Read as an agentId that has read this room before.",

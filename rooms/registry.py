@@ -445,6 +445,55 @@ async def _lease_list(room: RoomRef, a: s.LeaseListInput) -> r.LeaseList:
     return await leases.lease_list(room, agent_id=a.agentId)
 
 
+async def _note_read(room: RoomRef, a: s.NoteReadInput) -> r.FileRead:
+    return await leases.file_read_note(room, agent_id=a.agentId, path=a.path, sha256=a.sha256)
+
+
+async def _drift_check(room: RoomRef, a: s.DriftCheckInput) -> r.Drift:
+    return await leases.drift_check(room, agent_id=a.agentId, path=a.path, sha256=a.sha256)
+
+
+async def _room_claim(room: RoomRef, a: s.RoomClaimInput) -> r.LeaseClaimed:
+    return await leases.lease_claim(
+        room,
+        agent_id=a.agentId,
+        path=a.path,
+        mode="exclusive",
+        ttl_seconds=300,
+        task_id=None,
+        reason=None,
+    )
+
+
+async def _room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased:
+    return await leases.lease_release(room, agent_id=a.agentId, lease_id=None, path=a.path)
+
+
+async def _room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
+    return await services.event_post(
+        room, type_="broadcast", from_=a.agentId, to="all", payload={"text": a.text}
+    )
+
+
+ROOM_STATE_EVENTS = 200  # the newest events room_state looks at for broadcasts
+ROOM_STATE_BROADCASTS = 20
+
+
+async def _room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
+    recent = await selectors.event_list(room, since=None, limit=ROOM_STATE_EVENTS, order="desc")
+    return {
+        "leases": (await leases.lease_list(room, agent_id=None))["leases"],
+        "agents": await selectors.presence_list(room),
+        "recentBroadcasts": [e for e in recent if e["type"] == "broadcast"][:ROOM_STATE_BROADCASTS],
+    }
+
+
+async def _room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
+    return await services.event_take_unread(
+        room, agent_id=a.agentId, limit=a.limit, addressed_only=False
+    )
+
+
 async def _search(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
     return await search.room_search(room, q=a.q, limit=a.limit, semantic=a.semantic)
 
@@ -946,6 +995,71 @@ TOOLS: tuple[Tool, ...] = (
         "expiry. Expired leases are never shown.",
         read_only=True,
         run=_lease_list,
+    ),
+    RoomTool(
+        "note_read",
+        s.NoteReadInput,
+        TypeAdapter(r.FileRead),
+        "Record the SHA-256 of a file as you read it: drift_check compares against it before "
+        "you edit.",
+        read_only=False,
+        run=_note_read,
+    ),
+    RoomTool(
+        "drift_check",
+        s.DriftCheckInput,
+        TypeAdapter(r.Drift),
+        "Before editing a file you read: pass its SHA-256 now. SAFE (unchanged, or no read "
+        "noted), MINOR (changed, nobody else leases it: read it again), CRITICAL (changed, and "
+        "another agent leases it: read it again and agree with them first).",
+        read_only=True,
+        run=_drift_check,
+    ),
+    # --- AgentRoom's five tools, over the same primitives
+    RoomTool(
+        "room_claim",
+        s.RoomClaimInput,
+        TypeAdapter(r.LeaseClaimed),
+        "AgentRoom: claim a file or glob before editing it (an exclusive lease for 300 s; "
+        "lease_claim does more). Refused with who holds an overlapping one.",
+        read_only=False,
+        run=_room_claim,
+    ),
+    RoomTool(
+        "room_release",
+        s.RoomReleaseInput,
+        TypeAdapter(r.LeaseReleased),
+        "AgentRoom: release a path you claimed.",
+        read_only=False,
+        run=_room_release,
+    ),
+    RoomTool(
+        "room_broadcast",
+        s.RoomBroadcastInput,
+        TypeAdapter(r.Event),
+        "AgentRoom: say something to everyone in the room (a broadcast event).",
+        read_only=False,
+        idempotent=False,
+        run=_room_broadcast,
+    ),
+    RoomTool(
+        "room_state",
+        s.RoomStateInput,
+        TypeAdapter(r.RoomState),
+        "AgentRoom: who holds which files (live leases), who is here, and the recent "
+        "broadcasts (among the newest 200 events).",
+        read_only=True,
+        run=_room_state,
+    ),
+    RoomTool(
+        "room_read",
+        s.RoomReadInput,
+        TypeAdapter(r.Unread),
+        "AgentRoom: the events you have not read yet, oldest first (get_unread_events); "
+        "each reaches you once.",
+        read_only=True,
+        idempotent=False,
+        run=_room_read,
     ),
 )
 

@@ -362,3 +362,26 @@ class LeaseCheck(TypedDict):
 class LeaseList(TypedDict):
     leases: list[Lease]
     count: int
+
+
+class FileRead(TypedDict):
+    path: str
+    sha256: str
+    at: str
+
+
+class Drift(TypedDict):
+    path: str
+    severity: Literal["SAFE", "MINOR", "CRITICAL"]
+    changed: bool  # the hash differs from the one noted (False without a noted read)
+    holder: str | None  # another agent leasing the path now
+    since: str | None  # when the noted read was made
+    message: str
+
+
+class RoomState(TypedDict):
+    """AgentRoom's room_state: who holds what, who is here, what was said."""
+
+    leases: list[Lease]
+    agents: list[AgentPresence]
+    recentBroadcasts: list[Event]

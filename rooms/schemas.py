@@ -474,6 +474,39 @@ class LeaseListInput(RoomInput):
     agentId: Name | None = Field(default=None, description="Only this agent's leases.")
 
 
+Sha256 = Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{64}$")]
+
+
+class NoteReadInput(AgentInput, WriteInput):
+    path: LeasePath = Field(description="The file you read (repository-relative).")
+    sha256: Sha256 = Field(description="The hex SHA-256 of its content as you read it.")
+
+
+class DriftCheckInput(AgentInput):
+    path: LeasePath = Field(description="The file you are about to edit.")
+    sha256: Sha256 = Field(description="The hex SHA-256 of its content now.")
+
+
+class RoomClaimInput(AgentInput, WriteInput):
+    path: LeasePath = Field(description="The file or glob to claim (exclusive, 300 s).")
+
+
+class RoomReleaseInput(AgentInput, WriteInput):
+    path: LeasePath = Field(description="The path you claimed.")
+
+
+class RoomBroadcastInput(AgentInput, WriteInput):
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+
+
+class RoomStateInput(RoomInput):
+    pass
+
+
+class RoomReadInput(AgentInput):
+    limit: Annotated[int, Field(ge=1, le=100)] = 50
+
+
 class ListTemplatesInput(ToolInput):
     pass
 

@@ -2021,3 +2021,38 @@ end
 return out
 """
 )
+
+
+# KEYS[1] file_reads
+# ARGV[1] "<agent>\n<path>", ARGV[2] {sha256, at_ms} JSON, ARGV[3] most noted reads, ARGV[4]
+# room ttl ms
+# -> {1} noted; {-1, reads noted} at the quota (a new agent and path; a known one is updated)
+NOTE_READ_SCRIPT = r"""
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  local count = redis.call('HLEN', KEYS[1])
+  if count >= tonumber(ARGV[3]) then return {-1, count} end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {1}
+"""
+
+# KEYS[1] file_reads, KEYS[2] leases
+# ARGV[1] "<agent>\n<path>", ARGV[2] agent, ARGV[3] path, ARGV[4] now ms
+# -> {the agent's noted read of the path (JSON) or "", the live lease of another agent
+#    overlapping the path (JSON; an exclusive one first) or ""}
+DRIFT_SCRIPT = (
+    _LEASES
+    + r"""
+local baseline = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local now, found = tonumber(ARGV[4]), ''
+for _, raw in ipairs(redis.call('HVALS', KEYS[2])) do
+  local l = cjson.decode(raw)
+  if l.holder ~= ARGV[2] and tonumber(l.expires_ms) > now and lease_overlap(ARGV[3], l.path) then
+    if found == '' or l.mode == 'exclusive' then found = raw end
+    if l.mode == 'exclusive' then break end
+  end
+end
+return {baseline, found}
+"""
+)

@@ -69,6 +69,8 @@ RESERVED_EVENT_TYPES = (
     "review_requested",
     "review_approved",
     "review_rejected",
+    "lease_granted",
+    "lease_released",
 )
 
 

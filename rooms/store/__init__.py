@@ -1678,3 +1678,28 @@ async def leases_live(keys: RoomKeys, *, now_ms: int, overlapping: str | None) -
         scripts.LEASE_READ_SCRIPT, [keys.leases, keys.lease_expiry], [now_ms, overlapping or ""]
     )
     return [str(x) for x in res]
+
+
+async def file_read_note(
+    keys: RoomKeys, *, agent_id: str, path: str, record_json: str
+) -> int | None:
+    """None when noted; the reads noted in the room when it is at ROOM_FILE_READS_MAX."""
+    res = await _run_write(
+        keys,
+        scripts.NOTE_READ_SCRIPT,
+        [keys.file_reads],
+        [f"{agent_id}\n{path}", record_json, int(settings.ROOM_FILE_READS_MAX), _ttl()],
+    )
+    return None if int(res[0]) == 1 else int(res[1])
+
+
+async def file_drift(
+    keys: RoomKeys, *, agent_id: str, path: str, now_ms: int
+) -> tuple[str | None, str | None]:
+    """(the agent's noted read of the path, another agent's live lease overlapping it)."""
+    res = await _run(
+        scripts.DRIFT_SCRIPT,
+        [keys.file_reads, keys.leases],
+        [f"{agent_id}\n{path}", agent_id, path, now_ms],
+    )
+    return (str(res[0]) or None), (str(res[1]) or None)

@@ -918,6 +918,17 @@ SCENARIO: list[Step] = [
     ),
     ("leases", "lease_list", lambda r: {}),
     ("lease-release", "lease_release", lambda r: {"agentId": "alice", "path": "src/api/**"}),
+    (
+        "read-noted",
+        "note_read",
+        lambda r: {"agentId": "bob", "path": "docs/a.md", "sha256": "a" * 64},
+    ),
+    ("drift", "drift_check", lambda r: {"agentId": "bob", "path": "docs/a.md", "sha256": "b" * 64}),
+    ("room-claim", "room_claim", lambda r: {"agentId": "carol", "path": "lib/x.py"}),
+    ("room-say", "room_broadcast", lambda r: {"agentId": "carol", "text": "on lib/x.py"}),
+    ("room-state", "room_state", lambda r: {}),
+    ("room-read", "room_read", lambda r: {"agentId": "bob", "limit": 3}),
+    ("room-release", "room_release", lambda r: {"agentId": "carol", "path": "lib/x.py"}),
     ("template-over-plan", "create_room_from_template", lambda r: {"templateId": "incident"}),
     ("presence-end", "get_presence", lambda r: {}),
 ]
@@ -1013,6 +1024,8 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
             ("search", {"q": '"design" orphan'}),
             ("lease_check", {"path": "docs/a.md"}),
             ("lease_list", {"agentId": "bob"}),
+            ("drift_check", {"agentId": "bob", "path": "docs/a.md", "sha256": "a" * 64}),
+            ("room_state", {}),
         ]
         for tool, args in reads:
             assert registry.TOOLS_BY_NAME[tool].read_only

@@ -336,6 +336,8 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         "templateId": "blank",
         "path": "src/**",
         "leaseId": "l_x",
+        "sha256": "a" * 64,
+        "text": "hi",
     }
     model = registry.TOOLS_BY_NAME[tool].input_model
     return {

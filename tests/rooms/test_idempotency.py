@@ -160,6 +160,11 @@ async def _setup_lease_release(c: Caller, room: str) -> dict[str, Any]:
     return {"agentId": "a", "leaseId": await _lease(c, room)}
 
 
+async def _setup_room_release(c: Caller, room: str) -> dict[str, Any]:
+    await call(c, room, "room_claim", agentId="a", path="tmp/x")
+    return {"agentId": "a", "path": "tmp/x"}
+
+
 def _fixed(args: dict[str, Any]) -> Setup:
     async def setup(c: Caller, room: str) -> dict[str, Any]:
         return dict(args)
@@ -202,6 +207,10 @@ SETUPS: dict[str, Setup] = {
     "lease_claim": _fixed({"agentId": "a", "path": "src/**", "reason": "r"}),
     "lease_renew": _setup_lease_renew,
     "lease_release": _setup_lease_release,
+    "note_read": _fixed({"agentId": "a", "path": "a.py", "sha256": "c" * 64}),
+    "room_claim": _fixed({"agentId": "a", "path": "lib/**"}),
+    "room_release": _setup_room_release,
+    "room_broadcast": _fixed({"agentId": "a", "text": "once"}),
 }
 # Tools a second run of changes nothing more, or refuses (what was deleted is gone).
 ONCE_ONLY = {
@@ -218,6 +227,7 @@ ONCE_ONLY = {
     "reject",
     "create_room_from_template",
     "lease_release",
+    "room_release",
 }
 
 

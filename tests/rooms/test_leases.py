@@ -257,3 +257,90 @@ async def test_another_rooms_leases_are_not_this_rooms(team_a: Caller, room: Roo
 
     assert (await claim(team_a, room, "bob", "src/app.py"))["granted"]
     assert (await call(team_a, room, "lease_list"))["count"] == 1
+
+
+# --- Drift ---------------------------------------------------------------------------------
+
+A = "a" * 64
+B = "b" * 64
+
+
+async def test_drift_is_safe_minor_or_critical_as_the_rules_say(
+    team_a: Caller, room: RoomRef
+) -> None:
+    none_noted = await call(team_a, room, "drift_check", agentId="alice", path="a.py", sha256=A)
+    assert none_noted["severity"] == "SAFE" and none_noted["since"] is None
+    assert "note_read" in none_noted["message"]
+
+    noted = await call(team_a, room, "note_read", agentId="alice", path="./a.py", sha256=A.upper())
+    assert noted["path"] == "a.py" and noted["sha256"] == A
+
+    same = await call(team_a, room, "drift_check", agentId="alice", path="a.py", sha256=A)
+    assert (same["severity"], same["changed"], same["since"]) == ("SAFE", False, noted["at"])
+
+    minor = await call(team_a, room, "drift_check", agentId="alice", path="a.py", sha256=B)
+    assert (minor["severity"], minor["changed"], minor["holder"]) == ("MINOR", True, None)
+
+    await claim(team_a, room, "bob", "*.py")
+    critical = await call(team_a, room, "drift_check", agentId="alice", path="a.py", sha256=B)
+    assert (critical["severity"], critical["holder"]) == ("CRITICAL", "bob")
+    assert "bob holds an exclusive lease on *.py" in critical["message"]
+    # Alice's own lease is no one else's: her drift of her own file is MINOR.
+    await call(team_a, room, "lease_release", agentId="bob", path="*.py")
+    await claim(team_a, room, "alice", "a.py")
+    own = await call(team_a, room, "drift_check", agentId="alice", path="a.py", sha256=B)
+    assert own["severity"] == "MINOR"
+
+
+async def test_reads_are_noted_per_agent_and_a_glob_is_not_a_file(
+    team_a: Caller, room: RoomRef
+) -> None:
+    await call(team_a, room, "note_read", agentId="alice", path="a.py", sha256=A)
+    bob = await call(team_a, room, "drift_check", agentId="bob", path="a.py", sha256=B)
+    assert bob["severity"] == "SAFE" and bob["since"] is None  # alice's read is not bob's
+    with pytest.raises(errors.ToolArgumentsError, match="is a glob"):
+        await call(team_a, room, "note_read", agentId="alice", path="src/*.py", sha256=A)
+    with pytest.raises(errors.ToolArgumentsError, match="sha256"):
+        await call(team_a, room, "note_read", agentId="alice", path="a.py", sha256="abc")
+
+
+async def test_noted_reads_have_a_quota(team_a: Caller, room: RoomRef, settings: Any) -> None:
+    settings.ROOM_FILE_READS_MAX = 2
+    await call(team_a, room, "note_read", agentId="alice", path="a.py", sha256=A)
+    await call(team_a, room, "note_read", agentId="alice", path="b.py", sha256=A)
+    await call(team_a, room, "note_read", agentId="alice", path="a.py", sha256=B)  # an update
+    with pytest.raises(errors.QuotaExceededError, match="file reads noted"):
+        await call(team_a, room, "note_read", agentId="alice", path="c.py", sha256=A)
+
+
+# --- AgentRoom's five tools ------------------------------------------------------------------
+
+
+async def test_an_agent_prompted_the_agentroom_way_works_unchanged(
+    team_a: Caller, room: RoomRef
+) -> None:
+    await call(team_a, room, "heartbeat", agentId="alice")
+    got = await call(team_a, room, "room_claim", agentId="alice", path="src/app.py")
+    assert got["granted"] and got["lease"]["mode"] == "exclusive"
+    refused = await call(team_a, room, "room_claim", agentId="bob", path="src/**")
+    assert not refused["granted"] and refused["conflicts"][0]["holder"] == "alice"
+
+    said = await call(team_a, room, "room_broadcast", agentId="alice", text="taking app.py")
+    state = await call(team_a, room, "room_state")
+    assert [lease["path"] for lease in state["leases"]] == ["src/app.py"]
+    assert [a["agentId"] for a in state["agents"]] == ["alice"]
+    assert [e["id"] for e in state["recentBroadcasts"]] == [said["id"]]
+    assert said["type"] == "broadcast" and said["payload"] == {"text": "taking app.py"}
+
+    unread = await call(team_a, room, "room_read", agentId="bob")
+    assert "broadcast" in [e["type"] for e in unread["events"]]
+    assert (await call(team_a, room, "room_read", agentId="bob"))["events"] == []  # once
+
+    released = await call(team_a, room, "room_release", agentId="alice", path="src/app.py")
+    assert released == {"released": True, "path": "src/app.py"}
+    assert (await call(team_a, room, "room_claim", agentId="bob", path="src/**"))["granted"]
+
+
+async def test_lease_events_cannot_be_forged_with_post_event(team_a: Caller, room: RoomRef) -> None:
+    with pytest.raises(errors.ToolArgumentsError, match="reserved"):
+        await call(team_a, room, "post_event", type="lease_granted", payload={}, **{"from": "x"})

@@ -71,6 +71,13 @@ TOOL_NAMES = [
     "lease_release",
     "lease_check",
     "lease_list",
+    "note_read",
+    "drift_check",
+    "room_claim",
+    "room_release",
+    "room_broadcast",
+    "room_state",
+    "room_read",
 ]
 CALLER_TOOLS = ["list_rooms", "list_templates"]
 
@@ -139,6 +146,13 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "lease_release": {"agentId": "alice", "leaseId": "l_abcdefghijkl"},
     "lease_check": {"path": "src/app.py"},
     "lease_list": {},
+    "note_read": {"agentId": "alice", "path": "src/app.py", "sha256": "a" * 64},
+    "drift_check": {"agentId": "alice", "path": "src/app.py", "sha256": "b" * 64},
+    "room_claim": {"agentId": "alice", "path": "src/app.py"},
+    "room_release": {"agentId": "alice", "path": "docs/never-claimed.md"},
+    "room_broadcast": {"agentId": "alice", "text": "hello"},
+    "room_state": {},
+    "room_read": {"agentId": "alice"},
 }
 
 
@@ -225,6 +239,9 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "search",
         "lease_check",
         "lease_list",
+        "drift_check",
+        "room_state",
+        "room_read",
     }
 
 

@@ -131,6 +131,9 @@ def _unknown_id_messages() -> dict[str, str]:
         "approve": review("approve"),
         "lease_renew": lease("lease_renew"),
         "lease_release": lease("lease_release"),
+        "room_release": room_errors.LEASE_NOT_FOUND.format(
+            ref=json.dumps(VALID_ARGS["room_release"]["path"]), hint=room_errors.LEASE_HINT_EMPTY
+        ),
         "reject": review("reject"),
         "read_context": context("read_context"),
         "update_context": context("update_context"),
@@ -406,7 +409,7 @@ def registry_code(tool: str) -> str:
         return "task_not_found"
     if tool in ("approve", "reject"):
         return "review_not_found"
-    if tool in ("lease_renew", "lease_release"):
+    if tool in ("lease_renew", "lease_release", "room_release"):
         return "lease_not_found"
     if tool in (
         "read_context",
@@ -453,7 +456,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 51
+    assert len(TOOL_NAMES) == 58
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
