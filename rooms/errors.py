@@ -116,6 +116,11 @@ LEASE_NOT_HOLDER = (
     "may {verb} it."
 )
 LEASE_UNKNOWN_TASK = 'Unknown taskId "{task_id}" for the lease. {hint}'
+TASK_PATHS_LEASED = (
+    'Task "{task_id}" was not claimed: {conflicts}. Claim it without those paths, wait for '
+    "the leases to end, or agree with their holders."
+)
+TASK_PATH_CONFLICT = '{wanted} overlaps {path}, leased by "{holder}" ({mode}, until {until})'
 
 
 class PlanExistsError(RoomError):

@@ -15,6 +15,7 @@ from typing import Any, Literal, cast
 from rooms import clock, errors, idempotency, store
 from rooms.paths import is_glob, path_normalize
 from rooms.quotas import quota_error
+from rooms.records import lease_from_json
 from rooms.refs import RoomRef
 from rooms.results import (
     Drift,
@@ -31,19 +32,6 @@ from rooms.services import new_id
 from rooms.suggest import closest, describe
 
 HINT_SAMPLE = 100
-
-
-def lease_from_json(raw: str) -> Lease:
-    stored: dict[str, Any] = json.loads(raw)
-    return {
-        "id": str(stored["id"]),
-        "path": str(stored["path"]),
-        "mode": stored["mode"],
-        "holder": str(stored["holder"]),
-        "taskId": stored.get("task_id"),
-        "reason": stored.get("reason"),
-        "expiresAt": clock.iso_from_ms(int(stored["expires_ms"])),
-    }
 
 
 def _conflicts(raw: str) -> list[LeaseConflict]:

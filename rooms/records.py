@@ -7,7 +7,7 @@ import re
 from typing import Any, cast
 
 from rooms import clock
-from rooms.results import ContextEntry, Event, Task
+from rooms.results import ContextEntry, Event, Lease, Task
 from rooms.store import StreamEntry
 
 # ASCII digits only (\d would take any Unicode digit) and the whole string (no trailing
@@ -67,3 +67,16 @@ def event_from_entry(entry: StreamEntry) -> Event:
 
 def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def lease_from_json(raw: str) -> Lease:
+    stored: dict[str, Any] = json.loads(raw)
+    return {
+        "id": str(stored["id"]),
+        "path": str(stored["path"]),
+        "mode": stored["mode"],
+        "holder": str(stored["holder"]),
+        "taskId": stored.get("task_id"),
+        "reason": stored.get("reason"),
+        "expiresAt": clock.iso_from_ms(int(stored["expires_ms"])),
+    }

@@ -193,7 +193,7 @@ async def _update_task(room: RoomRef, a: s.UpdateTaskInput) -> r.Task:
 
 async def _claim_task(room: RoomRef, a: s.ClaimTaskInput) -> r.Task:
     return await services.task_claim(
-        room, task_id=a.taskId, agent_id=a.agentId, lease_seconds=a.leaseSeconds
+        room, task_id=a.taskId, agent_id=a.agentId, lease_seconds=a.leaseSeconds, paths=a.paths
     )
 
 

@@ -43,7 +43,18 @@ class Task(TypedDict):
     # A claim taken with leaseSeconds: it lapses at lease_expires_at unless renewed.
     lease_seconds: NotRequired[int]
     lease_expires_at: NotRequired[str]
+    leases: NotRequired[list[Lease]]  # its live file leases (claim_task's paths)
+    # get_my_tasks: the dependencies not done yet, with who works on them and what they lease
+    blockedBy: NotRequired[list[BlockingTask]]
     warnings: NotRequired[list[str]]
+
+
+class BlockingTask(TypedDict):
+    taskId: str
+    title: str
+    status: str  # "missing" for a dependency that does not exist
+    owner: str | None
+    leases: list[Lease]
 
 
 class Plan(TypedDict):

@@ -148,6 +148,14 @@ class ClaimTaskInput(WriteInput):
         description="The claim lapses after this long (60 to 86400 s) unless your heartbeats "
         "or your updates of the task renew it; then the task is pending again.",
     )
+    paths: Annotated[
+        list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]], Field(max_length=20)
+    ] = Field(
+        default_factory=list,
+        description="Files or globs the task will change: leased to you exclusively in the "
+        "same step (or the claim is refused, naming who holds them), for leaseSeconds or "
+        "an hour, and released when the task is done, released or lapses.",
+    )
 
 
 class ReleaseTaskInput(WriteInput):

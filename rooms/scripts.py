@@ -470,9 +470,120 @@ return {1, n}
 """
 )
 
+# What the lease scripts share (after _PRELUDE): does a glob match, do two globs overlap.
+# Overlap is decided segment by segment (`**` stands for any number of segments, none
+# included); two segments that both hold wildcards are taken to overlap unless their
+# literal heads or tails differ. So it may answer yes where no path matches both, never no
+# where one does (tests/rooms/test_leases.py holds it to rooms.paths.path_matches).
+_LEASES = r"""
+local function lease_seg_pattern(seg)
+  local out, i = {'^'}, 1
+  while i <= #seg do
+    local c = string.sub(seg, i, i)
+    if c == '*' then
+      out[#out + 1] = '[^/]*'
+    elseif c == '?' then
+      out[#out + 1] = '[^/]'
+    elseif c == '[' and string.find(seg, ']', i + 2, true) then
+      local close = string.find(seg, ']', i + 2, true)
+      local body = string.sub(seg, i + 1, close - 1)
+      local negate = string.sub(body, 1, 1) == '!'
+      if negate then body = string.sub(body, 2) end
+      body = string.gsub(body, '[%%%]%^]', '%%%0')
+      out[#out + 1] = '[' .. (negate and '^' or '') .. body .. ']'
+      i = close
+    else
+      out[#out + 1] = (string.gsub(c, '[%^%$%(%)%%%.%[%]%*%+%-%?]', '%%%0'))
+    end
+    i = i + 1
+  end
+  out[#out + 1] = '$'
+  return table.concat(out)
+end
+local function lease_has_glob(s) return string.find(s, '[%*%?%[]') ~= nil end
+local function lease_seg_overlap(a, b)
+  local ga, gb = lease_has_glob(a), lease_has_glob(b)
+  if not ga and not gb then return a == b end
+  if not ga then return string.find(a, lease_seg_pattern(b)) ~= nil end
+  if not gb then return string.find(b, lease_seg_pattern(a)) ~= nil end
+  local ha, hb = string.match(a, '^[^%*%?%[]*'), string.match(b, '^[^%*%?%[]*')
+  local n = math.min(#ha, #hb)
+  if string.sub(ha, 1, n) ~= string.sub(hb, 1, n) then return false end
+  local ta, tb = string.match(a, '[^%*%?%]]*$'), string.match(b, '[^%*%?%]]*$')
+  local m = math.min(#ta, #tb)
+  return m == 0 or string.sub(ta, -m) == string.sub(tb, -m)
+end
+local function lease_split(p)
+  local t = {}
+  for s in string.gmatch(p, '[^/]+') do t[#t + 1] = s end
+  return t
+end
+local function lease_overlap(p, q)
+  if p == q then return true end
+  local a, b = lease_split(p), lease_split(q)
+  local memo = {}
+  local function at(i, j)
+    local k = i * 128 + j
+    local found = memo[k]
+    if found ~= nil then return found end
+    local r
+    if i > #a and j > #b then
+      r = true
+    elseif i <= #a and a[i] == '**' then
+      r = at(i + 1, j) or (j <= #b and at(i, j + 1))
+    elseif j <= #b and b[j] == '**' then
+      r = at(i, j + 1) or (i <= #a and at(i + 1, j))
+    elseif i > #a or j > #b then
+      r = false
+    else
+      r = lease_seg_overlap(a[i], b[j]) and at(i + 1, j + 1)
+    end
+    memo[k] = r
+    return r
+  end
+  return at(1, 1)
+end
+-- The room's live leases (those past their expiry leave first).
+local function lease_live(leases, expiry, now_ms)
+  local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now_ms, 'LIMIT', 0, 256)
+  for _, id in ipairs(gone) do
+    redis.call('HDEL', leases, id)
+    redis.call('ZREM', expiry, id)
+  end
+  local live = {}
+  for _, raw in ipairs(redis.call('HVALS', leases)) do
+    local l = cjson.decode(raw)
+    if tonumber(l.expires_ms) > tonumber(now_ms) then live[#live + 1] = l end
+  end
+  return live
+end
+local function lease_find(live, agent, lease_id, path)
+  for _, l in ipairs(live) do
+    if (lease_id ~= '' and l.id == lease_id)
+        or (lease_id == '' and l.path == path and l.holder == agent) then
+      return l
+    end
+  end
+  return nil
+end
+"""
+
 # What the scripts that change a task share (after _PRELUDE): task JSON in and out, the
 # task's version, and its claim's lease (KEYS claims, claim_holders of the room).
-_TASKS = r"""
+_TASKS = (
+    _LEASES
+    + r"""
+-- A task's file leases (claim_task's paths) end with its claim: done, released, taken
+-- over, lapsed, deleted. `holder` nil: whoever holds them.
+local function task_leases_end(leases, expiry, task_id, holder)
+  for _, raw in ipairs(redis.call('HVALS', leases)) do
+    local l = cjson.decode(raw)
+    if l.task_id == task_id and (holder == nil or l.holder == holder) then
+      redis.call('HDEL', leases, l.id)
+      redis.call('ZREM', expiry, l.id)
+    end
+  end
+end
 -- Epoch ms as the protocol's ISO-8601 UTC time (2026-01-31T12:00:00.000Z): days to civil
 -- date by Howard Hinnant's algorithm (Redis's Lua has no os.date).
 local function iso_from_ms(ms)
@@ -520,6 +631,7 @@ local function lease_renew(claims, task, lease_ms, now_ms)
   task.lease_expires_at = iso_from_ms(expires)
 end
 """
+)
 
 # KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] claims,
 # KEYS[6] claim_holders
@@ -577,6 +689,10 @@ if holder then
     lease_renew(KEYS[5], task, lease_ms, ARGV[9])
   end
 end
+if previous == 'in_progress' and previous_owner
+    and (task.status ~= 'in_progress' or owner_of(task) ~= previous_owner) then
+  task_leases_end(KEYS[7], KEYS[8], ARGV[1], previous_owner)
+end
 task.version = version_of(task) + 1
 task.updated_at = ARGV[3]
 local out = task_encode(task)
@@ -605,13 +721,16 @@ return {1, out, eid}
 )
 
 # KEYS[1] tasks, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] claims,
-# KEYS[6] claim_holders
+# KEYS[6] claim_holders, KEYS[7] leases, KEYS[8] lease_expiry
 # ARGV[1] task id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] now ms, ARGV[5] lease ms
 # (0: no lease), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
-# channel
+# channel, ARGV[10] paths JSON (normalised; [] for none), ARGV[11] their leases' ms,
+# ARGV[12] new lease ids JSON (one per path), ARGV[13] most leases
 # -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} another agent owns it;
 #    {-3, task JSON, unmet JSON [{id, status}]} pending with dependencies not done;
-#    {1, task JSON, event id ("" when the holder only renewed its claim)}
+#    {-4, task JSON, conflicts JSON} another agent leases one of the paths; {-5, task JSON,
+#    live leases} at ROOM_LEASES_MAX;
+#    {1, task JSON, event id ("" when the holder only renewed its claim), leases JSON}
 # Of any number of agents claiming at once, the first one's step wins and every later one
 # sees its owner: the claim and the check are one step.
 CLAIM_TASK_SCRIPT = (
@@ -633,6 +752,28 @@ if task.status == 'pending' and type(task.depends_on) == 'table' and #task.depen
     if status ~= 'done' then table.insert(unmet, {id = dep, status = status}) end
   end
   if #unmet > 0 then return {-3, raw, cjson.encode(unmet)} end
+end
+-- The task's paths: leased to the claimant, exclusively, in this same step, or the claim
+-- is refused naming who holds them.
+local paths, own = cjson.decode(ARGV[10]), {}
+if #paths > 0 then
+  local live = lease_live(KEYS[7], KEYS[8], tonumber(ARGV[4]))
+  local conflicts, fresh = {}, 0
+  for _, p in ipairs(paths) do
+    local mine = nil
+    for _, l in ipairs(live) do
+      if l.holder ~= ARGV[2] and lease_overlap(p, l.path) then
+        conflicts[#conflicts + 1] = {path = l.path, holder = l.holder, mode = l.mode,
+          expires_ms = l.expires_ms, wanted = p}
+      elseif l.holder == ARGV[2] and l.path == p then
+        mine = l
+      end
+    end
+    own[p] = mine
+    if not mine then fresh = fresh + 1 end
+  end
+  if #conflicts > 0 then return {-4, raw, cjson.encode(conflicts)} end
+  if #live + fresh > tonumber(ARGV[13]) then return {-5, raw, #live} end
 end
 local renewal = owner == ARGV[2] and task.status == 'in_progress'
 local previous = task.status
@@ -661,8 +802,24 @@ if not renewal then
   eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
     {'type', 'task_claimed', 'from', ARGV[2], 'to', 'all', 'payload', payload})
 end
-touch(ARGV[6], 1, 6)
-return {1, out, eid}
+local granted, ids = {}, cjson.decode(ARGV[12])
+for i, p in ipairs(paths) do
+  local lease = own[p] or {id = ids[i], path = p, mode = 'exclusive', holder = ARGV[2],
+    created_ms = tonumber(ARGV[4])}
+  lease.mode = 'exclusive'
+  lease.task_id = ARGV[1]
+  lease.expires_ms = tonumber(ARGV[4]) + tonumber(ARGV[11])
+  local json = cjson.encode(lease)
+  redis.call('HSET', KEYS[7], lease.id, json)
+  redis.call('ZADD', KEYS[8], lease.expires_ms, lease.id)
+  if not own[p] then
+    append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
+      {'type', 'lease_granted', 'from', ARGV[2], 'to', 'all', 'payload', json})
+  end
+  granted[#granted + 1] = json
+end
+touch(ARGV[6], 1, 8)
+return {1, out, eid, '[' .. table.concat(granted, ',') .. ']'}
 """
 )
 
@@ -683,6 +840,7 @@ if task.status == 'done' then return {-1, raw} end
 if owner_of(task) ~= ARGV[2] then return {-2, raw} end
 local previous = task.status
 lease_end(KEYS[5], KEYS[6], task)
+task_leases_end(KEYS[7], KEYS[8], ARGV[1], ARGV[2])
 task.status = 'pending'
 task.owner = cjson.null
 if ARGV[4] ~= '' then
@@ -737,6 +895,7 @@ for _, tid in ipairs(due) do
     task.lease_seconds = nil
     task.lease_expires_at = nil
     if lapses then
+      task_leases_end(KEYS[7], KEYS[8], tid, who)
       task.status = 'pending'
       task.owner = cjson.null
       task.version = version_of(task) + 1
@@ -753,20 +912,21 @@ for _, tid in ipairs(due) do
     end
   end
 end
-if lapsed > 0 then touch(ARGV[3], 1, 6) end
+if lapsed > 0 then touch(ARGV[3], 1, 8) end
 local nxt = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')
 if #nxt == 0 then return {lapsed, -1} end
 return {lapsed, nxt[2]}
 """
 )
 
-# KEYS[1] meta, KEYS[2] task_order, KEYS[3] tasks
+# KEYS[1] meta, KEYS[2] task_order, KEYS[3] tasks, KEYS[4] leases
 # ARGV: none
-# -> {created_at or false, updated_at or false, task JSON...} in plan order
+# -> {created_at or false, updated_at or false, every lease JSON (the caller keeps the live
+#    ones), task JSON... in plan order}
 READ_PLAN_SCRIPT = r"""
 local created = redis.call('HGET', KEYS[1], 'created_at')
 local updated = redis.call('HGET', KEYS[1], 'updated_at')
-local out = {created, updated}
+local out = {created, updated, redis.call('HVALS', KEYS[4])}
 local ids = redis.call('LRANGE', KEYS[2], 0, -1)
 if #ids > 0 then
   local tasks = redis.call('HMGET', KEYS[3], unpack(ids))
@@ -1381,7 +1541,7 @@ return {1, out, eid}
 )
 
 # KEYS[1] tasks, KEYS[2] task_order, KEYS[3] task_titles, KEYS[4] meta, KEYS[5] events,
-# KEYS[6] reads, KEYS[7] claims, KEYS[8] claim_holders
+# KEYS[6] reads, KEYS[7] claims, KEYS[8] claim_holders, KEYS[9] leases, KEYS[10] lease_expiry
 # ARGV[1] task id, ARGV[2] by, ARGV[3] expected version ("" for any), ARGV[4] now (ISO),
 # ARGV[5] ttl ms, ARGV[6] event cap, ARGV[7] event bytes cap, ARGV[8] wake channel
 # -> {0} unknown task; {-1, task JSON} stale expectedVersion;
@@ -1400,6 +1560,7 @@ redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[7], ARGV[1])
 redis.call('HDEL', KEYS[8], ARGV[1])
 search_doc_set(KEYS[4], 't:' .. ARGV[1], search_task_words(raw), nil)
+task_leases_end(KEYS[9], KEYS[10], ARGV[1], nil)
 local dependents = {}
 local all = redis.call('HVALS', KEYS[1])
 for _, r in ipairs(all) do
@@ -1819,103 +1980,6 @@ return out
 
 # --- Leases (rooms/paths.py says what a path and a glob are) -----------------------------
 
-# What the lease scripts share (after _PRELUDE): does a glob match, do two globs overlap.
-# Overlap is decided segment by segment (`**` stands for any number of segments, none
-# included); two segments that both hold wildcards are taken to overlap unless their
-# literal heads or tails differ. So it may answer yes where no path matches both, never no
-# where one does (tests/rooms/test_leases.py holds it to rooms.paths.path_matches).
-_LEASES = r"""
-local function lease_seg_pattern(seg)
-  local out, i = {'^'}, 1
-  while i <= #seg do
-    local c = string.sub(seg, i, i)
-    if c == '*' then
-      out[#out + 1] = '[^/]*'
-    elseif c == '?' then
-      out[#out + 1] = '[^/]'
-    elseif c == '[' and string.find(seg, ']', i + 2, true) then
-      local close = string.find(seg, ']', i + 2, true)
-      local body = string.sub(seg, i + 1, close - 1)
-      local negate = string.sub(body, 1, 1) == '!'
-      if negate then body = string.sub(body, 2) end
-      body = string.gsub(body, '[%%%]%^]', '%%%0')
-      out[#out + 1] = '[' .. (negate and '^' or '') .. body .. ']'
-      i = close
-    else
-      out[#out + 1] = (string.gsub(c, '[%^%$%(%)%%%.%[%]%*%+%-%?]', '%%%0'))
-    end
-    i = i + 1
-  end
-  out[#out + 1] = '$'
-  return table.concat(out)
-end
-local function lease_has_glob(s) return string.find(s, '[%*%?%[]') ~= nil end
-local function lease_seg_overlap(a, b)
-  local ga, gb = lease_has_glob(a), lease_has_glob(b)
-  if not ga and not gb then return a == b end
-  if not ga then return string.find(a, lease_seg_pattern(b)) ~= nil end
-  if not gb then return string.find(b, lease_seg_pattern(a)) ~= nil end
-  local ha, hb = string.match(a, '^[^%*%?%[]*'), string.match(b, '^[^%*%?%[]*')
-  local n = math.min(#ha, #hb)
-  if string.sub(ha, 1, n) ~= string.sub(hb, 1, n) then return false end
-  local ta, tb = string.match(a, '[^%*%?%]]*$'), string.match(b, '[^%*%?%]]*$')
-  local m = math.min(#ta, #tb)
-  return m == 0 or string.sub(ta, -m) == string.sub(tb, -m)
-end
-local function lease_split(p)
-  local t = {}
-  for s in string.gmatch(p, '[^/]+') do t[#t + 1] = s end
-  return t
-end
-local function lease_overlap(p, q)
-  if p == q then return true end
-  local a, b = lease_split(p), lease_split(q)
-  local memo = {}
-  local function at(i, j)
-    local k = i * 128 + j
-    local found = memo[k]
-    if found ~= nil then return found end
-    local r
-    if i > #a and j > #b then
-      r = true
-    elseif i <= #a and a[i] == '**' then
-      r = at(i + 1, j) or (j <= #b and at(i, j + 1))
-    elseif j <= #b and b[j] == '**' then
-      r = at(i, j + 1) or (i <= #a and at(i + 1, j))
-    elseif i > #a or j > #b then
-      r = false
-    else
-      r = lease_seg_overlap(a[i], b[j]) and at(i + 1, j + 1)
-    end
-    memo[k] = r
-    return r
-  end
-  return at(1, 1)
-end
--- The room's live leases (those past their expiry leave first).
-local function lease_live(leases, expiry, now_ms)
-  local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now_ms, 'LIMIT', 0, 256)
-  for _, id in ipairs(gone) do
-    redis.call('HDEL', leases, id)
-    redis.call('ZREM', expiry, id)
-  end
-  local live = {}
-  for _, raw in ipairs(redis.call('HVALS', leases)) do
-    local l = cjson.decode(raw)
-    if tonumber(l.expires_ms) > tonumber(now_ms) then live[#live + 1] = l end
-  end
-  return live
-end
-local function lease_find(live, agent, lease_id, path)
-  for _, l in ipairs(live) do
-    if (lease_id ~= '' and l.id == lease_id)
-        or (lease_id == '' and l.path == path and l.holder == agent) then
-      return l
-    end
-  end
-  return nil
-end
-"""
 
 # KEYS[1] leases, KEYS[2] lease_expiry, KEYS[3] meta, KEYS[4] events, KEYS[5] reads,
 # KEYS[6] tasks

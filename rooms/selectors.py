@@ -20,16 +20,19 @@ from rooms.records import (
     context_from_json,
     event_from_entry,
     is_event_id,
+    lease_from_json,
     task_from_json,
 )
 from rooms.refs import RoomRef
 from rooms.results import (
     AgentPresence,
+    BlockingTask,
     ContextDiff,
     ContextEntry,
     ContextHistory,
     Event,
     EventReads,
+    Lease,
     LockRow,
     Plan,
     ReadReceipt,
@@ -50,11 +53,21 @@ from rooms.suggest import HINT_SAMPLE, closest, describe
 async def plan_get(room: RoomRef) -> Plan:
     stored = await store.plan_read(room.keys)
     created = stored.created_at or clock.now_iso()
+    tasks = [task_from_json(t) for t in stored.tasks]
+    now = clock.now_ms()
+    held: dict[str, list[Lease]] = {}
+    for raw in stored.leases:
+        lease = json.loads(raw)
+        if lease.get("task_id") and int(lease["expires_ms"]) > now:
+            held.setdefault(str(lease["task_id"]), []).append(lease_from_json(raw))
+    for task in tasks:
+        if task["id"] in held:
+            task["leases"] = sorted(held[task["id"]], key=lambda lease: lease["path"])
     return {
         "project": room.room_id,
         "created_at": created,
         "updated_at": stored.updated_at or created,
-        "tasks": [task_from_json(t) for t in stored.tasks],
+        "tasks": tasks,
     }
 
 
@@ -104,8 +117,32 @@ async def task_list_unblocked(room: RoomRef, *, agent_id: str | None) -> list[Ta
 
 
 async def task_list_for_agent(room: RoomRef, *, agent_id: str) -> list[Task]:
+    """The agent's tasks; each one not done names what it waits for (`blockedBy`): the
+    dependencies not done, who holds them and the files they lease, so an agent blocked
+    on another's work sees whose lease is in its way."""
     plan = await plan_get(room)
-    return [t for t in plan["tasks"] if t.get("owner") == agent_id]
+    by_id = {t["id"]: t for t in plan["tasks"]}
+    mine = [t for t in plan["tasks"] if t.get("owner") == agent_id]
+    for task in mine:
+        if task["status"] == "done":
+            continue
+        waiting: list[BlockingTask] = []
+        for dep_id in task["depends_on"]:
+            dep = by_id.get(dep_id)
+            if dep is not None and dep["status"] == "done":
+                continue
+            waiting.append(
+                {
+                    "taskId": dep_id,
+                    "title": dep["title"] if dep else "",
+                    "status": dep["status"] if dep else "missing",
+                    "owner": dep["owner"] if dep else None,
+                    "leases": dep.get("leases", []) if dep else [],
+                }
+            )
+        if waiting:
+            task["blockedBy"] = waiting
+    return mine
 
 
 # --- Context ----------------------------------------------------------------------------

@@ -17,12 +17,14 @@ from pydantic import ValidationError
 
 from rooms import clock, errors, idempotency, selectors, store, templates
 from rooms.keys import RoomKeys
+from rooms.paths import path_normalize
 from rooms.quotas import quota_error
 from rooms.records import (
     context_from_json,
     dumps,
     event_from_entry,
     is_event_id,
+    lease_from_json,
     task_from_json,
 )
 from rooms.refs import RoomRef
@@ -225,8 +227,16 @@ def _version_conflict(task: Task, expected: int | None) -> errors.TaskVersionCon
     )
 
 
+TASK_PATHS_SECONDS = 3600  # a claim without leaseSeconds leases its paths this long
+
+
 async def task_claim(
-    room: RoomRef, *, task_id: str, agent_id: str, lease_seconds: int | None
+    room: RoomRef,
+    *,
+    task_id: str,
+    agent_id: str,
+    lease_seconds: int | None,
+    paths: list[str] | None = None,
 ) -> Task:
     """Owner and in_progress in one step, only if the task is unowned (or already the
     agent's), not done, and for a pending task every dependency done: of N agents claiming
@@ -238,6 +248,7 @@ async def task_claim(
         raise errors.ToolArgumentsError(
             errors.LEASE_TOO_SHORT.format(least=least), extra={"fields": ["leaseSeconds"]}
         )
+    wanted = list(dict.fromkeys(path_normalize(p) for p in paths or []))
     now = clock.now_ms()
     step = await store.task_claim(
         room.keys,
@@ -246,6 +257,9 @@ async def task_claim(
         now_iso=clock.iso_from_ms(now),
         now_ms=now,
         lease_ms=(lease_seconds or 0) * 1000,
+        paths=wanted,
+        paths_ms=(lease_seconds or TASK_PATHS_SECONDS) * 1000,
+        lease_ids=[new_id("l_") for _ in wanted],
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -272,7 +286,32 @@ async def task_claim(
             errors.TASK_DEPENDENCIES_UNMET.format(task_id=task_id, unmet=unmet),
             extra={**state, "unmet": step.unmet},
         )
+    if step.outcome == "leased":
+        conflicts = json.loads(step.leases_json)
+        named = "; ".join(
+            errors.TASK_PATH_CONFLICT.format(
+                wanted=c["wanted"],
+                path=c["path"],
+                holder=c["holder"],
+                mode=c["mode"],
+                until=clock.iso_from_ms(int(c["expires_ms"])),
+            )
+            for c in conflicts
+        )
+        raise errors.TaskClaimError(
+            errors.TASK_PATHS_LEASED.format(task_id=task_id, conflicts=named),
+            extra={**state, "holders": sorted({str(c["holder"]) for c in conflicts})},
+        )
+    if step.outcome == "lease_quota":
+        raise quota_error("ROOM_LEASES_MAX", step.used)
+    if wanted:
+        current["leases"] = [lease_from_json(x) for x in _json_list(step.leases_json)]
     return current
+
+
+def _json_list(raw: str) -> list[str]:
+    """The lease JSONs of a script's answer, each as its own text."""
+    return [json.dumps(x) for x in json.loads(raw)]
 
 
 async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str | None) -> Task:

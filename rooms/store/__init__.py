@@ -359,14 +359,33 @@ class TaskStep:
     task_json: str = ""
     event_id: str = ""
     unmet: list[dict[str, str]] = field(default_factory=list)
+    leases_json: str = "[]"  # claim_task: the task's leases ("leased": the conflicting ones)
+    used: int = 0  # "lease_quota": the room's live leases
 
 
-_TASK_OUTCOMES = {1: "ok", 0: "unknown", -1: "stale", -2: "owned", -3: "unmet"}
+_TASK_OUTCOMES = {
+    1: "ok",
+    0: "unknown",
+    -1: "stale",
+    -2: "owned",
+    -3: "unmet",
+    -4: "leased",
+    -5: "lease_quota",
+}
 
 
 def _task_keys(keys: RoomKeys) -> list[str]:
     """The keys of every script that changes a task (scripts._TASKS)."""
-    return [keys.tasks, keys.meta, keys.events, keys.reads, keys.claims, keys.claim_holders]
+    return [
+        keys.tasks,
+        keys.meta,
+        keys.events,
+        keys.reads,
+        keys.claims,
+        keys.claim_holders,
+        keys.leases,
+        keys.lease_expiry,
+    ]
 
 
 def _task_step(res: Any, outcomes: dict[int, str]) -> TaskStep:
@@ -375,9 +394,15 @@ def _task_step(res: Any, outcomes: dict[int, str]) -> TaskStep:
         return TaskStep("unknown")
     task_json = str(res[1])
     if code == 1:
-        return TaskStep("ok", task_json, str(res[2]))
+        return TaskStep(
+            "ok", task_json, str(res[2]), leases_json=str(res[3]) if len(res) > 3 else "[]"
+        )
     if code == -3:
         return TaskStep("unmet", task_json, unmet=json.loads(str(res[2])))
+    if code == -4:
+        return TaskStep("leased", task_json, leases_json=str(res[2]))
+    if code == -5:
+        return TaskStep("lease_quota", task_json, used=int(res[2]))
     return TaskStep(outcomes[code], task_json)
 
 
@@ -404,7 +429,16 @@ async def task_update(
 
 
 async def task_claim(
-    keys: RoomKeys, *, task_id: str, agent_id: str, now_iso: str, now_ms: int, lease_ms: int
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    agent_id: str,
+    now_iso: str,
+    now_ms: int,
+    lease_ms: int,
+    paths: list[str],
+    paths_ms: int,
+    lease_ids: list[str],
 ) -> TaskStep:
     """ok, unknown, done, owned or unmet. A leased claim is also marked in the sweeper's
     index (a second, single-key step: the index is not in the room's slot)."""
@@ -412,7 +446,19 @@ async def task_claim(
         keys,
         scripts.CLAIM_TASK_SCRIPT,
         _task_keys(keys),
-        [task_id, agent_id, now_iso, now_ms, lease_ms, _ttl(), *_event_args(keys)],
+        [
+            task_id,
+            agent_id,
+            now_iso,
+            now_ms,
+            lease_ms,
+            _ttl(),
+            *_event_args(keys),
+            json.dumps(paths),
+            paths_ms,
+            json.dumps(lease_ids),
+            int(settings.ROOM_LEASES_MAX),
+        ],
     )
     step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
     if step.outcome == "ok" and lease_ms > 0:
@@ -487,14 +533,18 @@ class StoredPlan:
     created_at: str | None
     updated_at: str | None
     tasks: list[str]
+    leases: list[str] = field(default_factory=list)  # every lease, expired ones too
 
 
 async def plan_read(keys: RoomKeys) -> StoredPlan:
-    res = await _run(scripts.READ_PLAN_SCRIPT, [keys.meta, keys.task_order, keys.tasks], [])
+    res = await _run(
+        scripts.READ_PLAN_SCRIPT, [keys.meta, keys.task_order, keys.tasks, keys.leases], []
+    )
     return StoredPlan(
         created_at=res[0] or None,
         updated_at=res[1] or None,
-        tasks=[str(t) for t in res[2:]],
+        tasks=[str(t) for t in res[3:]],
+        leases=[str(x) for x in res[2]],
     )
 
 
@@ -1126,6 +1176,8 @@ async def task_delete(
             keys.reads,
             keys.claims,
             keys.claim_holders,
+            keys.leases,
+            keys.lease_expiry,
         ],
         [
             task_id,

@@ -344,3 +344,143 @@ async def test_an_agent_prompted_the_agentroom_way_works_unchanged(
 async def test_lease_events_cannot_be_forged_with_post_event(team_a: Caller, room: RoomRef) -> None:
     with pytest.raises(errors.ToolArgumentsError, match="reserved"):
         await call(team_a, room, "post_event", type="lease_granted", payload={}, **{"from": "x"})
+
+
+# --- Task-scoped leases (claim_task's paths) --------------------------------------------------
+
+
+async def test_claim_task_takes_the_tasks_leases_in_the_same_step(
+    team_a: Caller, room: RoomRef
+) -> None:
+    task = await call(team_a, room, "add_task", title="API")
+
+    claimed = await call(
+        team_a, room, "claim_task", taskId=task["id"], agentId="alice", paths=["src/api/", "x.py"]
+    )
+
+    assert claimed["owner"] == "alice"
+    assert sorted(lease["path"] for lease in claimed["leases"]) == ["src/api/**", "x.py"]
+    assert {lease["taskId"] for lease in claimed["leases"]} == {task["id"]}
+    plan = await call(team_a, room, "read_plan")
+    assert [lease["path"] for lease in plan["tasks"][0]["leases"]] == ["src/api/**", "x.py"]
+    assert not (await claim(team_a, room, "bob", "src/api/users.py"))["granted"]
+
+
+async def test_a_claim_whose_paths_another_agent_leases_is_refused_and_changes_nothing(
+    team_a: Caller, room: RoomRef
+) -> None:
+    task = await call(team_a, room, "add_task", title="UI")
+    await claim(team_a, room, "bob", "web/**")
+
+    with pytest.raises(errors.TaskClaimError, match='leased by "bob"') as refused:
+        await call(
+            team_a,
+            room,
+            "claim_task",
+            taskId=task["id"],
+            agentId="alice",
+            paths=["web/app.tsx", "docs/ui.md"],
+        )
+
+    assert refused.value.extra["holders"] == ["bob"]
+    after = await call(team_a, room, "get_task", taskId=task["id"])
+    assert (after["status"], after["owner"]) == ("pending", None)
+    assert [lease["holder"] for lease in (await call(team_a, room, "lease_list"))["leases"]] == [
+        "bob"
+    ]
+
+
+@pytest.mark.parametrize("ending", ["done", "release", "takeover", "delete"])
+async def test_the_tasks_leases_end_with_its_claim(
+    team_a: Caller, room: RoomRef, ending: str
+) -> None:
+    task = await call(team_a, room, "add_task", title="T")
+    await claim(team_a, room, "alice", "notes.md")  # her own lease, not the task's
+    await call(team_a, room, "claim_task", taskId=task["id"], agentId="alice", paths=["a.py"])
+
+    if ending == "done":
+        await call(team_a, room, "update_task", taskId=task["id"], status="done", agentId="alice")
+    elif ending == "release":
+        await call(team_a, room, "release_task", taskId=task["id"], agentId="alice")
+    elif ending == "takeover":
+        await call(
+            team_a,
+            room,
+            "update_task",
+            taskId=task["id"],
+            status="in_progress",
+            owner="bob",
+            agentId="alice",
+        )  # the owner hands it over
+    else:
+        await call(team_a, room, "delete_task", taskId=task["id"])
+
+    left = (await call(team_a, room, "lease_list"))["leases"]
+    assert [lease["path"] for lease in left] == ["notes.md"]
+    assert (await claim(team_a, room, "carol", "a.py"))["granted"]
+
+
+async def test_a_lapsed_claim_lets_go_of_its_leases(
+    team_a: Caller, room: RoomRef, frozen_clock: list[datetime]
+) -> None:
+    from rooms import services
+
+    task = await call(team_a, room, "add_task", title="T")
+    await call(
+        team_a,
+        room,
+        "claim_task",
+        taskId=task["id"],
+        agentId="alice",
+        leaseSeconds=60,
+        paths=["a.py"],
+    )
+    frozen_clock[0] += timedelta(seconds=61)
+
+    assert await services.claims_sweep() >= 1
+
+    assert (await call(team_a, room, "lease_list"))["leases"] == []
+    assert (await call(team_a, room, "get_task", taskId=task["id"]))["status"] == "pending"
+
+
+async def test_of_agents_claiming_one_task_with_its_paths_only_the_winner_holds_them(
+    team_a: Caller, room: RoomRef
+) -> None:
+    task = await call(team_a, room, "add_task", title="race")
+
+    async def attempt(agent: str) -> Any:
+        try:
+            return await call(
+                team_a, room, "claim_task", taskId=task["id"], agentId=agent, paths=["src/**"]
+            )
+        except errors.TaskClaimError as exc:
+            return exc
+
+    results = await asyncio.gather(*(attempt(f"agent-{i:02d}") for i in range(20)))
+
+    won = [r for r in results if isinstance(r, dict)]
+    assert len(won) == 1
+    holders = {lease["holder"] for lease in (await call(team_a, room, "lease_list"))["leases"]}
+    assert holders == {won[0]["owner"]}
+
+
+async def test_an_agent_blocked_on_another_agents_task_sees_its_leases(
+    team_a: Caller, room: RoomRef
+) -> None:
+    api = await call(team_a, room, "add_task", title="API")
+    ui = await call(team_a, room, "add_task", title="UI", depends_on=[api["id"]])
+    await call(team_a, room, "claim_task", taskId=api["id"], agentId="alice", paths=["src/api/"])
+    await call(
+        team_a, room, "update_task", taskId=ui["id"], status="blocked", owner="bob", agentId="bob"
+    )
+
+    mine = await call(team_a, room, "get_my_tasks", agentId="bob")
+
+    [blocked] = mine
+    [waiting] = blocked["blockedBy"]
+    assert (waiting["taskId"], waiting["owner"], waiting["status"]) == (
+        api["id"],
+        "alice",
+        "in_progress",
+    )
+    assert [lease["path"] for lease in waiting["leases"]] == ["src/api/**"]
