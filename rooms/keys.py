@@ -188,6 +188,12 @@ class RoomKeys:
         return self._k("lease_expiry")
 
     @property
+    def context_readers(self) -> str:
+        """Hash: context id -> [{a: agent, v: version, at: ms}], the version each agent last
+        read (read_context, list_context with agentId), oldest read first."""
+        return self._k("ctx_readers")
+
+    @property
     def file_reads(self) -> str:
         """Hash: "<agent>\\n<path>" -> {sha256, at_ms}, the content hash the agent last saw
         (note_read), the baseline of drift_check."""
@@ -253,6 +259,7 @@ class RoomKeys:
             self.leases,
             self.lease_expiry,
             self.file_reads,
+            self.context_readers,
             self.search_events,
             self.search_docs,
             self.search_vocab,

@@ -229,11 +229,11 @@ async def _write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntr
 
 
 async def _read_context(room: RoomRef, a: s.ReadContextInput) -> r.ContextEntry:
-    return await selectors.context_get(room, entry_id=a.id)
+    return await selectors.context_read(room, entry_id=a.id, agent_id=a.agentId)
 
 
 async def _list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEntry]:
-    return await selectors.context_list(room, type_=a.type, author=a.author)
+    return await selectors.context_list(room, type_=a.type, author=a.author, agent_id=a.agentId)
 
 
 async def _update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEntry:

@@ -64,6 +64,12 @@ class Plan(TypedDict):
     tasks: list[Task]
 
 
+class ContextReader(TypedDict):
+    agentId: str
+    version: str  # the version it last read
+    at: str
+
+
 class ContextEntry(TypedDict):
     id: str
     type: str
@@ -74,6 +80,11 @@ class ContextEntry(TypedDict):
     payload: Any
     version: str
     changes: NotRequired[list[str]]
+    # read_context: who read which version (oldest read first), and who read an older one
+    readBy: NotRequired[list[ContextReader]]
+    behind: NotRequired[list[str]]
+    # update_context: the agents that had read an older version, each sent context_stale
+    toldStale: NotRequired[list[str]]
 
 
 # The wire field is "from", a Python keyword: hence TypedDict's functional form.

@@ -286,6 +286,11 @@ class WriteContextInput(WriteInput):
 
 class ReadContextInput(RoomInput):
     id: Identifier
+    agentId: AgentId | None = Field(
+        default=None,
+        description="You: the version you read is recorded, so an update tells you if it "
+        "goes out of date (a context_stale event).",
+    )
 
 
 class DeleteContextInput(WriteInput):
@@ -307,6 +312,10 @@ class GetContextHistoryInput(RoomInput):
 class ListContextInput(RoomInput):
     type: ContextType | None = None
     author: Name | None = None
+    agentId: AgentId | None = Field(
+        default=None,
+        description="You: the versions you read are recorded (see read_context).",
+    )
 
 
 class UpdateContextInput(WriteInput):

@@ -988,13 +988,14 @@ return {1, eid}
 )
 
 # KEYS[1] ctx, KEYS[2] ctx_payload, KEYS[3] ctx_changed, KEYS[4] ctx_versions,
-# KEYS[5] ctx_version_index, KEYS[6] events, KEYS[7] meta, KEYS[8] reads, KEYS[9] ctx_labels
+# KEYS[5] ctx_version_index, KEYS[6] events, KEYS[7] meta, KEYS[8] reads, KEYS[9] ctx_labels,
+# KEYS[10] ctx_readers
 # ARGV[1] id, ARGV[2] changes JSON {author, summary?, consuming_agents?}, ARGV[3] new payload
 # JSON or "" to keep it, ARGV[4] expected version or "", ARGV[5] now (ISO), ARGV[6] ttl ms,
 # ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake channel, ARGV[10] versions kept
 # per entry, ARGV[11] the entry's new label for hints ("" to keep it)
 # -> {0} unknown entry; {-1, current version} stale expectedVersion;
-#    {1, entry JSON without payload, payload JSON, event id}
+#    {1, entry JSON without payload, payload JSON, event id, agents told their read is stale}
 # Superseded versions: ctx_versions "<id>@<version>" -> full JSON, and in ctx_version_index
 # the member "<id>@<minor, 9 digits>@<version>" (score 0, lexical order), so one entry's
 # history is a range of the index and the oldest beyond ARGV[10] are dropped.
@@ -1047,8 +1048,19 @@ local note = fix_arrays(cjson.encode({id = entry.id, type = entry.type, version 
 local eid = append(KEYS[6], KEYS[7], KEYS[8], ARGV[7], ARGV[8], ARGV[9],
   {'type', 'context_updated', 'from', ch.author, 'to', to, 'payload', note})
 redis.call('ZADD', KEYS[3], id_score(eid), ARGV[1])
+-- Every agent that read an older version is told, each with its own context_stale event.
+local told = {}
+for _, r in ipairs(cjson.decode(redis.call('HGET', KEYS[10], ARGV[1]) or '[]')) do
+  if r.v ~= entry.version and r.a ~= ch.author then
+    told[#told + 1] = r.a
+    append(KEYS[6], KEYS[7], KEYS[8], ARGV[7], ARGV[8], ARGV[9],
+      {'type', 'context_stale', 'from', ch.author, 'to', r.a, 'payload', cjson.encode({
+        id = entry.id, type = entry.type, version = entry.version, readVersion = r.v,
+        summary = entry.summary, author = entry.author})})
+  end
+end
 touch(ARGV[6], 1, 9)
-return {1, out, payload, eid}
+return {1, out, payload, eid, cjson.encode(told)}
 """
 )
 
@@ -2120,3 +2132,29 @@ end
 return {baseline, found}
 """
 )
+
+
+# KEYS[1] ctx_readers
+# ARGV[1] the reading agent ("": record nothing), ARGV[2] now ms, ARGV[3] most readers kept
+# per entry (the oldest reads go), ARGV[4] room ttl ms, then per entry: id, version read
+# -> per entry, its readers JSON [{a, v, at}] after this read
+CONTEXT_READERS_SCRIPT = r"""
+local out = {}
+for i = 5, #ARGV - 1, 2 do
+  local id, version = ARGV[i], ARGV[i + 1]
+  local readers = cjson.decode(redis.call('HGET', KEYS[1], id) or '[]')
+  if ARGV[1] ~= '' then
+    local kept = {}
+    for _, r in ipairs(readers) do
+      if r.a ~= ARGV[1] then kept[#kept + 1] = r end
+    end
+    kept[#kept + 1] = {a = ARGV[1], v = version, at = tonumber(ARGV[2])}
+    while #kept > tonumber(ARGV[3]) do table.remove(kept, 1) end
+    readers = kept
+    redis.call('HSET', KEYS[1], id, cjson.encode(readers))
+  end
+  out[#out + 1] = cjson.encode(readers)
+end
+if ARGV[1] ~= '' and #out > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return out
+"""

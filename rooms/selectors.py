@@ -170,16 +170,39 @@ async def context_get(room: RoomRef, *, entry_id: str) -> ContextEntry:
     return context_from_json(*found)
 
 
+async def context_read(room: RoomRef, *, entry_id: str, agent_id: str | None) -> ContextEntry:
+    """The entry, with who read which version of it; `agent_id`'s read is recorded first."""
+    entry = await context_get(room, entry_id=entry_id)
+    [readers] = await store.context_readers(
+        room.keys, agent_id=agent_id, read=[(entry["id"], entry["version"])], now_ms=clock.now_ms()
+    )
+    entry["readBy"] = [
+        {"agentId": str(r["a"]), "version": str(r["v"]), "at": clock.iso_from_ms(int(r["at"]))}
+        for r in readers
+    ]
+    entry["behind"] = [str(r["a"]) for r in readers if r["v"] != entry["version"]]
+    return entry
+
+
 async def context_list(
-    room: RoomRef, *, type_: str | None, author: str | None
+    room: RoomRef, *, type_: str | None, author: str | None, agent_id: str | None = None
 ) -> list[ContextEntry]:
-    """Newest first (roomd's order is undefined)."""
+    """Newest first (roomd's order is undefined). With `agent_id`, the versions listed are
+    recorded as read by it."""
     entries = [context_from_json(e, p) for e, p in await store.context_all(room.keys)]
-    return [
+    listed = [
         e
         for e in entries
         if (type_ is None or e["type"] == type_) and (author is None or e["author"] == author)
     ]
+    if agent_id is not None and listed:
+        await store.context_readers(
+            room.keys,
+            agent_id=agent_id,
+            read=[(e["id"], e["version"]) for e in listed],
+            now_ms=clock.now_ms(),
+        )
+    return listed
 
 
 # --- Events -----------------------------------------------------------------------------

@@ -703,7 +703,10 @@ async def context_update(
             ),
             extra={"currentVersion": result},
         )
-    return context_from_json(result.entry_json, result.payload_json)
+    updated = context_from_json(result.entry_json, result.payload_json)
+    if result.told_stale:
+        updated["toldStale"] = result.told_stale
+    return updated
 
 
 # --- Events -----------------------------------------------------------------------------

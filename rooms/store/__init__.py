@@ -627,6 +627,7 @@ class ContextUpdated:
     entry_json: str
     payload_json: str
     event_id: str
+    told_stale: list[str] = field(default_factory=list)  # agents whose read went out of date
 
 
 async def context_update(
@@ -654,6 +655,7 @@ async def context_update(
             keys.meta,
             keys.reads,
             keys.context_labels,
+            keys.context_readers,
         ],
         [
             entry_id,
@@ -672,7 +674,33 @@ async def context_update(
         return None
     if code == -1:
         return str(res[1])
-    return ContextUpdated(entry_json=str(res[1]), payload_json=str(res[2]), event_id=str(res[3]))
+    return ContextUpdated(
+        entry_json=str(res[1]),
+        payload_json=str(res[2]),
+        event_id=str(res[3]),
+        told_stale=[str(a) for a in json.loads(str(res[4]) or "[]") or []],
+    )
+
+
+async def context_readers(
+    keys: RoomKeys, *, agent_id: str | None, read: list[tuple[str, str]], now_ms: int
+) -> list[list[dict[str, Any]]]:
+    """Record that `agent_id` read these (entry id, version) pairs, when given, and answer
+    each entry's readers, oldest read first ([{a, v, at}])."""
+    if not read:
+        return []
+    res = await _run(
+        scripts.CONTEXT_READERS_SCRIPT,
+        [keys.context_readers],
+        [
+            agent_id or "",
+            now_ms,
+            int(settings.CONTEXT_READERS_KEPT),
+            _ttl(),
+            *(part for pair in read for part in pair),
+        ],
+    )
+    return [json.loads(str(x)) or [] for x in res]
 
 
 async def context_get(keys: RoomKeys, entry_id: str) -> tuple[str, str] | None:
