@@ -13,6 +13,7 @@ import json
 import secrets
 import statistics
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -50,9 +51,45 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+Attempt = Callable[[int], Awaitable[tuple[str, float, str]]]
+
+
+async def _round(
+    fig: RaceFigures, fails: Fails, what: str, attempt: Attempt, told: Callable[[str, str], bool]
+) -> None:
+    """Every agent's attempt released at one moment. `attempt(i)` answers (won / lost /
+    failed, seconds, the winner's name or the loser's answer); `told(answer, winner)` says
+    whether a loser was told who won."""
+    go = asyncio.Event()
+
+    async def at_once(i: int) -> tuple[str, float, str]:
+        await go.wait()
+        return await attempt(i)
+
+    jobs = [asyncio.create_task(at_once(i)) for i in range(fig.agents)]
+    await asyncio.sleep(0.01)
+    t0 = time.perf_counter()
+    go.set()
+    results = await asyncio.gather(*jobs)
+    fig.settle_ms.append(1000 * (time.perf_counter() - t0))
+    fig.rounds += 1
+    fig.claim_ms += [1000 * r[1] for r in results]
+    fig.failed += sum(1 for r in results if r[0] == "failed")
+    for r in results:
+        if r[0] == "failed":
+            fails.add(f"{what}: an attempt neither won nor was told who did", r[2][:400])
+    winners = [r for r in results if r[0] == "won"]
+    if len(winners) != 1:
+        fails.add(f"{what}: not exactly one winner", f"round {fig.rounds}: {len(winners)} won")
+        return
+    fig.one_winner_rounds += 1
+    fig.losers_told_owner += sum(1 for r in results if r[0] == "lost" and told(r[2], winners[0][2]))
+
+
 async def _race(
     ep: wire.McpEndpoint, room: str, conns: list[wire.Connection], fig: RaceFigures, fails: Fails
 ) -> None:
+    """Every agent claims one fresh task."""
     setup = ep.connection()
     try:
         added = await wire.call_tool(
@@ -64,10 +101,8 @@ async def _race(
         fails.add("claims: add_task", added.describe())
         return
     task = added.value["id"]
-    go = asyncio.Event()
 
     async def claimant(i: int) -> tuple[str, float, str]:
-        await go.wait()
         res = await wire.call_tool(
             conns[i], ep, "claim_task", {"roomId": room, "taskId": task, "agentId": f"a{i:02d}"}
         )
@@ -76,26 +111,8 @@ async def _race(
         body = res.response.decode("utf-8", "replace")
         return ("lost" if "owned by" in body else "failed"), res.seconds, body
 
-    jobs = [asyncio.create_task(claimant(i)) for i in range(fig.agents)]
-    await asyncio.sleep(0.01)
-    t0 = time.perf_counter()
-    go.set()
-    results = await asyncio.gather(*jobs)
-    fig.settle_ms.append(1000 * (time.perf_counter() - t0))
-    fig.rounds += 1
-    winners = [r for r in results if r[0] == "won"]
-    fig.claim_ms += [1000 * r[1] for r in results]
-    fig.failed += sum(1 for r in results if r[0] == "failed")
-    for r in results:
-        if r[0] == "failed":
-            fails.add("claims: a claim neither won nor was told the owner", r[2][:400])
-    if len(winners) != 1:
-        fails.add("claims: not exactly one winner", f"round {fig.rounds}: {len(winners)} winners")
-        return
-    fig.one_winner_rounds += 1
-    owner = winners[0][2]
-    fig.losers_told_owner += sum(
-        1 for r in results if r[0] == "lost" and f'owned by \\"{owner}\\"' in r[2]
+    await _round(
+        fig, fails, "claims", claimant, lambda body, owner: f'owned by \\"{owner}\\"' in body
     )
 
 
@@ -105,10 +122,8 @@ async def _lease_race(
     """Every agent claims, exclusively, one of four overlapping patterns of a fresh folder."""
     folder = f"round{fig.rounds}"
     paths = [f"{folder}/**", f"{folder}/app.py", f"{folder}/*.py", f"{folder}/**/app.py"]
-    go = asyncio.Event()
 
     async def claimant(i: int) -> tuple[str, float, str]:
-        await go.wait()
         args = {"roomId": room, "agentId": f"a{i:02d}", "path": paths[i % len(paths)]}
         res = await wire.call_tool(conns[i], ep, "lease_claim", args)
         if not res.ok:
@@ -117,24 +132,7 @@ async def _lease_race(
             return "won", res.seconds, str(res.value["lease"]["holder"])
         return "lost", res.seconds, str(res.value["conflicts"][0]["holder"])
 
-    jobs = [asyncio.create_task(claimant(i)) for i in range(fig.agents)]
-    await asyncio.sleep(0.01)
-    t0 = time.perf_counter()
-    go.set()
-    results = await asyncio.gather(*jobs)
-    fig.settle_ms.append(1000 * (time.perf_counter() - t0))
-    fig.rounds += 1
-    fig.claim_ms += [1000 * r[1] for r in results]
-    fig.failed += sum(1 for r in results if r[0] == "failed")
-    for r in results:
-        if r[0] == "failed":
-            fails.add("leases: a claim failed", r[2][:400])
-    winners = [r for r in results if r[0] == "won"]
-    if len(winners) != 1:
-        fails.add("leases: not exactly one lease", f"round {fig.rounds}: {len(winners)} granted")
-        return
-    fig.one_winner_rounds += 1
-    fig.losers_told_owner += sum(1 for r in results if r[0] == "lost" and r[2] == winners[0][2])
+    await _round(fig, fails, "leases", claimant, lambda holder, winner: holder == winner)
 
 
 async def contention(ep: wire.McpEndpoint, fails: Fails) -> ClaimFigures:

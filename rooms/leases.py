@@ -26,8 +26,9 @@ from rooms.results import (
     LeaseConflict,
     LeaseList,
     LeaseReleased,
+    RoomState,
 )
-from rooms.selectors import task_not_found
+from rooms.selectors import event_list, presence_list, task_not_found
 from rooms.services import new_id
 from rooms.suggest import closest, describe
 
@@ -278,4 +279,21 @@ async def drift_check(room: RoomRef, *, agent_id: str, path: str, sha256: str) -
         "holder": holder,
         "since": since,
         "message": message,
+    }
+
+
+# --- AgentRoom's room_state -------------------------------------------------------------------
+
+ROOM_STATE_EVENTS = 200  # the newest events room_state looks at for broadcasts
+ROOM_STATE_BROADCASTS = 20
+
+
+async def room_state(room: RoomRef) -> RoomState:
+    """Who holds what (live leases), who is here, and the broadcasts among the newest
+    ROOM_STATE_EVENTS events: bounded however long the log."""
+    recent = await event_list(room, since=None, limit=ROOM_STATE_EVENTS, order="desc")
+    return {
+        "leases": (await lease_list(room, agent_id=None))["leases"],
+        "agents": await presence_list(room),
+        "recentBroadcasts": [e for e in recent if e["type"] == "broadcast"][:ROOM_STATE_BROADCASTS],
     }

@@ -401,12 +401,7 @@ async def _diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
 
 
 async def _list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.TemplateList:
-    return {
-        "templates": [
-            {"id": t.id, "name": t.name, "description": t.description, "taskCount": len(t.tasks)}
-            for t in templates.TEMPLATES
-        ]
-    }
+    return templates.template_list()
 
 
 async def _create_room_from_template(
@@ -475,17 +470,8 @@ async def _room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
     )
 
 
-ROOM_STATE_EVENTS = 200  # the newest events room_state looks at for broadcasts
-ROOM_STATE_BROADCASTS = 20
-
-
 async def _room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
-    recent = await selectors.event_list(room, since=None, limit=ROOM_STATE_EVENTS, order="desc")
-    return {
-        "leases": (await leases.lease_list(room, agent_id=None))["leases"],
-        "agents": await selectors.presence_list(room),
-        "recentBroadcasts": [e for e in recent if e["type"] == "broadcast"][:ROOM_STATE_BROADCASTS],
-    }
+    return await leases.room_state(room)
 
 
 async def _room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:

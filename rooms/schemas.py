@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from rooms.templates import template_get
+
 MAX_TITLE = 500
 MAX_TEXT = 16_000
 MAX_SUMMARY = 4_000
@@ -528,6 +530,11 @@ class ListTemplatesInput(ToolInput):
     pass
 
 
+def _template_known(template_id: str) -> str:
+    """Raises ToolArgumentsError (naming the closest templates) for an unknown one."""
+    return template_get(template_id).id
+
+
 class CreateRoomFromTemplateInput(WriteInput):
     """roomId may be left out: a new room's id is made from the template's (and, with an
     idempotencyKey, from the key, so a retry reaches the same room)."""
@@ -535,7 +542,11 @@ class CreateRoomFromTemplateInput(WriteInput):
     roomId: RoomId = Field(
         default="", description="The room to create it in (left out: a new room)."
     )
-    templateId: Identifier = Field(description="A template id from list_templates.")
+    # An unknown template is refused here, before the access check claims a room for it:
+    # a typo never leaves an empty room behind.
+    templateId: Annotated[Identifier, AfterValidator(_template_known)] = Field(
+        description="A template id from list_templates."
+    )
     agentId: AgentId | None = Field(default=None, description="Who is creating it.")
 
     @model_validator(mode="before")

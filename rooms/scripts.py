@@ -557,6 +557,13 @@ local function lease_live(leases, expiry, now_ms)
   end
   return live
 end
+-- Write a lease (new or changed) with its expiry; returns its JSON.
+local function lease_store(leases, expiry, lease)
+  local json = cjson.encode(lease)
+  redis.call('HSET', leases, lease.id, json)
+  redis.call('ZADD', expiry, lease.expires_ms, lease.id)
+  return json
+end
 local function lease_find(live, agent, lease_id, path)
   for _, l in ipairs(live) do
     if (lease_id ~= '' and l.id == lease_id)
@@ -809,9 +816,7 @@ for i, p in ipairs(paths) do
   lease.mode = 'exclusive'
   lease.task_id = ARGV[1]
   lease.expires_ms = tonumber(ARGV[4]) + tonumber(ARGV[11])
-  local json = cjson.encode(lease)
-  redis.call('HSET', KEYS[7], lease.id, json)
-  redis.call('ZADD', KEYS[8], lease.expires_ms, lease.id)
+  local json = lease_store(KEYS[7], KEYS[8], lease)
   if not own[p] then
     append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
       {'type', 'lease_granted', 'from', ARGV[2], 'to', 'all', 'payload', json})
@@ -2025,9 +2030,7 @@ if own then
   own.expires_ms = now + tonumber(ARGV[4])
   if ARGV[5] ~= '' then own.task_id = ARGV[5] end
   if ARGV[6] ~= '' then own.reason = ARGV[6] end
-  local out = cjson.encode(own)
-  redis.call('HSET', KEYS[1], own.id, out)
-  redis.call('ZADD', KEYS[2], own.expires_ms, own.id)
+  local out = lease_store(KEYS[1], KEYS[2], own)
   touch(ARGV[8], 1, 2)
   return {2, out}
 end
@@ -2036,9 +2039,7 @@ local lease = {id = ARGV[12], path = path, mode = mode, holder = agent,
   expires_ms = now + tonumber(ARGV[4]), created_ms = now}
 if ARGV[5] ~= '' then lease.task_id = ARGV[5] end
 if ARGV[6] ~= '' then lease.reason = ARGV[6] end
-local out = cjson.encode(lease)
-redis.call('HSET', KEYS[1], lease.id, out)
-redis.call('ZADD', KEYS[2], lease.expires_ms, lease.id)
+local out = lease_store(KEYS[1], KEYS[2], lease)
 local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[9], ARGV[10], ARGV[11],
   {'type', 'lease_granted', 'from', agent, 'to', 'all', 'payload', out})
 touch(ARGV[8], 1, 5)
@@ -2063,9 +2064,7 @@ if not lease then return {0} end
 if lease.holder ~= agent then return {-2, cjson.encode(lease)} end
 if ARGV[4] == 'renew' then
   lease.expires_ms = now + tonumber(ARGV[5])
-  local out = cjson.encode(lease)
-  redis.call('HSET', KEYS[1], lease.id, out)
-  redis.call('ZADD', KEYS[2], lease.expires_ms, lease.id)
+  local out = lease_store(KEYS[1], KEYS[2], lease)
   touch(ARGV[7], 1, 2)
   return {1, out, ''}
 end

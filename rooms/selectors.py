@@ -170,11 +170,22 @@ async def context_get(room: RoomRef, *, entry_id: str) -> ContextEntry:
     return context_from_json(*found)
 
 
+def _reader(room: RoomRef, agent_id: str | None) -> str | None:
+    """Whose read is recorded: the agent's, for a caller that can write (a read-only one
+    reads with a scope of its own, as it does with cursors)."""
+    return agent_id if room.cursor_scope is None else None
+
+
 async def context_read(room: RoomRef, *, entry_id: str, agent_id: str | None) -> ContextEntry:
-    """The entry, with who read which version of it; `agent_id`'s read is recorded first."""
+    """The entry, with who read which version of it; `agent_id`'s read is recorded first
+    (by a caller that can write: a read-only one names no reader, so it cannot have others
+    told of updates)."""
     entry = await context_get(room, entry_id=entry_id)
     [readers] = await store.context_readers(
-        room.keys, agent_id=agent_id, read=[(entry["id"], entry["version"])], now_ms=clock.now_ms()
+        room.keys,
+        agent_id=_reader(room, agent_id),
+        read=[(entry["id"], entry["version"])],
+        now_ms=clock.now_ms(),
     )
     entry["readBy"] = [
         {"agentId": str(r["a"]), "version": str(r["v"]), "at": clock.iso_from_ms(int(r["at"]))}
@@ -195,10 +206,11 @@ async def context_list(
         for e in entries
         if (type_ is None or e["type"] == type_) and (author is None or e["author"] == author)
     ]
-    if agent_id is not None and listed:
+    reader = _reader(room, agent_id)
+    if reader is not None and listed:
         await store.context_readers(
             room.keys,
-            agent_id=agent_id,
+            agent_id=reader,
             read=[(e["id"], e["version"]) for e in listed],
             now_ms=clock.now_ms(),
         )

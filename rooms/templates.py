@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rooms import errors, suggest
+from rooms.results import TemplateList
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,3 +104,12 @@ def template_get(template_id: str) -> Template:
         UNKNOWN_TEMPLATE.format(wanted=template_id, hint=hint, names=", ".join(_BY_ID)),
         extra={"fields": ["templateId"], "closest": [cid for cid, _ in near]},
     )
+
+
+def template_list() -> TemplateList:
+    return {
+        "templates": [
+            {"id": t.id, "name": t.name, "description": t.description, "taskCount": len(t.tasks)}
+            for t in TEMPLATES
+        ]
+    }

@@ -1050,6 +1050,17 @@ async def test_rest_makes_a_room_from_a_template_without_naming_one(server: Runn
         room = made.json()["roomId"]
         plan = await rest_call(http, server.url, "read_plan", {}, room)
         assert len(plan.json()["tasks"]) == made.json()["taskCount"] == 6
+        # Through this door too, another team's room is refused and keeps its plan.
+        foreign = await rest_call(
+            http,
+            server.url,
+            "create_room_from_template",
+            {"roomId": room, "templateId": "incident"},
+            secret=TEAM_B_SECRET,
+        )
+        assert foreign.status_code == 404 and foreign.json()["code"] == "room_not_found"
+        after = await rest_call(http, server.url, "read_plan", {}, room)
+        assert len(after.json()["tasks"]) == 6
         # A tool that acts on a named room still needs one.
         unnamed = await rest_call(http, server.url, "read_plan", {})
         assert unnamed.status_code == 400 and "/api/v1/rooms/<roomId>" in unnamed.json()["message"]

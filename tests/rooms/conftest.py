@@ -1,11 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from rooms import registry
+from rooms import clock, registry
 from rooms.refs import RoomRef
 from rooms.schemas import RoomInput
 from tenants.access import room_access
@@ -38,3 +39,14 @@ async def invoke(name: str, arguments: dict[str, Any], check: RoomCheck) -> Any:
 @pytest.fixture(autouse=True)
 def _database(transactional_db: None) -> None:
     """The access check records room ownership in the database (from another thread)."""
+
+
+@pytest.fixture
+def frozen_clock() -> Iterator[list[datetime]]:
+    """A clock the test moves by hand (far ahead of any other test's claims and leases)."""
+    now = [datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)]
+    clock.set_clock(lambda: now[0])
+    try:
+        yield now
+    finally:
+        clock.set_clock(None)

@@ -5,8 +5,7 @@ without anyone calling."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -18,17 +17,6 @@ from tests.conftest import redis_for_assertions
 from tests.rooms.test_plan import add, all_events, invoke, update
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def frozen_clock() -> Iterator[list[datetime]]:
-    """A clock the test moves by hand (far ahead of any other test's claims)."""
-    now = [datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)]
-    clock.set_clock(lambda: now[0])
-    try:
-        yield now
-    finally:
-        clock.set_clock(None)
 
 
 async def claim(room: RoomRef, task_id: str, agent: str, **kw: Any) -> dict[str, Any]:

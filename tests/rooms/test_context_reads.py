@@ -11,6 +11,7 @@ import pytest
 from mcp_gateway.dispatch import tool_run
 from rooms.refs import RoomRef
 from tenants.capabilities import Caller
+from tests import callers
 
 pytestmark = pytest.mark.anyio
 
@@ -104,3 +105,28 @@ async def test_readers_per_entry_are_bounded_the_oldest_read_going_first(
     seen = await call(team_a, room, "read_context", id=entry["id"])
 
     assert [r["agentId"] for r in seen["readBy"]] == ["a2", "a3", "a4"]
+
+
+async def test_a_read_only_key_names_no_reader_so_it_cannot_have_others_told(
+    team_a: Caller, room: RoomRef
+) -> None:
+    """The attack: a viewer key reads as "alice" and "bob" so that every update writes
+    context_stale events to them. Refused quietly: the read is answered, not recorded."""
+    entry = await note(team_a, room)
+    viewer = callers.reader_of(team_a)
+    for agent in ("alice", "bob"):
+        seen = await call(viewer, room, "read_context", id=entry["id"], agentId=agent)
+        assert seen["id"] == entry["id"] and seen["readBy"] == []
+    await call(viewer, room, "list_context", agentId="carol")
+
+    updated = await call(
+        team_a, room, "update_context", id=entry["id"], author="backend", summary="v2"
+    )
+
+    assert "toldStale" not in updated
+    # The legitimate path next to it: the team key's read is recorded and told.
+    await call(team_a, room, "read_context", id=entry["id"], agentId="alice")
+    again = await call(
+        team_a, room, "update_context", id=entry["id"], author="backend", summary="v3"
+    )
+    assert again["toldStale"] == ["alice"]

@@ -90,10 +90,16 @@ async def test_a_retry_with_the_same_key_reaches_the_same_room(team_a: Caller) -
     assert len(plan["tasks"]) == first["taskCount"]
 
 
-async def test_an_unknown_template_names_the_closest(team_a: Caller) -> None:
+async def test_an_unknown_template_names_the_closest_and_claims_no_room(team_a: Caller) -> None:
+    before = {r["roomId"] for r in await tool_run(team_a, "list_rooms", {})}
     with pytest.raises(errors.ToolArgumentsError, match='"web-app"') as refused:
         await tool_run(team_a, "create_room_from_template", {"templateId": "web_app"})
     assert "list_templates" in refused.value.message
+    with pytest.raises(errors.ToolArgumentsError, match="web-app"):
+        await tool_run(
+            team_a, "create_room_from_template", {"roomId": "typo-room", "templateId": "webapp"}
+        )
+    assert {r["roomId"] for r in await tool_run(team_a, "list_rooms", {})} == before
 
 
 async def test_another_team_cannot_write_a_plan_into_a_room_it_does_not_own(
