@@ -188,6 +188,9 @@ ROOM_VARS_MAX = env_int("ROOM_VARS_MAX", 500)
 ROOM_LOCKS_MAX = env_int("ROOM_LOCKS_MAX", 500)  # locks held at once
 ROOM_LEASES_MAX = env_int("ROOM_LEASES_MAX", 500)  # live file leases
 ROOM_FILE_READS_MAX = env_int("ROOM_FILE_READS_MAX", 5_000)  # (agent, file) hashes noted
+ROOM_MESSAGES_MAX = env_int("ROOM_MESSAGES_MAX", 1_000)  # messages kept (the oldest go)
+ROOM_DELIVERIES_MAX = env_int("ROOM_DELIVERIES_MAX", 20_000)  # their deliveries, all told
+ROOM_MESSAGE_BYTES_MAX = env_int("ROOM_MESSAGE_BYTES_MAX", 4 * 1024 * 1024)  # their JSON
 CONTEXT_READERS_KEPT = env_int("CONTEXT_READERS_KEPT", 100)  # readers remembered per entry
 ROOM_REVIEWS_MAX = env_int("ROOM_REVIEWS_MAX", 1_000)  # reviews, pending and resolved
 # idempotencyKey records a room keeps, and their bytes; past either the oldest is forgotten

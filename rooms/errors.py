@@ -123,6 +123,64 @@ TASK_PATHS_LEASED = (
 TASK_PATH_CONFLICT = '{wanted} overlaps {path}, leased by "{holder}" ({mode}, until {until})'
 
 
+class AgentNotFoundError(RoomError):
+    """A message to an agentId the room has never seen (a typo, most likely)."""
+
+    code = "agent_not_found"
+    status = 404
+
+
+class MessageNotFoundError(RoomError):
+    code = "message_not_found"
+    status = 404
+
+
+class MessageRefusedError(RoomError):
+    """An ack by someone the message was not for, or of a message that expired."""
+
+    code = "message_refused"
+    status = 409
+
+
+MESSAGE_UNKNOWN_AGENT = (
+    "No agent {agent} in this room: nobody by that name has heartbeated or read here. {hint}"
+)
+MESSAGE_AGENT_CLOSEST = (
+    'Closest: {closest}. Send to "*" for everyone, or "tag:<tag>" / "file:<glob>" to reach '
+    "agents by what they do."
+)
+MESSAGE_AGENT_NOBODY = (
+    "Nobody has joined the room yet; agents appear once they heartbeat or read events."
+)
+MESSAGE_SELECTOR_EMPTY = 'A "{kind}:" selector needs a value after the colon (1-64 characters).'
+MESSAGE_NOBODY = "Nobody matched {to!r}: the message is kept, but no one will receive it ({why})."
+MESSAGE_NOBODY_WHY = {
+    "all": "no other agent is in the room's presence yet",
+    "agent": "",
+    "file": "no other agent holds a live lease overlapping that path",
+    "tag": "no agent's heartbeat carried that tag",
+}
+MESSAGE_NOT_FOUND = "No message {message_id} in this room (or it is too old to be kept). {hint}"
+MESSAGE_HINT_CLOSEST = "Closest: {closest}. inbox and sent_messages list the kept ones."
+MESSAGE_HINT_NONE = "inbox and sent_messages list the kept ones."
+MESSAGE_NOT_RECIPIENT = (
+    'Message "{message_id}" was not sent to "{agent}", so only its recipients may ack it '
+    "({recipients})."
+)
+MESSAGE_EXPIRED = (
+    'Message "{message_id}" expired unacked at {at}; ask "{sender}" again if it still matters.'
+)
+INBOX_NEVER = (
+    'No messages for "{agent}": none was ever delivered to you in this room. In the room: '
+    '{agents}. Messages reach you when sent to you, to "*", to a tag of your heartbeat or '
+    "to a file you lease."
+)
+INBOX_ALL_READ = (
+    'No unread messages for "{agent}": {ever} delivered here, {read} of them read; the last '
+    "arrived at {last}. unreadOnly: false shows them again."
+)
+
+
 class PlanExistsError(RoomError):
     """create_room_from_template on a room that has tasks: a plan is never overwritten."""
 

@@ -200,6 +200,56 @@ class RoomKeys:
         return self._k("file_reads")
 
     @property
+    def messages(self) -> str:
+        """Hash: message id -> the message JSON (sender, selector, text, recipients, expiry)."""
+        return self._k("messages")
+
+    @property
+    def message_order(self) -> str:
+        """Sorted set: message id -> its event's stream position, so the oldest go first."""
+        return self._k("message_order")
+
+    @property
+    def deliveries(self) -> str:
+        """Hash: inbox member -> "<state> <since ms> <expiry ms or 0>", one per recipient
+        of each kept message (stored, read, acked)."""
+        return self._k("deliveries")
+
+    @property
+    def inbox(self) -> str:
+        """Sorted set (lexical, score 0): "<agent's length>:<agent>\\n<event position>
+        <message id>" per delivery, so one agent's inbox is one range, oldest first."""
+        return self._k("inbox")
+
+    @property
+    def outbox(self) -> str:
+        """Sorted set (lexical, score 0): the same members, keyed by the sender."""
+        return self._k("outbox")
+
+    @property
+    def message_stats(self) -> str:
+        """Hash: agent -> "<deliveries ever> <read ever> <last delivery ms>" (what an empty
+        inbox explains itself with)."""
+        return self._k("message_stats")
+
+    @property
+    def agent_tags(self) -> str:
+        """Hash: agent -> the tags (JSON list) of its last heartbeat that carried any."""
+        return self._k("agent_tags")
+
+    @property
+    def message_keys(self) -> list[str]:
+        """What every message script takes, in this order."""
+        return [
+            self.messages,
+            self.message_order,
+            self.deliveries,
+            self.inbox,
+            self.outbox,
+            self.message_stats,
+        ]
+
+    @property
     def search_events(self) -> str:
         """Hash: word -> the retained events holding it (scripts._SEARCH). The three
         search keys are named after `meta` in the scripts that keep them: same slot."""
@@ -260,6 +310,13 @@ class RoomKeys:
             self.lease_expiry,
             self.file_reads,
             self.context_readers,
+            self.messages,
+            self.message_order,
+            self.deliveries,
+            self.inbox,
+            self.outbox,
+            self.message_stats,
+            self.agent_tags,
             self.search_events,
             self.search_docs,
             self.search_vocab,

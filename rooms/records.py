@@ -62,7 +62,18 @@ def event_from_entry(entry: StreamEntry) -> Event:
     }
     if fields.get("reply_to_id"):
         event["reply_to_id"] = fields["reply_to_id"]
+    if "rcpt" in fields:
+        event["recipients"] = [str(a) for a in json.loads(fields["rcpt"]) or []]
     return event
+
+
+def event_addressed_to(event: Event, agent_id: str) -> bool:
+    """THE rule of who an event is for (scripts._READ_UNREAD applies it in Lua): a message
+    is for exactly its recipients; any other event for everyone ("all") or its `to`. What
+    addressedOnly delivers, what an agent's webhook and stream carry, agree with it."""
+    if "recipients" in event:
+        return agent_id in event["recipients"]
+    return event["to"] in ("all", agent_id)
 
 
 def dumps(value: Any) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from rooms import errors, leases, search, selectors, services, templates
+from rooms import errors, leases, messages, search, selectors, services, templates
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -287,7 +287,7 @@ async def _reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
 
 
 async def _heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
-    return await services.presence_heartbeat(room, agent_id=a.agentId)
+    return await services.presence_heartbeat(room, agent_id=a.agentId, tags=a.tags)
 
 
 async def _get_presence(room: RoomRef, a: s.GetPresenceInput) -> list[r.AgentPresence]:
@@ -478,6 +478,33 @@ async def _room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
     return await services.event_take_unread(
         room, agent_id=a.agentId, limit=a.limit, addressed_only=False
     )
+
+
+async def _send_message(room: RoomRef, a: s.SendMessageInput) -> r.MessageSent:
+    return await messages.message_send(
+        room,
+        sender=a.from_,
+        to=a.to,
+        body=a.body,
+        subject=a.subject,
+        reply_to=a.replyTo,
+        ttl_seconds=a.ttlSeconds,
+        ack_required=a.ackRequired,
+    )
+
+
+async def _inbox(room: RoomRef, a: s.InboxInput) -> r.Inbox:
+    return await messages.message_inbox(
+        room, agent_id=a.agentId, limit=a.limit, unread_only=a.unreadOnly
+    )
+
+
+async def _ack_message(room: RoomRef, a: s.AckMessageInput) -> r.MessageAcked:
+    return await messages.message_ack(room, agent_id=a.agentId, message_id=a.messageId)
+
+
+async def _sent_messages(room: RoomRef, a: s.SentMessagesInput) -> r.SentMessages:
+    return await messages.messages_sent(room, agent_id=a.agentId, limit=a.limit)
 
 
 async def _search(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
@@ -1000,6 +1027,45 @@ TOOLS: tuple[Tool, ...] = (
         "another agent leases it: read it again and agree with them first).",
         read_only=True,
         run=_drift_check,
+    ),
+    # --- Messages
+    RoomTool(
+        "send_message",
+        s.SendMessageInput,
+        TypeAdapter(r.MessageSent),
+        'Send a message: to "*" (everyone here but you), an agentId, "file:<glob>" (whoever '
+        'leases an overlapping path) or "tag:<tag>" (agents whose heartbeat carried it). Each '
+        "recipient gets one delivery (stored, then read, then acked); sent_messages shows "
+        "you which. Nobody matching is a warning with count 0, not an error.",
+        read_only=False,
+        run=_send_message,
+    ),
+    RoomTool(
+        "inbox",
+        s.InboxInput,
+        TypeAdapter(r.Inbox),
+        "Your unread messages, oldest first; they count as read from now on. An empty inbox "
+        "says why (deliveries so far, read, the last one, who is in the room).",
+        read_only=True,
+        idempotent=False,
+        run=_inbox,
+    ),
+    RoomTool(
+        "ack_message",
+        s.AckMessageInput,
+        TypeAdapter(r.MessageAcked),
+        "Acknowledge a message you received (the sender sees it acked). Only a recipient.",
+        read_only=False,
+        run=_ack_message,
+    ),
+    RoomTool(
+        "sent_messages",
+        s.SentMessagesInput,
+        TypeAdapter(r.SentMessages),
+        "Your sent messages, newest first, each with every recipient's delivery state "
+        "(stored, read, acked, expired) and since when.",
+        read_only=True,
+        run=_sent_messages,
     ),
     # --- AgentRoom's five tools, over the same primitives
     RoomTool(

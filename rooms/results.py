@@ -98,6 +98,8 @@ Event = TypedDict(
         "payload": Any,
         "timestamp": str,
         "reply_to_id": NotRequired[str],
+        # A message's event: exactly whom it was delivered to (the `to` is its selector).
+        "recipients": NotRequired[list[str]],
     },
 )
 
@@ -407,3 +409,70 @@ class RoomState(TypedDict):
     leases: list[Lease]
     agents: list[AgentPresence]
     recentBroadcasts: list[Event]
+
+
+DeliveryState = Literal["stored", "read", "acked", "expired"]
+
+Message = TypedDict(
+    "Message",
+    {
+        "messageId": str,
+        "from": str,
+        "to": str,  # the selector it was sent to
+        "subject": str | None,
+        "body": str,
+        "replyTo": str | None,
+        "at": str,
+        "state": DeliveryState,  # this recipient's delivery (inbox)
+        "ackRequired": bool,
+        "expiresAt": str | None,
+    },
+)
+
+
+class MessageSent(TypedDict):
+    messageId: str
+    recipients: list[str]
+    count: int
+    warning: NotRequired[str]
+
+
+class InboxSummary(TypedDict):
+    """Why an inbox holds what it holds: an empty one explains itself."""
+
+    deliveries: int  # messages ever delivered to the agent in this room
+    read: int  # of them read (or acked)
+    unread: int  # still unread after this call
+    lastDeliveryAt: str | None
+    agents: list[str]  # who is in the room (the most recently seen)
+    message: NotRequired[str]
+
+
+class Inbox(TypedDict):
+    messages: list[Message]
+    inbox: InboxSummary
+
+
+class MessageAcked(TypedDict):
+    messageId: str
+    state: Literal["acked"]
+    at: str
+
+
+class Delivery(TypedDict):
+    agentId: str
+    state: DeliveryState
+    at: str  # since when it is in that state
+
+
+class SentMessage(TypedDict):
+    messageId: str
+    to: str
+    subject: str | None
+    at: str
+    ackRequired: bool
+    recipients: list[Delivery]
+
+
+class SentMessages(TypedDict):
+    messages: list[SentMessage]

@@ -408,8 +408,15 @@ class ReplyToEventInput(WriteInput):
 # --- Presence, locks, shared variables ----------------------------------------------------
 
 
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+
+
 class HeartbeatInput(AgentInput, WriteInput):
-    pass
+    tags: Annotated[list[Tag], Field(max_length=16)] | None = Field(
+        default=None,
+        description='What you work on (["backend", "db"]): messages to "tag:<tag>" reach you. '
+        "Kept until a heartbeat brings others; leave out to keep them.",
+    )
 
 
 class GetPresenceInput(RoomInput):
@@ -524,6 +531,40 @@ class RoomStateInput(RoomInput):
 
 class RoomReadInput(AgentInput):
     limit: Annotated[int, Field(ge=1, le=100)] = 50
+
+
+class SendMessageInput(WriteInput):
+    from_: ActorName = Field(alias="from", description="Your agent name.")
+    to: Annotated[str, StringConstraints(min_length=1, max_length=1030)] = Field(
+        description='Who it is for: "*" (everyone in the room but you), an agentId, '
+        '"file:<glob>" (the agents leasing a path overlapping it), "tag:<tag>" (the agents '
+        "whose heartbeat carried the tag)."
+    )
+    body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+    subject: Annotated[str, StringConstraints(max_length=200)] | None = None
+    replyTo: Identifier | None = Field(default=None, description="The messageId answered.")
+    ttlSeconds: Annotated[int, Field(ge=10, le=30 * 86_400)] | None = Field(
+        default=None,
+        description="Unacked after this long, a delivery shows expired (10 s to 30 days).",
+    )
+    ackRequired: bool = Field(
+        default=False, description="Ask the recipients to ack_message; sent_messages shows who did."
+    )
+
+
+class InboxInput(AgentInput):
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
+    unreadOnly: bool = Field(
+        default=True, description="Only messages you have not read (false: your newest, any state)."
+    )
+
+
+class AckMessageInput(AgentInput, WriteInput):
+    messageId: Identifier
+
+
+class SentMessagesInput(AgentInput):
+    limit: Annotated[int, Field(ge=1, le=100)] = 20
 
 
 class ListTemplatesInput(ToolInput):

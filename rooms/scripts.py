@@ -1148,10 +1148,18 @@ local function read_unread(events, cursors, changed_key, field, limit, addressed
       scanned = scanned + 1
       local keep = true
       if addressed == '1' then
+        -- records.event_addressed_to's rule: a message is for exactly its recipients.
         keep = false
-        local f = e[2]
+        local f, to, rcpt = e[2], nil, nil
         for i = 1, #f, 2 do
-          if f[i] == 'to' and (f[i + 1] == 'all' or f[i + 1] == agent) then keep = true end
+          if f[i] == 'to' then to = f[i + 1] elseif f[i] == 'rcpt' then rcpt = f[i + 1] end
+        end
+        if rcpt then
+          for _, a in ipairs(cjson.decode(rcpt)) do
+            if a == agent then keep = true break end
+          end
+        else
+          keep = to == 'all' or to == agent
         end
       end
       if keep then table.insert(out, e) end
@@ -1256,9 +1264,9 @@ return 1
 """
 )
 
-# KEYS[1] presence, KEYS[2] claims, KEYS[3] claim_holders, KEYS[4] tasks
+# KEYS[1] presence, KEYS[2] claims, KEYS[3] claim_holders, KEYS[4] tasks, KEYS[5] agent_tags
 # ARGV[1] agent id, ARGV[2] now ms, ARGV[3] ttl ms, ARGV[4] most agents remembered,
-# ARGV[5] most agents answered
+# ARGV[5] most agents answered, ARGV[6] the heartbeat's tags (JSON list) or "" (keep them)
 # -> {agents remembered, {agent, ms, agent, ms, ...} the ARGV[5] most recently seen}
 # The answer is capped so a heartbeat costs the same in a room of 5,000 agents as of 10.
 # Past the quota the agent that has been silent longest is forgotten (its cursor stays).
@@ -1269,8 +1277,16 @@ HEARTBEAT_SCRIPT = (
     + _TASKS
     + r"""
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[5], ARGV[1], ARGV[6])
+  redis.call('PEXPIRE', KEYS[5], ARGV[3])
+end
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
-if over > 0 then redis.call('ZPOPMIN', KEYS[1], over) end
+if over > 0 then
+  -- The forgotten agents' tags go with them: the tags never outnumber the agents.
+  local gone = redis.call('ZPOPMIN', KEYS[1], over)
+  for i = 1, #gone, 2 do redis.call('HDEL', KEYS[5], gone[i]) end
+end
 touch(ARGV[3], 1, 1)
 if redis.call('ZCARD', KEYS[2]) > 0 then
   local held = redis.call('HGETALL', KEYS[3])
@@ -1463,7 +1479,7 @@ return out
 
 # --- roomd's other tools ---------------------------------------------------------------
 
-# KEYS[1] presence, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
+# KEYS[1] presence, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] agent_tags
 # ARGV[1] agent id, ARGV[2] ttl ms, ARGV[3] event cap, ARGV[4] event bytes cap, ARGV[5] wake
 # channel, ARGV[6] most agents answered
 # -> {left 0/1, {agent, ms, ...} the ARGV[6] most recently seen of those still here}
@@ -1472,6 +1488,7 @@ LEAVE_ROOM_SCRIPT = (
     _PRELUDE
     + r"""
 local left = redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[5], ARGV[1])
 if left == 1 then
   append(KEYS[3], KEYS[2], KEYS[4], ARGV[3], ARGV[4], ARGV[5],
     {'type', 'agent_left', 'from', ARGV[1], 'to', 'all',
@@ -2157,3 +2174,257 @@ end
 if ARGV[1] ~= '' and #out > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 return out
 """
+
+
+# --- Messages (rooms/messages.py) --------------------------------------------------------
+
+# One delivery per recipient: a member of `inbox` (and of the sender's `outbox`) names the
+# agent, the message's stream position and its id; `deliveries` holds its state under the
+# same member. The agent's length leads, so one agent's range never holds another's.
+_MESSAGES = r"""
+local function msg_pad(n, width) return string.rep('0', width - #n) .. n end
+local function msg_prefix(agent) return string.format('%03d:', #agent) .. agent .. '\n' end
+local function msg_member(agent, eid, mid)
+  local ms, seq = string.match(eid, '^(%d+)-(%d+)$')
+  return msg_prefix(agent) .. msg_pad(ms, 15) .. '-' .. msg_pad(seq, 8) .. ' ' .. mid
+end
+local function msg_range(key, agent, limit, newest)
+  local p = msg_prefix(agent)
+  if newest then
+    return redis.call('ZREVRANGEBYLEX', key, '(' .. p .. '\255', '[' .. p, 'LIMIT', 0, limit)
+  end
+  return redis.call('ZRANGEBYLEX', key, '[' .. p, '(' .. p .. '\255', 'LIMIT', 0, limit)
+end
+-- A delivery's state as of now: a stored or read one past its expiry is expired.
+local function msg_state(value, now)
+  local state, at, expires = string.match(value, '^(%a+) (%d+) (%d+)$')
+  if state ~= 'acked' and tonumber(expires) > 0 and now >= tonumber(expires) then
+    return 'expired', tonumber(expires), tonumber(expires)
+  end
+  return state, tonumber(at), tonumber(expires)
+end
+local function msg_stats(stats, agent)
+  local ever, read, last = string.match(redis.call('HGET', stats, agent) or '0 0 0',
+    '^(%d+) (%d+) (%d+)$')
+  return tonumber(ever), tonumber(read), last
+end
+local function msg_stats_read(stats, agent)
+  local ever, read, last = msg_stats(stats, agent)
+  redis.call('HSET', stats, agent, ever .. ' ' .. (read + 1) .. ' ' .. last)
+end
+-- Forget the oldest message with its deliveries; returns the bytes and deliveries freed.
+local function msg_drop_oldest(keys, meta)
+  local oldest = redis.call('ZPOPMIN', keys.order)
+  if #oldest == 0 then return 0, 0 end
+  local raw = redis.call('HGET', keys.messages, oldest[1])
+  if not raw then return 0, 0 end
+  local m = cjson.decode(raw)
+  for _, agent in ipairs(m.rcpt) do
+    local member = msg_member(agent, m.eid, m.messageId)
+    redis.call('HDEL', keys.deliveries, member)
+    redis.call('ZREM', keys.inbox, member)
+  end
+  redis.call('ZREM', keys.outbox, msg_member(m.from, m.eid, m.messageId))
+  redis.call('HDEL', keys.messages, oldest[1])
+  redis.call('HINCRBY', meta, 'deliveries', -#m.rcpt)
+  redis.call('HINCRBY', meta, 'message_bytes', -#raw)
+  return #raw, #m.rcpt
+end
+"""
+
+# KEYS[1] messages, KEYS[2] message_order, KEYS[3] deliveries, KEYS[4] inbox, KEYS[5] outbox,
+# KEYS[6] message_stats, KEYS[7] presence, KEYS[8] cursors, KEYS[9] agent_tags,
+# KEYS[10] leases, KEYS[11] lease_expiry, KEYS[12] meta, KEYS[13] events, KEYS[14] reads
+# ARGV[1] sender, ARGV[2] selector kind (all / agent / file / tag), ARGV[3] its value (the
+# agent, the normalised glob, the tag), ARGV[4] `to` as given, ARGV[5] message id,
+# ARGV[6] the message JSON the service built (messageId, from, to, subject, body, replyTo,
+# at, ackRequired, expiresAt, expires_ms), ARGV[7] reply-to message id or "", ARGV[8] expiry
+# ms or "0", ARGV[9] now ms, ARGV[10] room ttl ms, ARGV[11] event cap, ARGV[12] event bytes
+# cap, ARGV[13] wake channel, ARGV[14] most messages kept, ARGV[15] most deliveries kept,
+# ARGV[16] most message bytes kept, ARGV[17] how many agents an unknown-agent hint samples
+# -> {1, message JSON as stored (with rcpt, eid), event id}; {-3} unknown replyTo;
+#    {-4, {agent, ...}} the agentId is nobody the room has seen (a sample of who it has)
+# Who a selector reaches is decided in the same step as the deliveries are written, so a
+# lease taken or a heartbeat's tags changed at the same moment is either in or out, whole.
+SEND_MESSAGE_SCRIPT = (
+    _PRELUDE
+    + _LEASES
+    + _MESSAGES
+    + r"""
+local sender, kind, value = ARGV[1], ARGV[2], ARGV[3]
+local now = tonumber(ARGV[9])
+if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[7]) == 0 then return {-3} end
+local rcpt, seen = {}, {}
+local function reach(agent)
+  if agent ~= sender and not seen[agent] then
+    seen[agent] = true
+    rcpt[#rcpt + 1] = agent
+  end
+end
+if kind == 'agent' then
+  if value ~= sender and not redis.call('ZSCORE', KEYS[7], value)
+      and redis.call('HEXISTS', KEYS[8], value) == 0 then
+    local sample = redis.call('ZREVRANGE', KEYS[7], 0, tonumber(ARGV[17]) - 1)
+    if #sample == 0 then
+      sample = redis.call('HSCAN', KEYS[8], 0, 'COUNT', tonumber(ARGV[17]))[2]
+      local names = {}
+      for i = 1, #sample, 2 do names[#names + 1] = sample[i] end
+      sample = names
+    end
+    return {-4, sample}
+  end
+  seen[value] = true
+  rcpt[1] = value
+elseif kind == 'all' then
+  for _, agent in ipairs(redis.call('ZRANGE', KEYS[7], 0, -1)) do reach(agent) end
+elseif kind == 'tag' then
+  local tagged = redis.call('HGETALL', KEYS[9])
+  for i = 1, #tagged, 2 do
+    for _, t in ipairs(cjson.decode(tagged[i + 1])) do
+      if t == value then reach(tagged[i]) break end
+    end
+  end
+elseif kind == 'file' then
+  for _, l in ipairs(lease_live(KEYS[10], KEYS[11], now)) do
+    if lease_overlap(value, l.path) then reach(l.holder) end
+  end
+end
+local rcpt_json = '[]'
+if #rcpt > 0 then rcpt_json = cjson.encode(rcpt) end
+local eid = append(KEYS[13], KEYS[12], KEYS[14], ARGV[11], ARGV[12], ARGV[13],
+  {'type', 'message', 'from', sender, 'to', ARGV[4], 'payload', ARGV[6], 'rcpt', rcpt_json})
+local mid = ARGV[5]
+local raw = string.sub(ARGV[6], 1, -2) .. ',"rcpt":' .. rcpt_json .. ',"eid":"' .. eid .. '"}'
+redis.call('HSET', KEYS[1], mid, raw)
+redis.call('ZADD', KEYS[2], id_score(eid), mid)
+redis.call('ZADD', KEYS[5], 0, msg_member(sender, eid, mid))
+for _, agent in ipairs(rcpt) do
+  local member = msg_member(agent, eid, mid)
+  redis.call('HSET', KEYS[3], member, 'stored ' .. now .. ' ' .. ARGV[8])
+  redis.call('ZADD', KEYS[4], 0, member)
+  local ever, read = msg_stats(KEYS[6], agent)
+  redis.call('HSET', KEYS[6], agent, (ever + 1) .. ' ' .. read .. ' ' .. now)
+end
+local kept = {messages = KEYS[1], order = KEYS[2], deliveries = KEYS[3], inbox = KEYS[4],
+  outbox = KEYS[5]}
+local bytes = tonumber(redis.call('HINCRBY', KEYS[12], 'message_bytes', #raw))
+local held = tonumber(redis.call('HINCRBY', KEYS[12], 'deliveries', #rcpt))
+local function over()
+  return redis.call('ZCARD', KEYS[2]) > tonumber(ARGV[14]) or held > tonumber(ARGV[15])
+    or bytes > tonumber(ARGV[16])
+end
+-- The oldest go first, never the one just written.
+while redis.call('ZCARD', KEYS[2]) > 1 and over() do
+  local freed, dropped = msg_drop_oldest(kept, KEYS[12])
+  bytes, held = bytes - freed, held - dropped
+end
+touch(ARGV[10], 1, 6)
+touch(ARGV[10], 12, 14)
+return {1, raw, eid}
+"""
+)
+
+# KEYS[1] messages, KEYS[2] deliveries, KEYS[3] inbox, KEYS[4] message_stats
+# ARGV[1] agent, ARGV[2] limit, ARGV[3] "1" unread only, ARGV[4] now ms, ARGV[5] room ttl ms,
+# ARGV[6] "1" mark what is returned read ("0" for a read-only caller, who only looks)
+# -> {{deliveries ever, read ever, last delivery ms, still unread after this call},
+#     {message JSON, state, since ms}, ...}: oldest first; the unread ones returned are
+#    read from now on. Without unread only, the agent's newest `limit`, oldest first.
+INBOX_SCRIPT = (
+    _MESSAGES
+    + r"""
+local agent, limit, now = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[4])
+local members
+if ARGV[3] == '1' then
+  members = msg_range(KEYS[3], agent, -1, false)
+else
+  members = msg_range(KEYS[3], agent, limit, true)
+  local n = #members
+  for i = 1, math.floor(n / 2) do
+    members[i], members[n - i + 1] = members[n - i + 1], members[i]
+  end
+end
+local out, unread, marked = {}, 0, 0
+for _, member in ipairs(members) do
+  local value = redis.call('HGET', KEYS[2], member)
+  if value then
+    local state, at, expires = msg_state(value, now)
+    local take = #out < limit and (ARGV[3] ~= '1' or state == 'stored')
+    if state == 'stored' and not take then unread = unread + 1 end
+    if take then
+      local mid = string.match(member, ' (.*)$')
+      local raw = redis.call('HGET', KEYS[1], mid)
+      if raw then
+        if state == 'stored' and ARGV[6] == '1' then
+          redis.call('HSET', KEYS[2], member, 'read ' .. now .. ' ' .. expires)
+          msg_stats_read(KEYS[4], agent)
+          marked = marked + 1
+          state, at = 'read', now
+        end
+        out[#out + 1] = {raw, state, at}
+      end
+    end
+  end
+end
+if marked > 0 then
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ARGV[5]) end
+end
+local ever, read, last = msg_stats(KEYS[4], agent)
+local result = {{ever, read, last, unread}}
+for _, m in ipairs(out) do result[#result + 1] = m end
+return result
+"""
+)
+
+# KEYS[1] messages, KEYS[2] deliveries, KEYS[3] message_stats, KEYS[4] meta, KEYS[5] events,
+# KEYS[6] reads
+# ARGV[1] agent, ARGV[2] message id, ARGV[3] now ms, ARGV[4] room ttl ms, ARGV[5] event cap,
+# ARGV[6] event bytes cap, ARGV[7] wake channel
+# -> {1, message JSON, acked at ms, event id ("" when it was acked already)};
+#    {0} no such kept message; {-2, message JSON} the agent is not a recipient;
+#    {-5, message JSON, expiry ms} it expired unacked
+ACK_MESSAGE_SCRIPT = (
+    _PRELUDE
+    + _MESSAGES
+    + r"""
+local agent, now = ARGV[1], tonumber(ARGV[3])
+local raw = redis.call('HGET', KEYS[1], ARGV[2])
+if not raw then return {0} end
+local m = cjson.decode(raw)
+local member = msg_member(agent, m.eid, m.messageId)
+local value = redis.call('HGET', KEYS[2], member)
+if not value then return {-2, raw} end
+local state, at, expires = msg_state(value, now)
+if state == 'acked' then return {1, raw, at, ''} end
+if state == 'expired' then return {-5, raw, expires} end
+if state == 'stored' then msg_stats_read(KEYS[3], agent) end
+redis.call('HSET', KEYS[2], member, 'acked ' .. now .. ' ' .. expires)
+local eid = append(KEYS[5], KEYS[4], KEYS[6], ARGV[5], ARGV[6], ARGV[7],
+  {'type', 'message_acked', 'from', agent, 'to', m.from, 'payload',
+   cjson.encode({messageId = m.messageId})})
+touch(ARGV[4], 1, 6)
+return {1, raw, now, eid}
+"""
+)
+
+# KEYS[1] messages, KEYS[2] deliveries, KEYS[3] outbox
+# ARGV[1] sender, ARGV[2] limit
+# -> {{message JSON, {delivery value, ...} in the order of its rcpt}, ...} newest first
+SENT_MESSAGES_SCRIPT = (
+    _MESSAGES
+    + r"""
+local out = {}
+for _, member in ipairs(msg_range(KEYS[3], ARGV[1], tonumber(ARGV[2]), true)) do
+  local raw = redis.call('HGET', KEYS[1], string.match(member, ' (.*)$'))
+  if raw then
+    local m = cjson.decode(raw)
+    local states = {}
+    for i, agent in ipairs(m.rcpt) do
+      states[i] = redis.call('HGET', KEYS[2], msg_member(agent, m.eid, m.messageId)) or ''
+    end
+    out[#out + 1] = {raw, states}
+  end
+end
+return out
+"""
+)

@@ -73,6 +73,8 @@ RESERVED_EVENT_TYPES = (
     "review_rejected",
     "lease_granted",
     "lease_released",
+    "message",
+    "message_acked",
 )
 
 
@@ -827,7 +829,11 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
 # --- Presence, locks, shared variables ------------------------------------------------------
 
 
-async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> Heartbeat:
+async def presence_heartbeat(
+    room: RoomRef, *, agent_id: str, tags: list[str] | None = None
+) -> Heartbeat:
+    """With `tags`, they become the agent's (what `tag:` messages reach); without, the
+    agent keeps the tags of its last heartbeat that carried any."""
     agent = _who(agent_id)
     minted = idempotency.minted({"now": clock.now_ms()})
     total, seen = await store.presence_beat(
@@ -835,6 +841,7 @@ async def presence_heartbeat(room: RoomRef, *, agent_id: str) -> Heartbeat:
         agent_id=agent,
         now_ms=minted["now"],
         shown=int(settings.HEARTBEAT_PRESENCE_MAX),
+        tags=list(dict.fromkeys(tags)) if tags is not None else None,
     )
     now = idempotency.minted_final(minted)["now"]
     return {

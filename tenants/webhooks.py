@@ -20,10 +20,9 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from django.conf import settings
@@ -35,7 +34,8 @@ from django.utils import timezone
 from rooms import store
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
-from rooms.records import event_from_entry
+from rooms.records import event_addressed_to, event_from_entry
+from rooms.results import Event
 from tenants import errors, services
 from tenants.credentials import WEBHOOK_PREFIX
 from tenants.models import Room, Webhook, WebhookDelivery
@@ -266,10 +266,10 @@ def _split(event_id: str) -> tuple[int, int]:
     return int(ms), int(seq)
 
 
-def _matches(hook: Webhook, event: Mapping[str, Any]) -> bool:
+def _matches(hook: Webhook, event: Event) -> bool:
     if hook.event_types and event["type"] not in hook.event_types:
         return False
-    return not hook.agent_filter or event.get("to") in ("all", hook.agent_filter)
+    return not hook.agent_filter or event_addressed_to(event, hook.agent_filter)
 
 
 def webhook_relay(room_id: str) -> list[int]:

@@ -1008,7 +1008,7 @@ async def presence_leave(
     left, res = await _run_write(
         keys,
         scripts.LEAVE_ROOM_SCRIPT,
-        [keys.presence, keys.meta, keys.events, keys.reads],
+        [keys.presence, keys.meta, keys.events, keys.reads, keys.agent_tags],
         [agent_id, _ttl(), *_event_args(keys), shown],
         wrote=scripts.WROTE_ALWAYS,
     )
@@ -1336,14 +1336,22 @@ async def reviews_list(keys: RoomKeys) -> list[str]:
 
 
 async def presence_beat(
-    keys: RoomKeys, *, agent_id: str, now_ms: int, shown: int
+    keys: RoomKeys, *, agent_id: str, now_ms: int, shown: int, tags: list[str] | None = None
 ) -> tuple[int, list[tuple[str, int]]]:
-    """(agents the room remembers, the `shown` most recently seen with their times)."""
+    """(agents the room remembers, the `shown` most recently seen with their times). With
+    `tags`, they replace the agent's tags (what `tag:` selectors reach)."""
     total, res = await _run_write(
         keys,
         scripts.HEARTBEAT_SCRIPT,
-        [keys.presence, keys.claims, keys.claim_holders, keys.tasks],
-        [agent_id, now_ms, _ttl(), int(settings.ROOM_AGENTS_MAX), shown],
+        [keys.presence, keys.claims, keys.claim_holders, keys.tasks, keys.agent_tags],
+        [
+            agent_id,
+            now_ms,
+            _ttl(),
+            int(settings.ROOM_AGENTS_MAX),
+            shown,
+            json.dumps(tags, ensure_ascii=False) if tags is not None else "",
+        ],
         wrote=scripts.WROTE_ALWAYS,
     )
     it = iter(res)
@@ -1783,3 +1791,148 @@ async def file_drift(
         [f"{agent_id}\n{path}", agent_id, path, now_ms],
     )
     return (str(res[0]) or None), (str(res[1]) or None)
+
+
+# --- Messages ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MessageStep:
+    """What a message write came to: "sent", "acked", "unknown" (no such kept message),
+    "unknown_reply", "unknown_agent" (`known` is who the room has seen), "not_recipient",
+    "expired"."""
+
+    outcome: str
+    message_json: str = ""
+    event_id: str = ""
+    at_ms: int = 0
+    known: list[str] = field(default_factory=list)
+
+
+async def message_send(
+    keys: RoomKeys,
+    *,
+    sender: str,
+    kind: str,
+    value: str,
+    to: str,
+    message_id: str,
+    message_json: str,
+    reply_to: str | None,
+    expires_ms: int,
+    now_ms: int,
+    hint_sample: int,
+) -> MessageStep:
+    res = await _run_write(
+        keys,
+        scripts.SEND_MESSAGE_SCRIPT,
+        [
+            *keys.message_keys,
+            keys.presence,
+            keys.cursors,
+            keys.agent_tags,
+            keys.leases,
+            keys.lease_expiry,
+            keys.meta,
+            keys.events,
+            keys.reads,
+        ],
+        [
+            sender,
+            kind,
+            value,
+            to,
+            message_id,
+            message_json,
+            reply_to or "",
+            expires_ms,
+            now_ms,
+            _ttl(),
+            *_event_args(keys),
+            int(settings.ROOM_MESSAGES_MAX),
+            int(settings.ROOM_DELIVERIES_MAX),
+            int(settings.ROOM_MESSAGE_BYTES_MAX),
+            hint_sample,
+        ],
+    )
+    code = int(res[0])
+    if code == 1:
+        return MessageStep("sent", str(res[1]), str(res[2]))
+    if code == -4:
+        return MessageStep("unknown_agent", known=[str(a) for a in res[1]])
+    return MessageStep("unknown_reply")
+
+
+@dataclass(frozen=True, slots=True)
+class InboxRead:
+    ever: int
+    read: int
+    last_ms: int
+    unread: int
+    messages: list[tuple[str, str, int]]  # (message JSON, state, since ms)
+
+
+async def message_inbox(
+    keys: RoomKeys, *, agent_id: str, limit: int, unread_only: bool, mark: bool, now_ms: int
+) -> InboxRead:
+    """The agent's deliveries; with `mark`, the unread ones returned are read from now on,
+    in the same step. Never an idempotent write: it answers what is unread now."""
+    res = await _run(
+        scripts.INBOX_SCRIPT,
+        [keys.messages, keys.deliveries, keys.inbox, keys.message_stats],
+        [agent_id, limit, "1" if unread_only else "0", now_ms, _ttl(), "1" if mark else "0"],
+    )
+    head = res[0]
+    return InboxRead(
+        ever=int(head[0]),
+        read=int(head[1]),
+        last_ms=int(head[2]),
+        unread=int(head[3]),
+        messages=[(str(m[0]), str(m[1]), int(m[2])) for m in res[1:]],
+    )
+
+
+async def message_ack(
+    keys: RoomKeys, *, agent_id: str, message_id: str, now_ms: int
+) -> MessageStep:
+    res = await _run_write(
+        keys,
+        scripts.ACK_MESSAGE_SCRIPT,
+        [keys.messages, keys.deliveries, keys.message_stats, keys.meta, keys.events, keys.reads],
+        [agent_id, message_id, now_ms, _ttl(), *_event_args(keys)],
+    )
+    code = int(res[0])
+    if code == 1:
+        return MessageStep("acked", str(res[1]), str(res[3]), at_ms=int(res[2]))
+    if code == -2:
+        return MessageStep("not_recipient", str(res[1]))
+    if code == -5:
+        return MessageStep("expired", str(res[1]), at_ms=int(res[2]))
+    return MessageStep("unknown")
+
+
+async def messages_sent(
+    keys: RoomKeys, *, agent_id: str, limit: int
+) -> list[tuple[str, list[str]]]:
+    """The sender's newest `limit` kept messages, each with its deliveries' state values in
+    the order of its recipients."""
+    res = await _run(
+        scripts.SENT_MESSAGES_SCRIPT,
+        [keys.messages, keys.deliveries, keys.outbox],
+        [agent_id, limit],
+    )
+    return [(str(m[0]), [str(v) for v in m[1]]) for m in res]
+
+
+async def message_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, str]]:
+    """The newest kept messages as (id, "from → to: subject") for unknown-id hints."""
+    ids = cast("list[str]", await client().zrevrange(keys.message_order, 0, size - 1))
+    if not ids:
+        return []
+    raws = await client().hmget(keys.messages, ids)
+    out: list[tuple[str, str]] = []
+    for raw in raws:
+        if raw:
+            m = json.loads(raw)
+            out.append((str(m["messageId"]), f"{m['from']} → {m['to']}: {m.get('subject') or ''}"))
+    return out

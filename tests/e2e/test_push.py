@@ -716,7 +716,7 @@ async def test_sse_refuses_room_ids_that_no_tool_accepts(server: RunningServer) 
 # =========================================================================================
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-GENERATED_ID = re.compile(r"\b(?:[tcrl]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
+GENERATED_ID = re.compile(r"\b(?:[tcrlm]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
 
 
 class Normalizer:
@@ -924,6 +924,15 @@ SCENARIO: list[Step] = [
         lambda r: {"agentId": "bob", "path": "docs/a.md", "sha256": "a" * 64},
     ),
     ("drift", "drift_check", lambda r: {"agentId": "bob", "path": "docs/a.md", "sha256": "b" * 64}),
+    ("beat-tags", "heartbeat", lambda r: {"agentId": "carol", "tags": ["lib"]}),
+    (
+        "message",
+        "send_message",
+        lambda r: {"from": "bob", "to": "tag:lib", "body": "lib?", "ackRequired": True},
+    ),
+    ("inbox", "inbox", lambda r: {"agentId": "carol"}),
+    ("ack", "ack_message", lambda r: {"agentId": "carol", "messageId": r["message"]["messageId"]}),
+    ("sent", "sent_messages", lambda r: {"agentId": "bob"}),
     ("room-claim", "room_claim", lambda r: {"agentId": "carol", "path": "lib/x.py"}),
     ("room-say", "room_broadcast", lambda r: {"agentId": "carol", "text": "on lib/x.py"}),
     ("room-state", "room_state", lambda r: {}),
@@ -1026,6 +1035,7 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
             ("lease_list", {"agentId": "bob"}),
             ("drift_check", {"agentId": "bob", "path": "docs/a.md", "sha256": "a" * 64}),
             ("room_state", {}),
+            ("sent_messages", {"agentId": "bob"}),
         ]
         for tool, args in reads:
             assert registry.TOOLS_BY_NAME[tool].read_only

@@ -338,6 +338,8 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         "leaseId": "l_x",
         "sha256": "a" * 64,
         "text": "hi",
+        "body": "hi",
+        "messageId": "m_x",
     }
     model = registry.TOOLS_BY_NAME[tool].input_model
     return {

@@ -165,6 +165,17 @@ async def _setup_room_release(c: Caller, room: str) -> dict[str, Any]:
     return {"agentId": "a", "path": "tmp/x"}
 
 
+async def _setup_send(c: Caller, room: str) -> dict[str, Any]:
+    await call(c, room, "heartbeat", agentId="b")
+    return {"from": "a", "to": "*", "body": "once", "ackRequired": True}
+
+
+async def _setup_ack(c: Caller, room: str) -> dict[str, Any]:
+    await call(c, room, "heartbeat", agentId="b")
+    sent = await call(c, room, "send_message", **{"from": "a", "to": "b", "body": "ack me"})
+    return {"agentId": "b", "messageId": sent["messageId"]}
+
+
 def _fixed(args: dict[str, Any]) -> Setup:
     async def setup(c: Caller, room: str) -> dict[str, Any]:
         return dict(args)
@@ -211,6 +222,8 @@ SETUPS: dict[str, Setup] = {
     "room_claim": _fixed({"agentId": "a", "path": "lib/**"}),
     "room_release": _setup_room_release,
     "room_broadcast": _fixed({"agentId": "a", "text": "once"}),
+    "send_message": _setup_send,
+    "ack_message": _setup_ack,
 }
 # Tools a second run of changes nothing more, or refuses (what was deleted is gone).
 ONCE_ONLY = {
@@ -228,6 +241,7 @@ ONCE_ONLY = {
     "create_room_from_template",
     "lease_release",
     "room_release",
+    "ack_message",
 }
 
 

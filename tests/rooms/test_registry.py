@@ -73,6 +73,10 @@ TOOL_NAMES = [
     "lease_list",
     "note_read",
     "drift_check",
+    "send_message",
+    "inbox",
+    "ack_message",
+    "sent_messages",
     "room_claim",
     "room_release",
     "room_broadcast",
@@ -148,6 +152,10 @@ VALID_ARGS: dict[str, dict[str, Any]] = {
     "lease_list": {},
     "note_read": {"agentId": "alice", "path": "src/app.py", "sha256": "a" * 64},
     "drift_check": {"agentId": "alice", "path": "src/app.py", "sha256": "b" * 64},
+    "send_message": {"from": "alice", "to": "*", "body": "hello"},
+    "inbox": {"agentId": "alice"},
+    "ack_message": {"agentId": "alice", "messageId": "m_abcdefghijkl"},
+    "sent_messages": {"agentId": "alice"},
     "room_claim": {"agentId": "alice", "path": "src/app.py"},
     "room_release": {"agentId": "alice", "path": "docs/never-claimed.md"},
     "room_broadcast": {"agentId": "alice", "text": "hello"},
@@ -240,6 +248,8 @@ def test_read_only_flags_match_what_the_tool_does() -> None:
         "lease_check",
         "lease_list",
         "drift_check",
+        "inbox",
+        "sent_messages",
         "room_state",
         "room_read",
     }
@@ -260,7 +270,8 @@ async def test_unknown_tool_is_refused_listing_the_tools() -> None:
 async def test_unknown_argument_is_refused_naming_the_allowed_ones() -> None:
     exc = await refused_parse("heartbeat", {"roomId": "room-1", "agentID": "alice"})
 
-    assert "unknown argument 'agentID' (allowed: roomId, idempotencyKey, agentId)" in exc.message
+    allowed = "(allowed: roomId, idempotencyKey, agentId, tags)"
+    assert f"unknown argument 'agentID' {allowed}" in exc.message
     assert "agentId: required" in exc.message
     assert sorted(exc.extra["fields"]) == ["agentID", "agentId"]
 

@@ -140,6 +140,10 @@ def _unknown_id_messages() -> dict[str, str]:
         "mark_event_read": event("mark_event_read", "eventId"),
         "get_event_reads": event("get_event_reads", "eventId"),
         "reply_to_event": event("reply_to_event", "replyToId"),
+        "ack_message": room_errors.MESSAGE_NOT_FOUND.format(
+            message_id=json.dumps(VALID_ARGS["ack_message"]["messageId"]),
+            hint=room_errors.MESSAGE_HINT_NONE,
+        ),
     }
 
 
@@ -411,6 +415,8 @@ def registry_code(tool: str) -> str:
         return "review_not_found"
     if tool in ("lease_renew", "lease_release", "room_release"):
         return "lease_not_found"
+    if tool == "ack_message":
+        return "message_not_found"
     if tool in (
         "read_context",
         "update_context",
@@ -456,7 +462,7 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 58
+    assert len(TOOL_NAMES) == 62
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
     assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
