@@ -4,6 +4,7 @@ from dashboard import views
 
 urlpatterns = [
     path("", views.landing, name="landing"),
+    path("hooks/roomservice-guard", views.hook_script, name="hook-script"),
     path("signup", views.signup, name="signup"),
     path("login", views.login_view, name="login"),
     path("logout", views.logout_view, name="logout"),

@@ -62,6 +62,19 @@ LOGIN_THROTTLED = (
 SIGNUPS_THROTTLED = "Too many new accounts from your address this hour. Try again later."
 
 
+HOOK_SCRIPT = settings.BASE_DIR / "hooks" / "roomservice-guard"
+
+
+def hook_script(request: HttpRequest) -> HttpResponse:
+    """The lease and message hook (hooks/roomservice-guard), so the Connect page can say
+    `curl -o`: it holds no secret, and its settings come from the environment."""
+    return HttpResponse(
+        HOOK_SCRIPT.read_bytes(),
+        content_type="text/x-shellscript; charset=utf-8",
+        headers={"Content-Disposition": 'inline; filename="roomservice-guard"'},
+    )
+
+
 def landing(request: HttpRequest) -> HttpResponse:
     if viewer_for(request) is not None:
         return redirect("rooms")

@@ -1,6 +1,7 @@
-"""Leases enforced outside the server: hooks/roomservice-guard as a git pre-commit hook in a
-temporary repository, and as a Claude Code PreToolUse hook fed the hook's JSON, against the
-live service."""
+"""hooks/roomservice-guard against the live service: leases enforced outside the server (a
+git pre-commit hook in a temporary repository; Claude Code, Cursor and Codex pre-edit hooks
+fed each client's JSON), and unread messages reported at session start and when the agent
+would stop (Claude Code, Codex, Cursor), each read once."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -135,3 +137,192 @@ async def test_an_unconfigured_or_unreachable_guard_never_locks_anyone_out(
     away = guard_env(server, new_room_id("hooks"), ROOMSERVICE_URL="http://127.0.0.1:9")
     checked = run(["sh", str(GUARD), "check", "src/app.py"], repo, away)
     assert checked.returncode == 0 and "did not answer" in checked.stderr
+
+
+# --- Messages: SessionStart / Stop hooks that tell an idle agent what is waiting for it
+
+TRICKY_BODY = 'The schema moved: {"id": 1}, see "v2"\nthen run make migrate, C:\\tmp'
+
+
+async def bob_tells_alice(
+    server: RunningServer, room: str, body: str = TRICKY_BODY, **more: Any
+) -> dict[str, Any]:
+    async with httpx.AsyncClient(timeout=30) as http:
+        for agent in ("alice", "bob"):
+            await mcp(http, server.url, "heartbeat", roomId=room, agentId=agent)
+        sent: dict[str, Any] = await mcp(
+            http,
+            server.url,
+            "send_message",
+            roomId=room,
+            to="alice",
+            body=body,
+            **{"from": "bob"},
+            **more,
+        )
+    assert sent["recipients"] == ["alice"]
+    return sent
+
+
+def stop_payload(active: bool = False) -> str:
+    return json.dumps(
+        {"session_id": "s1", "hook_event_name": "Stop", "stop_hook_active": active, "cwd": "."}
+    )
+
+
+async def test_the_session_start_hook_reports_unread_messages_once(
+    server: RunningServer, repo: Path
+) -> None:
+    room = new_room_id("hooks-unread")
+    env = guard_env(server, room)
+    sent = await bob_tells_alice(server, room, subject="schema change", ackRequired=True)
+    start = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"})
+
+    first = run(["sh", str(GUARD), "unread"], repo, env, stdin=start)
+
+    assert first.returncode == 0, first.stderr
+    assert "1 unread message for alice" in first.stdout
+    assert f'From bob, subject "schema change" (messageId {sent["messageId"]})' in first.stdout
+    assert TRICKY_BODY in first.stdout  # braces, quotes, a newline and a backslash, as sent
+    assert f"call ack_message with messageId {sent['messageId']}" in first.stdout
+    again = run(["sh", str(GUARD), "unread"], repo, env, stdin=start)
+    assert again.returncode == 0 and again.stdout == ""  # the first run marked it read
+
+
+async def test_the_claude_stop_hook_keeps_the_agent_going_until_its_messages_are_read(
+    server: RunningServer, repo: Path
+) -> None:
+    room = new_room_id("hooks-stop")
+    env = guard_env(server, room)
+    stop = ["sh", str(GUARD), "claude-stop"]
+    await bob_tells_alice(server, room, body="nothing yet")
+    run(["sh", str(GUARD), "unread"], repo, env)  # read: the inbox is empty again
+    assert run(stop, repo, env, stdin=stop_payload()).returncode == 0
+    sent = await bob_tells_alice(server, room, body="please review src/api.py")
+
+    held = run(stop, repo, env, stdin=stop_payload())
+
+    assert held.returncode == 2  # Claude Code's "don't stop": stderr becomes the reason
+    assert "please review src/api.py" in held.stderr and sent["messageId"] in held.stderr
+    assert "ack_message" not in held.stderr  # no ack was asked for
+    # Claude Code goes on with stop_hook_active: the messages are read, so it may stop now.
+    assert run(stop, repo, env, stdin=stop_payload(active=True)).returncode == 0
+    # Unless something new arrived meanwhile: new messages still hold it, once each.
+    await bob_tells_alice(server, room, body="one more thing")
+    again = run(stop, repo, env, stdin=stop_payload(active=True))
+    assert again.returncode == 2 and "one more thing" in again.stderr
+    assert "please review" not in again.stderr and "More messages arrived" in again.stderr
+    assert run(stop, repo, env, stdin=stop_payload(active=True)).returncode == 0
+
+
+async def test_the_codex_stop_hook_answers_with_a_block_decision(
+    server: RunningServer, repo: Path
+) -> None:
+    room = new_room_id("hooks-codex")
+    env = guard_env(server, room)
+    stop = ["sh", str(GUARD), "codex-stop"]
+    await bob_tells_alice(server, room)
+
+    held = run(stop, repo, env, stdin=stop_payload())
+
+    assert held.returncode == 0, held.stderr
+    decision = json.loads(held.stdout)
+    assert decision["decision"] == "block" and TRICKY_BODY in decision["reason"]
+    passed = run(stop, repo, env, stdin=stop_payload(active=True))
+    assert passed.returncode == 0 and passed.stdout == ""
+
+
+async def test_the_cursor_hooks_inject_messages_and_refuse_edits_of_leased_files(
+    server: RunningServer, repo: Path
+) -> None:
+    room = new_room_id("hooks-cursor")
+    env = guard_env(server, room)
+    common = {"conversation_id": "c1", "generation_id": "g1", "workspace_roots": [str(repo)]}
+
+    def cursor(mode: str, **payload: Any) -> dict[str, Any]:
+        done = run(["sh", str(GUARD), mode], repo, env, stdin=json.dumps({**common, **payload}))
+        assert done.returncode == 0, done.stderr  # Cursor reads the answer from stdout
+        answer: dict[str, Any] = json.loads(done.stdout)
+        return answer
+
+    assert cursor("cursor-stop", hook_event_name="stop", status="completed", loop_count=0) == {}
+    await bob_tells_alice(server, room)
+    started = cursor("cursor-start", hook_event_name="sessionStart")
+    assert TRICKY_BODY in started["additional_context"]
+    await bob_tells_alice(server, room, body="the build is red")
+    stopped = cursor("cursor-stop", hook_event_name="stop", status="completed", loop_count=0)
+    assert "the build is red" in stopped["followup_message"]
+    assert TRICKY_BODY not in stopped["followup_message"]  # already told at sessionStart
+    assert cursor("cursor-stop", hook_event_name="stop", status="completed", loop_count=1) == {}
+
+    async with httpx.AsyncClient(timeout=30) as http:
+        await mcp(http, server.url, "lease_claim", roomId=room, agentId="bob", path="src/**")
+
+    def edit(tool: str, path: str) -> dict[str, Any]:
+        return cursor(
+            "cursor-edit",
+            hook_event_name="preToolUse",
+            tool_name=tool,
+            tool_input={"file_path": str(repo / path), "contents": "x = {1, 2}"},
+        )
+
+    refused = edit("Write", "src/app.py")
+    assert refused["permission"] == "deny"
+    assert "src/app.py is leased exclusively by bob (src/**, until" in refused["agent_message"]
+    assert edit("Write", "README.md") == {}
+    assert edit("Read", "src/app.py") == {}  # reading a leased file is never refused
+
+
+async def test_the_codex_edit_hook_refuses_a_patch_touching_a_leased_file(
+    server: RunningServer, repo: Path
+) -> None:
+    room = new_room_id("hooks-codex-edit")
+    env = guard_env(server, room)
+    async with httpx.AsyncClient(timeout=30) as http:
+        await mcp(http, server.url, "lease_claim", roomId=room, agentId="bob", path="src/*.py")
+
+    def patch(*files: str) -> subprocess.CompletedProcess[str]:
+        body = "".join(f"*** Update File: {f}\n@@\n-a\n+b\n" for f in files)
+        payload = {
+            "session_id": "s1",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "apply_patch",
+            "tool_input": {"command": f"*** Begin Patch\n{body}*** End Patch\n"},
+        }
+        return run(["sh", str(GUARD), "codex-edit"], repo, env, stdin=json.dumps(payload))
+
+    blocked = patch("README.md", str(repo / "src" / "app.py"))
+    assert blocked.returncode == 2  # Codex's "block this tool call", stderr the reason
+    assert "src/app.py is leased exclusively by bob (src/*.py, until" in blocked.stderr
+    assert "README.md is leased" not in blocked.stderr
+    assert patch("README.md", "src/deep/app.py").returncode == 0
+
+
+async def test_the_message_hooks_never_hold_an_agent_back_when_the_server_is_away(
+    server: RunningServer, repo: Path
+) -> None:
+    unconfigured = {k: v for k, v in os.environ.items() if not k.startswith("ROOMSERVICE_")}
+    away = guard_env(server, new_room_id("hooks"), ROOMSERVICE_URL="http://127.0.0.1:9")
+    for env, warning in ((unconfigured, "not configured"), (away, "did not answer")):
+        for mode, answer in (
+            ("unread", ""),
+            ("claude-stop", ""),
+            ("codex-stop", ""),
+            ("cursor-stop", "{}\n"),
+            ("cursor-start", "{}\n"),
+        ):
+            done = run(["sh", str(GUARD), mode], repo, env, stdin=stop_payload())
+            assert done.returncode == 0, (mode, done.stderr)
+            assert done.stdout == answer and warning in done.stderr, (mode, done)
+
+
+def test_install_claude_prints_the_settings_and_writes_nothing(repo: Path) -> None:
+    printed = run(["sh", str(GUARD), "install-claude"], repo, dict(os.environ))
+    assert printed.returncode == 0, printed.stderr
+    hooks = json.loads(printed.stdout)["hooks"]
+    commands = {event: entry["hooks"][0]["command"] for event, [entry] in hooks.items()}
+    assert commands["PreToolUse"].endswith("claude-code")
+    assert commands["SessionStart"].endswith("unread")
+    assert commands["Stop"].endswith("claude-stop")
+    assert hooks["PreToolUse"][0]["matcher"] == "Edit|Write|MultiEdit"
+    assert not (repo / ".claude").exists()
