@@ -27,8 +27,9 @@ BENCH_MCP_CALLS (200), BENCH_DISPATCH ("thin,sdk"), BENCH_KEEP_VAR (keep the var
 BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it never trips,
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
-comma-separated subset of the sections: floor, latency, throughput, contention, claims, events,
-push, denials, growth, storm, cost, sizes, search; e.g. BENCH_ONLY=push runs section 6 alone,
+comma-separated subset of the sections: floor, latency, throughput, contention, claims,
+messages, events, push, denials, growth, storm, cost, sizes, search; e.g. BENCH_ONLY=push runs
+section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise).
 """
 
@@ -51,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import claims, cost, denials, loads, push, server, sizes, tenancy, wire
+from bench import claims, cost, denials, loads, messages, push, server, sizes, tenancy, wire
 from bench import search as search_bench
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
@@ -92,6 +93,7 @@ SECTIONS = (
     "throughput",
     "contention",
     "claims",
+    "messages",
     "events",
     "push",
     "denials",
@@ -171,6 +173,7 @@ class ModeFigures:
     load: dict[tuple[str, int], loads.LoadResult] = field(default_factory=dict)
     contention: dict[str, Any] = field(default_factory=dict)
     claims: claims.ClaimFigures | None = None
+    messages: messages.FanOutFigures | None = None
     events: dict[str, Any] = field(default_factory=dict)
     push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
     growth: tenancy.GrowthFigures | None = None
@@ -853,6 +856,10 @@ def bench_all(
                 label = f"claim contention ({', '.join(map(str, claims.AGENT_COUNTS))} agents)"
                 with phase(t.fig, label):
                     t.fig.claims = run(claims.contention(t.ep, fails))
+            if "messages" in ONLY and t.fig.dispatch == "thin":
+                label = f"message fan-out (one message to {messages.RECIPIENTS} recipients)"
+                with phase(t.fig, label):
+                    t.fig.messages = run(messages.fan_out(t.ep, fails))
             if "events" in ONLY:
                 label = (
                     f"event exactness ({EVENT_WRITERS} writers x {EVENTS_PER_WRITER} post_event)"
@@ -1220,6 +1227,8 @@ def report(
     for f in figs:
         if f.claims is not None:
             lines += claims.section(f.claims)
+        if f.messages is not None:
+            lines += messages.section(f.messages)
     if "events" in ONLY:
         lines += _events_section(figs)
     if "push" in ONLY:

@@ -6,6 +6,8 @@ A stream spends one of its caller's stream slots (a guest's own, never its team'
 it at every keep-alive, and ends — with an `event: revoked` frame — as soon as its
 credential is revoked, expires, or loses the room (tenants.live), and in any case after
 SSE_MAX_LIFETIME_SECONDS, so every long-lived client is checked again when it reconnects.
+`?addressedTo=<agentId>` carries only the events for that agent (a message to its
+recipients, any other event to "all" or to it: rooms.records.event_addressed_to).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from rooms.errors import (
     CredentialLostError,
     DomainError,
     StoreUnavailableError,
+    ToolArgumentsError,
 )
+from rooms.records import event_addressed_to
 from rooms.refs import RoomRef
 from tenants import access, budgets, live
 from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
@@ -48,7 +52,13 @@ async def _presented(request: HttpRequest, room_id: str) -> Presented | None:
     return None
 
 
+ADDRESSED_TO_BAD = "addressedTo must be an agentId of 1-128 characters."
+
+
 async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
+    addressed_to = request.GET.get("addressedTo")
+    if addressed_to is not None and not 1 <= len(addressed_to) <= 128:
+        return error_response(ToolArgumentsError(ADDRESSED_TO_BAD))
     try:
         presented = await _presented(request, room_id)
         caller = await caller_resolve(presented) if presented is not None else None
@@ -76,7 +86,7 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
 
     async def body() -> AsyncIterator[bytes]:
         try:
-            async for chunk in _frames(caller, ref, after, slot, keepalive):
+            async for chunk in _frames(caller, ref, after, slot, keepalive, addressed_to):
                 yield chunk
         finally:
             await slots.__aexit__(None, None, None)
@@ -88,7 +98,12 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
 
 
 async def _frames(
-    caller: Caller, ref: RoomRef, after: str, slot: budgets.Slot, keepalive: float
+    caller: Caller,
+    ref: RoomRef,
+    after: str,
+    slot: budgets.Slot,
+    keepalive: float,
+    addressed_to: str | None,
 ) -> AsyncIterator[bytes]:
     started = renewed = time.monotonic()
     lifetime = float(settings.SSE_MAX_LIFETIME_SECONDS)
@@ -110,6 +125,8 @@ async def _frames(
                     return
                 if event is None:
                     yield b": keep-alive\n\n"
+                elif addressed_to is not None and not event_addressed_to(event, addressed_to):
+                    pass  # for someone else: its id is not this stream's to resume from
                 else:
                     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
                     yield f"id: {event['id']}\ndata: {data}\n\n".encode()

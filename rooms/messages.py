@@ -21,17 +21,15 @@ from rooms.paths import path_normalize
 from rooms.records import dumps
 from rooms.refs import RoomRef
 from rooms.results import (
-    Delivery,
     DeliveryState,
     Inbox,
     InboxSummary,
     Message,
     MessageAcked,
     MessageSent,
-    SentMessage,
     SentMessages,
 )
-from rooms.selectors import presence_list
+from rooms.selectors import message_rows, presence_list
 from rooms.services import new_id
 from rooms.suggest import HINT_SAMPLE, closest, describe
 
@@ -221,33 +219,5 @@ async def message_ack(room: RoomRef, *, agent_id: str, message_id: str) -> Messa
     return {"messageId": message_id, "state": "acked", "at": clock.iso_from_ms(step.at_ms)}
 
 
-def _delivery(agent: str, value: str, now_ms: int) -> Delivery:
-    state, since, expires = value.split(" ") if value else ("stored", "0", "0")
-    if state != "acked" and int(expires) and now_ms >= int(expires):
-        state, since = "expired", expires
-    return {
-        "agentId": agent,
-        "state": cast(DeliveryState, state),
-        "at": clock.iso_from_ms(int(since)),
-    }
-
-
 async def messages_sent(room: RoomRef, *, agent_id: str, limit: int) -> SentMessages:
-    now = clock.now_ms()
-    out: list[SentMessage] = []
-    for raw, values in await store.messages_sent(room.keys, agent_id=agent_id, limit=limit):
-        kept = json.loads(raw)
-        out.append(
-            {
-                "messageId": str(kept["messageId"]),
-                "to": str(kept["to"]),
-                "subject": kept.get("subject"),
-                "at": str(kept["at"]),
-                "ackRequired": bool(kept.get("ackRequired")),
-                "recipients": [
-                    _delivery(str(agent), value, now)
-                    for agent, value in zip(kept["rcpt"] or [], values, strict=False)
-                ],
-            }
-        )
-    return {"messages": out}
+    return {"messages": await message_rows(room, sender=agent_id, limit=limit)}

@@ -312,9 +312,11 @@ class RoomSnapshot(TypedDict):
     presence: list[AgentPresence]
     events: list[Event]
     event_count: int
-    context: list[ContextEntry]
+    context: list[ContextEntry]  # each with readBy and behind
     vars: dict[str, str]
     locks: list[LockRow]
+    leases: list[Lease]
+    messages: list[SentMessage]  # the newest, with every recipient's state
 
 
 class SearchHit(TypedDict):
@@ -465,13 +467,19 @@ class Delivery(TypedDict):
     at: str  # since when it is in that state
 
 
-class SentMessage(TypedDict):
-    messageId: str
-    to: str
-    subject: str | None
-    at: str
-    ackRequired: bool
-    recipients: list[Delivery]
+SentMessage = TypedDict(
+    "SentMessage",
+    {
+        "messageId": str,
+        "from": str,
+        "to": str,
+        "subject": str | None,
+        "body": str,
+        "at": str,
+        "ackRequired": bool,
+        "recipients": list[Delivery],  # each recipient's delivery, as of now
+    },
+)
 
 
 class SentMessages(TypedDict):

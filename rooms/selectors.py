@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 from collections.abc import AsyncGenerator
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 
@@ -30,6 +30,8 @@ from rooms.results import (
     ContextDiff,
     ContextEntry,
     ContextHistory,
+    Delivery,
+    DeliveryState,
     Event,
     EventReads,
     Lease,
@@ -41,11 +43,14 @@ from rooms.results import (
     RoomInfo,
     RoomOverview,
     RoomSnapshot,
+    SentMessage,
     Task,
     VarGot,
     VarList,
 )
 from rooms.suggest import HINT_SAMPLE, closest, describe
+
+SNAPSHOT_MESSAGES = 20  # the newest messages a person watching the room sees
 
 # --- Plan -------------------------------------------------------------------------------
 
@@ -187,12 +192,16 @@ async def context_read(room: RoomRef, *, entry_id: str, agent_id: str | None) ->
         read=[(entry["id"], entry["version"])],
         now_ms=clock.now_ms(),
     )
+    _readers_set(entry, readers)
+    return entry
+
+
+def _readers_set(entry: ContextEntry, readers: list[dict[str, Any]]) -> None:
     entry["readBy"] = [
         {"agentId": str(r["a"]), "version": str(r["v"]), "at": clock.iso_from_ms(int(r["at"]))}
         for r in readers
     ]
     entry["behind"] = [str(r["a"]) for r in readers if r["v"] != entry["version"]]
-    return entry
 
 
 async def context_list(
@@ -486,9 +495,61 @@ async def room_overview(room: RoomRef) -> RoomOverview:
     }
 
 
+def _delivery(agent: str, value: str, now_ms: int) -> Delivery:
+    state, since, expires = value.split(" ") if value else ("stored", "0", "0")
+    if state != "acked" and int(expires) and now_ms >= int(expires):
+        state, since = "expired", expires
+    return {
+        "agentId": agent,
+        "state": cast(DeliveryState, state),
+        "at": clock.iso_from_ms(int(since)),
+    }
+
+
+async def message_rows(room: RoomRef, *, sender: str | None, limit: int) -> list[SentMessage]:
+    """The newest kept messages (of one sender, or of the room), newest first, each with
+    every recipient's delivery state as of now (an unacked one past its expiry: expired)."""
+    now = clock.now_ms()
+    rows: list[SentMessage] = []
+    for raw, values in await store.messages_sent(room.keys, agent_id=sender, limit=limit):
+        kept = json.loads(raw)
+        rows.append(
+            {
+                "messageId": str(kept["messageId"]),
+                "from": str(kept["from"]),
+                "to": str(kept["to"]),
+                "subject": kept.get("subject"),
+                "body": str(kept["body"]),
+                "at": str(kept["at"]),
+                "ackRequired": bool(kept.get("ackRequired")),
+                "recipients": [
+                    _delivery(str(agent), value, now)
+                    for agent, value in zip(kept["rcpt"] or [], values, strict=False)
+                ],
+            }
+        )
+    return rows
+
+
+async def context_readers_attach(room: RoomRef, entries: list[ContextEntry]) -> None:
+    """Who read which version of each entry, and who is behind (records no read)."""
+    if not entries:
+        return
+    readers = await store.context_readers(
+        room.keys,
+        agent_id=None,
+        read=[(e["id"], e["version"]) for e in entries],
+        now_ms=clock.now_ms(),
+    )
+    for entry, read in zip(entries, readers, strict=True):
+        _readers_set(entry, read)
+
+
 async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
     """Everything a person watching the room sees, in one read of each primitive."""
     context = await context_list(room, type_=None, author=None)
+    await context_readers_attach(room, context)
+    now = clock.now_ms()
     return {
         "plan": await plan_get(room),
         "presence": await presence_list(room),
@@ -497,6 +558,14 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
         "context": context,
         "vars": (await var_list(room))["vars"],
         "locks": await lock_list(room),
+        "leases": sorted(
+            (
+                lease_from_json(raw)
+                for raw in await store.leases_live(room.keys, now_ms=now, overlapping=None)
+            ),
+            key=lambda lease: (lease["path"], lease["holder"]),
+        ),
+        "messages": await message_rows(room, sender=None, limit=SNAPSHOT_MESSAGES),
     }
 
 

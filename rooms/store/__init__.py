@@ -1912,14 +1912,14 @@ async def message_ack(
 
 
 async def messages_sent(
-    keys: RoomKeys, *, agent_id: str, limit: int
+    keys: RoomKeys, *, agent_id: str | None, limit: int
 ) -> list[tuple[str, list[str]]]:
-    """The sender's newest `limit` kept messages, each with its deliveries' state values in
-    the order of its recipients."""
+    """The newest `limit` kept messages of a sender (of anyone: None), each with its
+    deliveries' state values in the order of its recipients."""
     res = await _run(
         scripts.SENT_MESSAGES_SCRIPT,
-        [keys.messages, keys.deliveries, keys.outbox],
-        [agent_id, limit],
+        [keys.messages, keys.deliveries, keys.outbox, keys.message_order],
+        [agent_id or "", limit],
     )
     return [(str(m[0]), [str(v) for v in m[1]]) for m in res]
 

@@ -536,6 +536,41 @@ async def test_sse_sends_keep_alive_comments_on_a_quiet_stream(
             assert decoded(await source.event()) == as_frame(posted)
 
 
+async def test_sse_addressed_to_carries_exactly_the_agents_events(
+    server_two: RunningServer,
+) -> None:
+    """?addressedTo=alice: her messages and everything for "all", never a message whose
+    recipients are others — the same rule as inbox and addressedOnly."""
+    room = new_room_id("addressed")
+    async with httpx.AsyncClient(timeout=30) as http:
+        for agent in ("alice", "bob", "carol"):
+            await rest(http, server_two.url, "heartbeat", room, agentId=agent)
+        bad = await http.get(
+            stream_url(server_two.url, room) + "?addressedTo=",
+            headers={**bearer(TEAM_A_SECRET), "accept": "text/event-stream"},
+        )
+        assert bad.status_code == 400 and bad.json()["code"] == "invalid_arguments"
+        async with http.stream(
+            "GET",
+            stream_url(server_two.url, room) + "?addressedTo=alice",
+            headers={**bearer(TEAM_A_SECRET), "accept": "text/event-stream"},
+        ) as response:
+            source = await stream_start(response, room)
+            sent = {"from": "bob", "body": "not for alice"}
+            await rest(http, server_two.url, "send_message", room, to="carol", **sent)
+            mine = await rest(
+                http, server_two.url, "send_message", room, to="*", **{**sent, "body": "all"}
+            )
+            said = await rest(
+                http, server_two.url, "room_broadcast", room, agentId="bob", text="hi"
+            )
+            first, second = decoded(await source.event()), decoded(await source.event())
+        assert first["data"]["type"] == "message"
+        assert first["data"]["payload"]["messageId"] == mine["messageId"]
+        assert sorted(first["data"]["recipients"]) == ["alice", "carol"]
+        assert second["id"] == said["id"]  # carol's own message never came
+
+
 async def refused(response: httpx.Response) -> None:
     """A 429 for a stream over the team's cap (checked before reading: a 200 never ends)."""
     try:
