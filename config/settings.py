@@ -188,6 +188,7 @@ ROOM_VARS_MAX = env_int("ROOM_VARS_MAX", 500)
 ROOM_LOCKS_MAX = env_int("ROOM_LOCKS_MAX", 500)  # locks held at once
 ROOM_LEASES_MAX = env_int("ROOM_LEASES_MAX", 500)  # live file leases
 ROOM_FILE_READS_MAX = env_int("ROOM_FILE_READS_MAX", 5_000)  # (agent, file) hashes noted
+ROOM_HANDOFFS_MAX = env_int("ROOM_HANDOFFS_MAX", 500)  # handoffs kept (resolved ones go)
 ROOM_MESSAGES_MAX = env_int("ROOM_MESSAGES_MAX", 1_000)  # messages kept (the oldest go)
 ROOM_DELIVERIES_MAX = env_int("ROOM_DELIVERIES_MAX", 20_000)  # their deliveries, all told
 ROOM_MESSAGE_BYTES_MAX = env_int("ROOM_MESSAGE_BYTES_MAX", 4 * 1024 * 1024)  # their JSON

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
+from mcp_gateway.dispatch import tool_run
 from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import DomainError
@@ -378,6 +379,31 @@ def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             **_live_context(snapshot),
         },
     )
+
+
+ROOM_STATUSES = ("active", "paused", "completed")
+
+
+@require_POST
+@team_view(requires=Manage.ROOMS)
+def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """Pause, complete or reopen the room: the set_room_status tool, as this person (the
+    same checks, the same event, the same audit row as an agent's call)."""
+    found = _room(viewer, room_id)
+    status = request.POST.get("status", "")
+    if status not in ROOM_STATUSES:
+        return HttpResponse(
+            f"status must be one of {', '.join(ROOM_STATUSES)}",
+            status=400,
+            content_type="text/plain",
+        )
+    store.run_sync(
+        tool_run,
+        viewer.caller,
+        "set_room_status",
+        {"roomId": found.room_id, "status": status, "agentId": viewer.actor[:128]},
+    )
+    return redirect("room", room_id=found.room_id)
 
 
 @team_view()

@@ -21,7 +21,7 @@ from django.db import InterfaceError, OperationalError
 from rooms import errors, registry, services, store
 from rooms.schemas import RoomInput
 from tenants import access, budgets, live
-from tenants.capabilities import Caller
+from tenants.capabilities import Caller, Manage
 
 T = TypeVar("T")
 # A waiting call holds its slot at most this long (wait_for_events waits ≤ 30 s).
@@ -55,9 +55,21 @@ async def _tool_run(
     if isinstance(tool, registry.CallerTool):
         return await tool.run(access.CallerRooms(caller), args)
     assert isinstance(args, RoomInput)
+    if tool.manages is not None:
+        # Refused before the room is touched: a credential that may not manage changes
+        # nothing, not even the room's last activity.
+        if not tool.read_only:
+            access.require_write(caller)
+        access.require(caller, Manage(tool.manages))
     room = await access.room_access(
-        caller, args.roomId, write=not tool.read_only, epoch=charge.epoch
+        caller, args.roomId, write=not tool.read_only, epoch=charge.epoch, lifecycle=tool.lifecycle
     )
+    if tool.lifecycle:
+        changed = await services.tool_keyed(tool.name, args, tool.run(room, args))
+        await access.room_status_recorded(
+            caller, room, changed["status"], changed["previousStatus"]
+        )
+        return changed
     if not tool.waits:
         return await services.tool_keyed(tool.name, args, tool.run(room, args))
     async with (

@@ -332,6 +332,83 @@ REVIEW_RESOLVED = (
     'Review "{review_id}" was {status} by "{by}" at {at}: a review is resolved once. Ask for '
     "a new one with request_review if the work changed."
 )
+REVIEW_OWN_SUBMISSION = (
+    'Task "{task_id}" was submitted by "{agent_id}": the submitter cannot verify its own '
+    "work. Another agent (or a person) verifies it with verify_task."
+)
+TASK_NOT_SUBMITTED = (
+    'Task "{task_id}" has no submission awaiting verification (status {status}{state}). Its '
+    "owner submits evidence with submit_task first."
+)
+TASK_SUBMIT_NOT_OWNER = (
+    'Task "{task_id}" is owned by {owner}, not "{agent_id}": only its owner submits it. '
+    "Claim it with claim_task first."
+)
+TASK_SUBMIT_DONE = 'Task "{task_id}" is done already: there is nothing to submit.'
+TASK_SUBMIT_PENDING = (
+    'Task "{task_id}" awaits verification of its submission (review "{review_id}", by '
+    "{by} at {at}). Wait for verify_task, or ask another agent to verify it."
+)
+TASK_EVIDENCE_REQUIRED = (
+    'Task "{task_id}" cannot be marked done directly: this room requires evidence. Its owner '
+    "calls submit_task with evidence (tests, diffs, links, logs, notes), then another agent "
+    "calls verify_task with verdict accept, which marks it done."
+)
+ROOM_MODE_EMPTY = "Nothing to set: give evidenceRequired."
+HANDOFF_NOT_OWNER = (
+    'Task "{task_id}" is owned by {owner}, not "{agent}": only its owner hands it off.'
+)
+HANDOFF_TASK_DONE = 'Task "{task_id}" is done: there is nothing to hand off.'
+HANDOFF_PENDING = (
+    'Task "{task_id}" is offered to "{to}" already (handoff "{handoff_id}"): wait for their '
+    "answer. One offer at a time."
+)
+HANDOFF_SELF = 'A handoff goes to another agent: "{agent}" owns the task already.'
+HANDOFF_UNKNOWN_CONTEXT = 'contextIds: "{entry_id}" is not a context entry of this room. {hint}'
+HANDOFF_NOT_FOUND = 'Unknown handoffId "{handoff_id}". {hint}'
+HANDOFF_HINT = "Handoffs offered to you are in get_my_summary (pendingHandoffs)."
+HANDOFF_NOT_RECEIVER = (
+    'Handoff "{handoff_id}" is offered to "{to}", not "{agent}": only its receiver answers it.'
+)
+HANDOFF_RESOLVED = (
+    'Handoff "{handoff_id}" was {status} by "{by}" at {at}: a handoff is answered once. A '
+    "declined handoff is final; the owner offers a new one."
+)
+HANDOFF_VOID = (
+    'Handoff "{handoff_id}" no longer holds: task "{task_id}" {why} since it was offered. '
+    "Nothing changed; ask the current owner."
+)
+
+
+ROOM_NOT_WRITABLE = (
+    'Room "{room_id}" is {status}: it answers reads, and refuses writes until it is active '
+    'again (set_room_status with status "active", by someone who may manage rooms).'
+)
+ROOM_ARCHIVE_UNAVAILABLE = (
+    "Archiving a room (moving it to the database) is not available on this server yet; "
+    'use "completed" to close it to writes.'
+)
+
+
+class RoomClosedError(RoomError):
+    """A write to a paused or completed room."""
+
+    code = "room_not_active"
+    status = 409
+
+
+class HandoffNotFoundError(RoomError):
+    code = "handoff_not_found"
+    status = 404
+
+
+class HandoffRefusedError(RoomError):
+    """An answer by someone else than the receiver, a second answer, or to a void offer."""
+
+    code = "handoff_refused"
+    status = 409
+
+
 CONTEXT_VERSION_UNKNOWN = (
     'againstVersion "{version}" is not a kept version of context entry "{entry_id}" (kept: '
     "{kept}). Call get_context_history to see them."

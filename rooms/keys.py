@@ -200,6 +200,17 @@ class RoomKeys:
         return self._k("file_reads")
 
     @property
+    def handoffs(self) -> str:
+        """Hash: handoff id -> handoff JSON (task, from, to, note, contextIds, status)."""
+        return self._k("handoffs")
+
+    @property
+    def handoff_order(self) -> str:
+        """Sorted set: handoff id -> when it was offered (epoch ms), so the oldest resolved
+        ones go first past the quota."""
+        return self._k("handoff_order")
+
+    @property
     def messages(self) -> str:
         """Hash: message id -> the message JSON (sender, selector, text, recipients, expiry)."""
         return self._k("messages")
@@ -310,6 +321,8 @@ class RoomKeys:
             self.lease_expiry,
             self.file_reads,
             self.context_readers,
+            self.handoffs,
+            self.handoff_order,
             self.messages,
             self.message_order,
             self.deliveries,

@@ -7,7 +7,7 @@ import re
 from typing import Any, cast
 
 from rooms import clock
-from rooms.results import ContextEntry, Event, Lease, Task
+from rooms.results import ContextEntry, Event, Handoff, Lease, Task
 from rooms.store import StreamEntry
 
 # ASCII digits only (\d would take any Unicode digit) and the whole string (no trailing
@@ -91,3 +91,10 @@ def lease_from_json(raw: str) -> Lease:
         "reason": stored.get("reason"),
         "expiresAt": clock.iso_from_ms(int(stored["expires_ms"])),
     }
+
+
+def handoff_from_json(raw: str) -> Handoff:
+    handoff: dict[str, Any] = json.loads(raw)
+    if handoff.get("contextIds") == {}:  # re-encoded by Lua
+        handoff["contextIds"] = []
+    return cast(Handoff, handoff)

@@ -13,11 +13,22 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from rooms import errors, leases, messages, search, selectors, services, templates
+from rooms import (
+    errors,
+    handoffs,
+    leases,
+    lifecycle,
+    messages,
+    search,
+    selectors,
+    services,
+    templates,
+    verification,
+)
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -50,6 +61,12 @@ class _Row(Generic[In, Out]):
     # True for calls that wait (wait_for_events): they hold a waiter slot and end when the
     # credential is revoked.
     waits: bool = False
+    # What the caller must be allowed to manage besides writing ("rooms": set_room_mode),
+    # checked with every other permission, in tenants.access, for every door.
+    manages: str | None = None
+    # True: it runs on a paused or completed room too (set_room_status), and the door
+    # records what it changed (tenants.access.room_status_recorded).
+    lifecycle: bool = False
 
     def input_schema(self) -> dict[str, Any]:
         return _input_schema(self.input_model)
@@ -505,6 +522,52 @@ async def _ack_message(room: RoomRef, a: s.AckMessageInput) -> r.MessageAcked:
 
 async def _sent_messages(room: RoomRef, a: s.SentMessagesInput) -> r.SentMessages:
     return await messages.messages_sent(room, agent_id=a.agentId, limit=a.limit)
+
+
+async def _submit_task(room: RoomRef, a: s.SubmitTaskInput) -> r.Task:
+    evidence = [cast(r.Evidence, e.model_dump(exclude_none=True)) for e in a.evidence]
+    return await verification.task_submit(
+        room, task_id=a.taskId, agent_id=a.agentId, evidence=evidence
+    )
+
+
+async def _verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
+    return await verification.task_verify(
+        room, task_id=a.taskId, agent_id=a.agentId, accept=a.verdict == "accept", note=a.note
+    )
+
+
+async def _handoff_task(room: RoomRef, a: s.HandoffTaskInput) -> r.Handoff:
+    return await handoffs.handoff_offer(
+        room,
+        task_id=a.taskId,
+        sender=a.from_,
+        receiver=a.to,
+        note=a.note,
+        context_ids=a.contextIds,
+    )
+
+
+async def _accept_handoff(room: RoomRef, a: s.AcceptHandoffInput) -> r.Handoff:
+    return await handoffs.handoff_answer(
+        room, handoff_id=a.handoffId, agent_id=a.agentId, accept=True, note=a.note
+    )
+
+
+async def _decline_handoff(room: RoomRef, a: s.DeclineHandoffInput) -> r.Handoff:
+    return await handoffs.handoff_answer(
+        room, handoff_id=a.handoffId, agent_id=a.agentId, accept=False, note=a.note
+    )
+
+
+async def _set_room_status(room: RoomRef, a: s.SetRoomStatusInput) -> r.RoomStatus:
+    return await lifecycle.room_status_set(
+        room, status=a.status, agent_id=a.agentId or services.UNNAMED_AGENT
+    )
+
+
+async def _set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
+    return await verification.room_mode_set(room, evidence_required=a.evidenceRequired)
 
 
 async def _search(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
@@ -1027,6 +1090,74 @@ TOOLS: tuple[Tool, ...] = (
         "another agent leases it: read it again and agree with them first).",
         read_only=True,
         run=_drift_check,
+    ),
+    # --- Proven work
+    RoomTool(
+        "submit_task",
+        s.SubmitTaskInput,
+        _TASK,
+        "Submit your task's evidence (tests, diffs, links, logs, notes) for another agent to "
+        "verify. Only its owner. In a room that requires evidence this is the way to done.",
+        read_only=False,
+        run=_submit_task,
+    ),
+    RoomTool(
+        "verify_task",
+        s.VerifyTaskInput,
+        _TASK,
+        "Judge a submitted task's evidence: accept marks it done, reject sends it back in "
+        "progress with your note. Never the submitter. (approve/reject on its review do "
+        "the same.)",
+        read_only=False,
+        run=_verify_task,
+    ),
+    RoomTool(
+        "handoff_task",
+        s.HandoffTaskInput,
+        TypeAdapter(r.Handoff),
+        "Offer your task to another agent, with a note and the context entries it needs. "
+        "Nothing changes until it accepts (accept_handoff); then the task, its claim and its "
+        "file leases are its. Only the owner; one offer at a time.",
+        read_only=False,
+        run=_handoff_task,
+    ),
+    RoomTool(
+        "accept_handoff",
+        s.AcceptHandoffInput,
+        TypeAdapter(r.Handoff),
+        "Accept a handoff offered to you (get_my_summary lists them): the task, its claim "
+        "and its file leases become yours in this one step.",
+        read_only=False,
+        run=_accept_handoff,
+    ),
+    RoomTool(
+        "decline_handoff",
+        s.DeclineHandoffInput,
+        TypeAdapter(r.Handoff),
+        "Decline a handoff offered to you, saying why; the task stays with its owner. Final.",
+        read_only=False,
+        run=_decline_handoff,
+    ),
+    RoomTool(
+        "set_room_mode",
+        s.SetRoomModeInput,
+        TypeAdapter(r.RoomMode),
+        "Set how the room works: evidenceRequired makes verified evidence the only way to "
+        "done. Needs a credential that may manage rooms.",
+        read_only=False,
+        manages="rooms",
+        run=_set_room_mode,
+    ),
+    RoomTool(
+        "set_room_status",
+        s.SetRoomStatusInput,
+        TypeAdapter(r.RoomStatus),
+        "Pause, complete or reopen the room: paused and completed rooms answer reads and "
+        "refuse writes, saying why. Needs a credential that may manage rooms.",
+        read_only=False,
+        manages="rooms",
+        lifecycle=True,
+        run=_set_room_status,
     ),
     # --- Messages
     RoomTool(

@@ -47,6 +47,29 @@ class Task(TypedDict):
     # get_my_tasks: the dependencies not done yet, with who works on them and what they lease
     blockedBy: NotRequired[list[BlockingTask]]
     warnings: NotRequired[list[str]]
+    verification: NotRequired[Verification]  # submit_task / verify_task
+    handoff: NotRequired[HandoffOffer]  # a handoff offered and not yet answered
+
+
+class Evidence(TypedDict):
+    kind: Literal["test", "diff", "link", "log", "note"]
+    text: str
+    ref: NotRequired[str | None]
+
+
+class Verification(TypedDict):
+    """The proof a task's owner submitted, and what a different agent made of it."""
+
+    state: Literal["submitted", "verified", "rejected"]
+    evidence: list[Evidence]
+    submittedBy: str
+    at: str
+    reviewId: str  # the submission is this review (list_reviews, approve, reject)
+    verifiedBy: NotRequired[str]
+    verifiedAt: NotRequired[str]
+    rejectedBy: NotRequired[str]
+    rejectedAt: NotRequired[str]
+    note: NotRequired[str]  # the reviewer's, on a rejection
 
 
 class BlockingTask(TypedDict):
@@ -222,7 +245,9 @@ class Review(TypedDict):
     targetType: Literal["task", "context"]
     targetId: str
     requestedBy: str
-    reviewer: str
+    reviewer: str  # "*" for a submission: any agent but the submitter
+    kind: NotRequired[Literal["submission"]]  # submit_task's (its evidence below)
+    evidence: NotRequired[list[Evidence]]
     note: str | None
     status: Literal["pending", "approved", "rejected"]
     createdAt: str
@@ -259,6 +284,8 @@ class Summary(TypedDict):
     myTasks: list[Task]
     unreadEvents: list[Event]
     newContextCount: int
+    unreadMessages: int  # deliveries waiting in the agent's inbox (inbox reads them)
+    pendingHandoffs: list[Handoff]  # offered to the agent: accept_handoff / decline_handoff
     presence: list[AgentPresence]
     cursor: str
 
@@ -484,3 +511,38 @@ SentMessage = TypedDict(
 
 class SentMessages(TypedDict):
     messages: list[SentMessage]
+
+
+class RoomMode(TypedDict):
+    roomId: str
+    evidenceRequired: bool  # update_task(done) refused: submit_task, then verify_task
+
+
+class HandoffOffer(TypedDict):
+    id: str
+    to: str
+    at: str
+
+
+Handoff = TypedDict(
+    "Handoff",
+    {
+        "id": str,
+        "taskId": str,
+        "from": str,
+        "to": str,
+        "note": str | None,
+        "contextIds": list[str],  # what the receiver needs to read
+        "status": Literal["offered", "accepted", "declined", "void"],
+        "at": str,
+        "resolvedAt": NotRequired[str],
+        "resolvedBy": NotRequired[str],
+        "resolutionNote": NotRequired[str],
+    },
+)
+
+
+class RoomStatus(TypedDict):
+    roomId: str
+    status: Literal["active", "paused", "completed", "archived"]
+    previousStatus: str

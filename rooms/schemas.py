@@ -567,6 +567,78 @@ class SentMessagesInput(AgentInput):
     limit: Annotated[int, Field(ge=1, le=100)] = 20
 
 
+class EvidenceItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["test", "diff", "link", "log", "note"] = Field(
+        description="test (a run's result), diff, link (a PR, a CI run), log, note."
+    )
+    text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUMMARY)] = Field(
+        description="What it shows: the test output, the diff, what the link proves."
+    )
+    ref: Annotated[str, StringConstraints(max_length=1000)] | None = Field(
+        default=None, description="Where to check it: a URL, a commit, a file path."
+    )
+
+
+class SubmitTaskInput(AgentInput, WriteInput):
+    taskId: Identifier
+    evidence: Annotated[list[EvidenceItem], Field(min_length=1, max_length=20)] = Field(
+        description="1-20 items proving the work: another agent verifies them (verify_task)."
+    )
+
+
+class VerifyTaskInput(AgentInput, WriteInput):
+    taskId: Identifier
+    verdict: Literal["accept", "reject"] = Field(
+        description="accept marks the task done; reject sends it back in progress with your note."
+    )
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="What you checked, or what is missing."
+    )
+
+
+class SetRoomModeInput(AgentInput, WriteInput):
+    evidenceRequired: bool | None = Field(
+        default=None,
+        description="true: a task is done only once another agent verified its evidence "
+        "(submit_task, verify_task); update_task(status: done) is refused.",
+    )
+
+
+class HandoffTaskInput(WriteInput):
+    taskId: Identifier
+    from_: ActorName = Field(alias="from", description="You, the task's owner.")
+    to: Name = Field(description="The agent to hand it to (it must accept).")
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
+        default=None, description="Where you stopped, what is left, what to watch out for."
+    )
+    contextIds: Annotated[list[Identifier], Field(max_length=50)] = Field(
+        default_factory=list, description="Context entries the receiver needs to read."
+    )
+
+
+class HandoffAnswerInput(AgentInput, WriteInput):
+    handoffId: Identifier
+    note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
+
+
+class AcceptHandoffInput(HandoffAnswerInput):
+    pass
+
+
+class DeclineHandoffInput(HandoffAnswerInput):
+    pass
+
+
+class SetRoomStatusInput(WriteInput):
+    status: Literal["active", "paused", "completed", "archived"] = Field(
+        description="paused and completed rooms answer reads and refuse writes; active "
+        "opens them again."
+    )
+    agentId: AgentId | None = Field(default=None, description="Who is changing it.")
+
+
 class ListTemplatesInput(ToolInput):
     pass
 

@@ -392,8 +392,8 @@ end
 
 # KEYS[1] owner, KEYS[2] meta, KEYS[3..n] the room's other durable keys
 # ARGV[1] team id, ARGV[2] idle ttl ms, ARGV[3] now (ISO), ARGV[4] "1" to claim an unowned room
-# -> {1, claimed(0/1)} the caller's team owns it; {0} nobody owns it (and no claim asked);
-#    {-1} another team owns it
+# -> {1, claimed(0/1), status} the caller's team owns it (status: active, paused,
+#    completed); {0} nobody owns it (and no claim asked); {-1} another team owns it
 ACCESS_ROOM_SCRIPT = (
     _PRELUDE
     + r"""
@@ -408,7 +408,7 @@ end
 if owner ~= ARGV[1] then return {-1} end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 touch(ARGV[2], 1, #KEYS)
-return {1, claimed}
+return {1, claimed, redis.call('HGET', KEYS[2], 'status') or 'active'}
 """
 )
 
@@ -617,6 +617,12 @@ local function owner_of(task)
   return task.owner
 end
 local function version_of(task) return tonumber(task.version) or 1 end
+-- The room's mode (set_room_mode), kept in meta: {evidenceRequired = bool, ...}.
+local function room_mode(meta)
+  local raw = redis.call('HGET', meta, 'mode')
+  if not raw then return {} end
+  return cjson.decode(raw)
+end
 local function task_encode(task)
   return fix_arrays(cjson.encode(task), {'depends_on', 'notes'})
 end
@@ -648,7 +654,8 @@ end
 # ARGV[9] now ms
 # -> {0} unknown task; {-1, task JSON} expectedVersion is stale; {-2, task JSON} the task is
 #    in progress under another owner, and the writer is not that owner (a takeover: claims
-#    go through claim_task, hand-overs through its owner); {1, task JSON, event id}
+#    go through claim_task, hand-overs through its owner); {-6, task JSON} done asked in a
+#    room whose mode requires evidence (verify_task makes it done); {1, task JSON, event id}
 # The task_updated event carries what changed, not the whole task: {task: {id, title, status,
 # owner, version}, previousStatus, changes: {status?: [from, to], owner?: [from, to],
 # description?}, note?} — so a long task's every update does not copy it into the log again.
@@ -674,6 +681,9 @@ end
 if previous == 'in_progress' and previous_owner and new_owner and new_owner ~= previous_owner
     and ch.by ~= previous_owner then
   return {-2, raw}
+end
+if ch.status == 'done' and previous ~= 'done' and room_mode(KEYS[2]).evidenceRequired then
+  return {-6, raw}
 end
 if ch.status ~= nil then task.status = ch.status end
 local previous_priority = task.priority
@@ -1698,32 +1708,143 @@ return {1, eid}
 """
 )
 
-# KEYS[1] reviews, KEYS[2] meta, KEYS[3] events, KEYS[4] reads
-# ARGV[1] review id, ARGV[2] agent id, ARGV[3] approved/rejected, ARGV[4] note ("" for none),
+# KEYS[1..8] the task keys (tasks, meta, events, reads, claims, claim_holders, leases,
+# lease_expiry), KEYS[9] reviews, KEYS[10] review_order
+# ARGV[1] task id, ARGV[2] agent, ARGV[3] the submission's review JSON, ARGV[4] its id,
 # ARGV[5] now (ISO), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
-# channel
-# -> {0} unknown review; {-2, review JSON} resolved already; {-3, review JSON} the agent is
-#    not its reviewer; {1, review JSON, event id}
-# Only the named reviewer resolves a review, and only once: the check and the change are
-# one step, so of two resolutions at once exactly one lands.
-RESOLVE_REVIEW_SCRIPT = (
+# channel, ARGV[10] most reviews per room, ARGV[11] the evidence JSON
+# -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} the agent is not its owner;
+#    {-3, task JSON} a submission awaits verification already; {-4, reviews} at the quota;
+#    {1, task JSON, event id}
+# The submission is a review of the task (kind "submission", reviewer "*": anyone but the
+# submitter), so list_reviews, approve and reject see it like any other.
+SUBMIT_TASK_SCRIPT = (
     _PRELUDE
+    + _TASKS
     + r"""
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return {0} end
+local task = cjson.decode(raw)
+if task.status == 'done' then return {-1, raw} end
+if owner_of(task) ~= ARGV[2] then return {-2, raw} end
+if type(task.verification) == 'table' and task.verification.state == 'submitted' then
+  return {-3, raw}
+end
+local count = redis.call('HLEN', KEYS[9])
+if count >= tonumber(ARGV[10]) then return {-4, count} end
+redis.call('HSET', KEYS[9], ARGV[4], ARGV[3])
+task.verification = {state = 'submitted', evidence = cjson.decode(ARGV[11]),
+  submittedBy = ARGV[2], at = ARGV[5], reviewId = ARGV[4]}
+task.version = version_of(task) + 1
+task.updated_at = ARGV[5]
+local out = task_encode(task)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+redis.call('HSET', KEYS[2], 'updated_at', ARGV[5])
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
+  {'type', 'task_submitted', 'from', ARGV[2], 'to', 'all', 'payload',
+   cjson.encode({task = task_summary(task), reviewId = ARGV[4],
+     evidence = #task.verification.evidence})})
+redis.call('ZADD', KEYS[10], id_score(eid), ARGV[4])
+touch(ARGV[6], 1, 4)
+touch(ARGV[6], 9, 10)
+return {1, out, eid}
+"""
+)
+
+# KEYS[1] meta
+# ARGV[1] the mode's changes JSON ({evidenceRequired?}), ARGV[2] ttl ms
+# -> the room's mode JSON after the change
+SET_ROOM_MODE_SCRIPT = r"""
+local mode = {}
+local raw = redis.call('HGET', KEYS[1], 'mode')
+if raw then mode = cjson.decode(raw) end
+for k, v in pairs(cjson.decode(ARGV[1])) do mode[k] = v end
+local out = cjson.encode(mode)
+redis.call('HSET', KEYS[1], 'mode', out)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return out
+"""
+
+# KEYS[1] reviews, KEYS[2] meta, KEYS[3] events, KEYS[4] reads, KEYS[5] tasks, KEYS[6] claims,
+# KEYS[7] claim_holders, KEYS[8] leases, KEYS[9] lease_expiry
+# ARGV[1] review id ("" with ARGV[10]), ARGV[2] agent id, ARGV[3] approved/rejected, ARGV[4]
+# note ("" for none), ARGV[5] now (ISO), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event
+# bytes cap, ARGV[9] wake channel, ARGV[10] task id (verify_task: its pending submission)
+# or "", ARGV[11] notes kept per task
+# -> {0} unknown review (or task); {-2, review JSON} resolved already; {-3, review JSON} the
+#    agent is not its reviewer; {-4, review JSON} a submission judged by its submitter;
+#    {-5, task JSON} the task has no submission awaiting verification;
+#    {1, review JSON, event id, task JSON or ""}
+# Only the named reviewer resolves a review, and only once: the check and the change are
+# one step, so of two resolutions at once exactly one lands. A submission (submit_task) is
+# a review of its task that any agent but the submitter resolves; resolving it moves the
+# task in the same step: approved -> done (verified), rejected -> back in progress with the
+# reviewer's note. approve/reject and verify_task are two doors to this one step.
+RESOLVE_REVIEW_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local review_id, agent = ARGV[1], ARGV[2]
+if ARGV[10] ~= '' then
+  local traw = redis.call('HGET', KEYS[5], ARGV[10])
+  if not traw then return {0} end
+  local v = cjson.decode(traw).verification
+  if type(v) ~= 'table' or v.state ~= 'submitted' then return {-5, traw} end
+  review_id = v.reviewId
+end
+local raw = redis.call('HGET', KEYS[1], review_id)
+if not raw then return {0} end
 local review = cjson.decode(raw)
 if review.status ~= 'pending' then return {-2, raw} end
-if review.reviewer ~= ARGV[2] then return {-3, raw} end
+local submission = review.kind == 'submission'
+if submission and review.requestedBy == agent then return {-4, raw} end
+if not submission and review.reviewer ~= agent then return {-3, raw} end
 review.status = ARGV[3]
 review.resolvedAt = ARGV[5]
-review.resolvedBy = ARGV[2]
+review.resolvedBy = agent
 if ARGV[4] ~= '' then review.resolutionNote = ARGV[4] end
-local out = cjson.encode(review)
-redis.call('HSET', KEYS[1], ARGV[1], out)
+local out = fix_arrays(cjson.encode(review), {'evidence'})
+redis.call('HSET', KEYS[1], review_id, out)
+local task_out = ''
+local traw = submission and redis.call('HGET', KEYS[5], review.targetId)
+if traw then
+  local task = cjson.decode(traw)
+  local v = task.verification
+  if type(v) == 'table' and v.reviewId == review_id then
+    if ARGV[3] == 'approved' then
+      v.state, v.verifiedBy, v.verifiedAt = 'verified', agent, ARGV[5]
+      task.status = 'done'
+      lease_end(KEYS[6], KEYS[7], task)
+      task_leases_end(KEYS[8], KEYS[9], task.id, nil)
+    else
+      v.state, v.rejectedBy, v.rejectedAt = 'rejected', agent, ARGV[5]
+      if ARGV[4] ~= '' then v.note = ARGV[4] end
+      task.status = 'in_progress'
+      if ARGV[4] ~= '' then
+        task.note = ARGV[4]
+        if type(task.notes) ~= 'table' then task.notes = {} end
+        table.insert(task.notes, {by = agent, at = ARGV[5], text = ARGV[4]})
+        while #task.notes > tonumber(ARGV[11]) do table.remove(task.notes, 1) end
+      end
+    end
+    task.version = version_of(task) + 1
+    task.updated_at = ARGV[5]
+    task_out = task_encode(task)
+    redis.call('HSET', KEYS[5], task.id, task_out)
+    redis.call('HSET', KEYS[2], 'updated_at', ARGV[5])
+  end
+end
+local kind = 'review_' .. ARGV[3]
+local payload = out
+if task_out ~= '' then
+  kind = ARGV[3] == 'approved' and 'task_verified' or 'task_rejected'
+  payload = cjson.encode({task = task_summary(cjson.decode(task_out)), reviewId = review_id,
+    note = ARGV[4] ~= '' and ARGV[4] or nil})
+end
 local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
-  {'type', 'review_' .. ARGV[3], 'from', ARGV[2], 'to', review.requestedBy, 'payload', out})
-touch(ARGV[6], 1, 4)
-return {1, out, eid}
+  {'type', kind, 'from', agent, 'to', review.requestedBy, 'payload', payload})
+touch(ARGV[6], 1, 9)
+return {1, out, eid, task_out}
 """
 )
 
@@ -2434,5 +2555,154 @@ for _, mid in ipairs(ids) do
   end
 end
 return out
+"""
+)
+
+
+# --- Handoffs (rooms/handoffs.py) ---------------------------------------------------------
+
+# KEYS[1..8] the task keys (tasks, meta, events, reads, claims, claim_holders, leases,
+# lease_expiry), KEYS[9] handoffs, KEYS[10] handoff_order, KEYS[11] presence, KEYS[12]
+# cursors, KEYS[13] ctx
+# ARGV[1] task id, ARGV[2] from, ARGV[3] to, ARGV[4] the handoff JSON, ARGV[5] its id,
+# ARGV[6] context ids JSON, ARGV[7] now ms, ARGV[8] now (ISO), ARGV[9] ttl ms, ARGV[10..12]
+# event cap, event bytes cap, wake channel, ARGV[13] most handoffs kept, ARGV[14] how many
+# agents an unknown-agent hint samples
+# -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} `from` is not its owner;
+#    {-3, task JSON, handoff JSON} one is offered already; {-4, {agent, ...}} `to` is nobody
+#    the room has seen; {-5, context id} unknown context entry; {-6, handoffs} at the quota
+#    (every kept one pending); {1, handoff JSON, event id}
+# The owner does not change yet: only the receiver's accept moves it.
+HANDOFF_OFFER_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return {0} end
+local task = cjson.decode(raw)
+if task.status == 'done' then return {-1, raw} end
+if owner_of(task) ~= ARGV[2] then return {-2, raw} end
+if type(task.handoff) == 'table' then
+  local open = redis.call('HGET', KEYS[9], task.handoff.id)
+  if open and cjson.decode(open).status == 'offered' then return {-3, raw, open} end
+end
+local to = ARGV[3]
+if not redis.call('ZSCORE', KEYS[11], to) and redis.call('HEXISTS', KEYS[12], to) == 0 then
+  return {-4, redis.call('ZREVRANGE', KEYS[11], 0, tonumber(ARGV[14]) - 1)}
+end
+for _, cid in ipairs(cjson.decode(ARGV[6])) do
+  if redis.call('HEXISTS', KEYS[13], cid) == 0 then return {-5, cid} end
+end
+-- Past the quota the oldest resolved handoffs go; pending ones are never dropped.
+local count = redis.call('HLEN', KEYS[9])
+if count >= tonumber(ARGV[13]) then
+  for _, hid in ipairs(redis.call('ZRANGE', KEYS[10], 0, 63)) do
+    local h = redis.call('HGET', KEYS[9], hid)
+    if not h or cjson.decode(h).status ~= 'offered' then
+      redis.call('HDEL', KEYS[9], hid)
+      redis.call('ZREM', KEYS[10], hid)
+      count = count - 1
+      if count < tonumber(ARGV[13]) then break end
+    end
+  end
+  if count >= tonumber(ARGV[13]) then return {-6, count} end
+end
+redis.call('HSET', KEYS[9], ARGV[5], ARGV[4])
+redis.call('ZADD', KEYS[10], ARGV[7], ARGV[5])
+task.handoff = {id = ARGV[5], to = to, at = ARGV[8]}
+task.version = version_of(task) + 1
+task.updated_at = ARGV[8]
+local out = task_encode(task)
+redis.call('HSET', KEYS[1], ARGV[1], out)
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[10], ARGV[11], ARGV[12],
+  {'type', 'handoff_offered', 'from', ARGV[2], 'to', to, 'payload', ARGV[4]})
+touch(ARGV[9], 1, 4)
+touch(ARGV[9], 9, 10)
+return {1, ARGV[4], eid}
+"""
+)
+
+# KEYS[1..8] the task keys, KEYS[9] handoffs
+# ARGV[1] handoff id, ARGV[2] agent, ARGV[3] "accepted" or "declined", ARGV[4] note or "",
+# ARGV[5] now ms, ARGV[6] now (ISO), ARGV[7] ttl ms, ARGV[8..10] event cap, event bytes cap,
+# wake channel
+# -> {0} unknown handoff; {-2, handoff JSON} the agent is not its receiver; {-3, handoff
+#    JSON} resolved already; {-4, handoff JSON, task JSON or ""} the task is gone, done or
+#    changed hands since the offer (the handoff is void, and says so);
+#    {1, handoff JSON, task JSON, event id}
+# Accepting moves the task to the receiver in this one step: its owner, its claim's lease
+# (renewed for the receiver) and its file leases. Of an accept and a decline at once,
+# exactly one lands.
+HANDOFF_RESOLVE_SCRIPT = (
+    _PRELUDE
+    + _TASKS
+    + r"""
+local hraw = redis.call('HGET', KEYS[9], ARGV[1])
+if not hraw then return {0} end
+local h = cjson.decode(hraw)
+if h.to ~= ARGV[2] then return {-2, hraw} end
+if h.status ~= 'offered' then return {-3, hraw} end
+local raw = redis.call('HGET', KEYS[1], h.taskId)
+local task = raw and cjson.decode(raw)
+local void = not task or task.status == 'done' or owner_of(task) ~= h.from
+  or type(task.handoff) ~= 'table' or task.handoff.id ~= h.id
+h.resolvedAt, h.resolvedBy = ARGV[6], ARGV[2]
+if ARGV[4] ~= '' then h.resolutionNote = ARGV[4] end
+if void then
+  h.status = 'void'
+  redis.call('HSET', KEYS[9], ARGV[1], fix_arrays(cjson.encode(h), {'contextIds'}))
+  return {-4, fix_arrays(cjson.encode(h), {'contextIds'}), raw or ''}
+end
+h.status = ARGV[3]
+task.handoff = nil
+if ARGV[3] == 'accepted' then
+  task.owner = ARGV[2]
+  if task.status ~= 'blocked' then task.status = 'in_progress' end
+  local holder = redis.call('HGET', KEYS[6], task.id)
+  if holder then
+    local lease_ms = string.match(holder, '^(%d+) ')
+    redis.call('HSET', KEYS[6], task.id, lease_ms .. ' ' .. ARGV[2])
+    lease_renew(KEYS[5], task, lease_ms, ARGV[5])
+  end
+  for _, lraw in ipairs(redis.call('HVALS', KEYS[7])) do
+    local l = cjson.decode(lraw)
+    if l.task_id == task.id and l.holder == h.from then
+      l.holder = ARGV[2]
+      redis.call('HSET', KEYS[7], l.id, cjson.encode(l))
+    end
+  end
+end
+task.version = version_of(task) + 1
+task.updated_at = ARGV[6]
+local out = task_encode(task)
+redis.call('HSET', KEYS[1], task.id, out)
+local hout = fix_arrays(cjson.encode(h), {'contextIds'})
+redis.call('HSET', KEYS[9], ARGV[1], hout)
+local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[8], ARGV[9], ARGV[10],
+  {'type', 'handoff_' .. ARGV[3], 'from', ARGV[2], 'to', h.from, 'payload',
+   fix_arrays(cjson.encode({handoff = h, task = task_summary(task)}), {'contextIds'})})
+touch(ARGV[7], 1, 9)
+return {1, hout, out, eid}
+"""
+)
+
+
+# --- Lifecycle (rooms/lifecycle.py) ------------------------------------------------------
+
+# KEYS[1] meta, KEYS[2] events, KEYS[3] reads
+# ARGV[1] status, ARGV[2] by, ARGV[3] ttl ms, ARGV[4..6] event cap, event bytes cap, wake
+# channel
+# -> {previous status, event id ("" when it was the status already)}
+SET_ROOM_STATUS_SCRIPT = (
+    _PRELUDE
+    + r"""
+local previous = redis.call('HGET', KEYS[1], 'status') or 'active'
+if previous == ARGV[1] then return {previous, ''} end
+redis.call('HSET', KEYS[1], 'status', ARGV[1])
+local eid = append(KEYS[2], KEYS[1], KEYS[3], ARGV[4], ARGV[5], ARGV[6],
+  {'type', 'room_status_changed', 'from', ARGV[2], 'to', 'all', 'payload',
+   cjson.encode({status = ARGV[1], previousStatus = previous})})
+touch(ARGV[3], 1, 3)
+return {previous, eid}
 """
 )

@@ -19,6 +19,7 @@ from rooms.records import (
     LAST_EVENT_ID,
     context_from_json,
     event_from_entry,
+    handoff_from_json,
     is_event_id,
     lease_from_json,
     task_from_json,
@@ -34,6 +35,7 @@ from rooms.results import (
     DeliveryState,
     Event,
     EventReads,
+    Handoff,
     Lease,
     LockRow,
     Plan,
@@ -529,6 +531,12 @@ async def message_rows(room: RoomRef, *, sender: str | None, limit: int) -> list
             }
         )
     return rows
+
+
+async def handoffs_pending(room: RoomRef, agent_id: str) -> list[Handoff]:
+    """The handoffs offered to the agent and not answered yet, oldest first."""
+    kept = [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]
+    return [h for h in kept if h["to"] == agent_id and h["status"] == "offered"]
 
 
 async def context_readers_attach(room: RoomRef, entries: list[ContextEntry]) -> None:

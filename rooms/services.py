@@ -180,6 +180,11 @@ async def task_update(
             ),
             extra=_task_state(current),
         )
+    if step.outcome == "unverified":
+        raise errors.TaskClaimError(
+            errors.TASK_EVIDENCE_REQUIRED.format(task_id=task_id),
+            extra={**_task_state(current), "evidenceRequired": True},
+        )
     return current
 
 
@@ -532,6 +537,11 @@ async def review_resolve(
             ),
             extra={"reviewer": review["reviewer"], "status": review["status"]},
         )
+    if step.outcome == "own_submission":
+        raise errors.ReviewRefusedError(
+            errors.REVIEW_OWN_SUBMISSION.format(task_id=review["targetId"], agent_id=agent_id),
+            extra={"submittedBy": review["requestedBy"], "status": review["status"]},
+        )
     return review
 
 
@@ -810,17 +820,24 @@ async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> Eve
 
 async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
     """The cold-start call: own tasks, unread events (consumed, like get_unread_events),
-    how many context entries changed since the agent last looked, and who is here."""
+    how many context entries changed since the agent last looked, how many messages wait
+    in its inbox (not read by this call), and who is here."""
     agent = _who(agent_id)
     batch = await _unread(room, agent_id=agent, limit=50, addressed_only=False)
     my_tasks = await selectors.task_list_for_agent(room, agent_id=agent)
     presence = await selectors.presence_list(room)
+    messages = await store.message_inbox(
+        room.keys, agent_id=agent, limit=0, unread_only=True, mark=False, now_ms=clock.now_ms()
+    )
+    offered = await selectors.handoffs_pending(room, agent)
     return {
         "agentId": agent,
         "roomId": room.room_id,
         "myTasks": my_tasks,
         "unreadEvents": [event_from_entry(e) for e in batch.events],
         "newContextCount": batch.context_changed,
+        "unreadMessages": messages.unread,
+        "pendingHandoffs": offered,
         "presence": presence,
         "cursor": batch.cursor,
     }

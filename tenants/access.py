@@ -77,10 +77,11 @@ def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInp
     return args.model_copy(update=updates) if updates else args
 
 
-# (team id, room id) -> (the team's epoch, until ms): the team owns the room, as this
+# (team id, room id) -> (the team's epoch, until ms, the room's status): the team owns the
+# room, as this
 # process last checked. Trusted only while the epoch read in the same call's budget step is
 # the same (a room purge moves it, after dropping the room's Redis owner).
-_owned: dict[tuple[int, str], tuple[int, int]] = {}
+_owned: dict[tuple[int, str], tuple[int, int, str]] = {}
 OWNED_MAX = 50_000
 OWNED_SECONDS = 60
 # room id -> when this process next marks the room's activity (at most once a minute).
@@ -98,21 +99,39 @@ def _ref(caller: Caller, room_id: str, keys: RoomKeys) -> RoomRef:
     )
 
 
+def _writable(room_id: str, status: str) -> None:
+    """A paused or completed room answers reads and refuses every write but its status."""
+    if status in ("paused", "completed"):
+        raise errors.RoomClosedError(
+            errors.ROOM_NOT_WRITABLE.format(room_id=room_id, status=status),
+            extra={"roomId": room_id, "status": status},
+        )
+
+
 async def room_access(
-    caller: Caller, room_id: str, *, write: bool, epoch: int | None = None
+    caller: Caller,
+    room_id: str,
+    *,
+    write: bool,
+    epoch: int | None = None,
+    lifecycle: bool = False,
 ) -> RoomRef:
-    """The room, if this caller may reach it (and write, when asked). First touch of an
-    unknown id claims it for the caller's team when claiming is on and the caller is a
-    writable team credential; invites, share links and read-only callers never claim.
+    """The room, if this caller may reach it (and write, when asked: a paused or completed
+    room refuses writes, but for `lifecycle`, set_room_status). First touch of an unknown id
+    claims it for the caller's team when claiming is on and the caller is a writable team
+    credential; invites, share links and read-only callers never claim.
 
     `epoch`: the caller's team epoch, read in this call's budget step. With it, a room this
-    process saw the team own under the same epoch is answered without a round trip."""
+    process saw the team own under the same epoch is answered without a round trip (a
+    status change moves the epoch)."""
     if write:
         require_write(caller)
     now_ms = clock.now_ms()
     if epoch is not None and (caller.room is None or caller.room == room_id):
         owned = _owned.get((caller.team_id, room_id))
         if owned is not None and owned[0] == epoch and owned[1] > now_ms:
+            if write and not lifecycle:
+                _writable(room_id, owned[2])
             await _activity_mark(room_id, RoomKeys(room_id), now_ms)
             return _ref(caller, room_id, RoomKeys(room_id))
     claiming = bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
@@ -124,7 +143,7 @@ async def room_access(
     keys = RoomKeys(room_id if well_formed else DENIED_PROBE)
     team = str(caller.team_id)
     now = clock.now_iso()
-    found = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
+    found, status = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
     if found != 1 or not reachable:
         owner = await db_run(services.room_owner_id, keys.room_id)
         if owner is None and reachable and claiming and caller.write and not caller.guest:
@@ -135,11 +154,13 @@ async def room_access(
             raise denied()
         # The database says it is ours (a new claim, an expired or stale Redis entry).
         await store.room_owner_cache(keys, team)
-        await store.room_access(keys, team_id=team, now_iso=now, claim=True)
+        _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=True)
+    if write and not lifecycle:
+        _writable(room_id, status)
     if epoch is not None:
         if len(_owned) >= OWNED_MAX:
             _owned.pop(next(iter(_owned)))
-        _owned[(caller.team_id, room_id)] = (epoch, now_ms + OWNED_SECONDS * 1000)
+        _owned[(caller.team_id, room_id)] = (epoch, now_ms + OWNED_SECONDS * 1000, status)
     await _activity_mark(room_id, keys, now_ms)
     return _ref(caller, room_id, keys)
 
@@ -174,3 +195,20 @@ def room_for_caller(caller: Caller, room_id: str) -> Room:
     if room is None:
         raise denied()
     return room
+
+
+async def room_status_recorded(caller: Caller, room: RoomRef, status: str, previous: str) -> None:
+    """After set_room_status changed a room: the room's record says so (list_rooms, the
+    dashboard), the audit log too, and the team's epoch moves so no process keeps serving
+    the old status from its cache."""
+    if status == previous:
+        return
+    await db_run(
+        services.room_status_record,
+        room_id=room.room_id,
+        status=status,
+        previous=previous,
+        actor=caller.actor,
+    )
+    await store.team_epoch_bump(caller.team_id)
+    _owned.pop((caller.team_id, room.room_id), None)

@@ -67,8 +67,8 @@ MANAGE_HOW = {
     "read-only, or a dashboard owner or admin.",
     "webhooks": "Managing webhooks takes a team key that is neither bound to an agent nor "
     "read-only, or a dashboard owner or admin.",
-    "rooms": "Creating rooms takes a team key that is neither bound to an agent nor read-only, "
-    "or a dashboard owner or admin.",
+    "rooms": "Creating rooms and setting their mode takes a team key that is neither bound "
+    "to an agent nor read-only, or a dashboard owner or admin.",
     "team": "Managing members and reading the audit log takes a team owner.",
     "teams": "Only a static key (API_KEYS) may create a team (seeds/000 §8.4).",
 }

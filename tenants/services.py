@@ -329,6 +329,23 @@ def room_touch_activity(room_id: str) -> None:
     Room.objects.filter(room_id=room_id).update(last_active_at=timezone.now())
 
 
+def room_status_record(*, room_id: str, status: str, previous: str, actor: str) -> None:
+    """The room's record follows its status in Redis (set_room_status), audited."""
+    room = Room.objects.filter(room_id=room_id).first()
+    if room is None or room.status == status:
+        return  # a keyed retry of the same change records nothing twice
+    room.status = status
+    room.save(update_fields=["status"])
+    audit_record(
+        team=room.team,
+        actor=actor,
+        action="room.status",
+        object_type="room",
+        object_id=room.room_id,
+        detail={"status": status, "previous": previous},
+    )
+
+
 # --- Invites -------------------------------------------------------------------------------
 
 

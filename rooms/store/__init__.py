@@ -285,17 +285,31 @@ class AtQuota:
 # --- Rooms ------------------------------------------------------------------------------
 
 
-async def room_access(keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool) -> int:
-    """1 the team owns the room, 0 Redis knows no owner (and no claim was asked), -1 another
-    team owns it. With `claim`, an unowned room becomes the team's. Refreshes the room's
-    idle TTL when the team owns it."""
+async def room_access(
+    keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool
+) -> tuple[int, str]:
+    """(1 the team owns the room, 0 Redis knows no owner (and no claim was asked), -1 another
+    team owns it; the room's status when owned). With `claim`, an unowned room becomes the
+    team's. Refreshes the room's idle TTL when the team owns it."""
     rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta)]
     res = await _run(
         scripts.ACCESS_ROOM_SCRIPT,
         [keys.owner, keys.meta, *rest],
         [team_id, _ttl(), now_iso, "1" if claim else "0"],
     )
-    return int(res[0])
+    return int(res[0]), (str(res[2]) if int(res[0]) == 1 else "")
+
+
+async def room_status_set(keys: RoomKeys, *, status: str, by: str) -> tuple[str, str]:
+    """(the previous status, the room_status_changed event id or "" if unchanged)."""
+    res = await _run_write(
+        keys,
+        scripts.SET_ROOM_STATUS_SCRIPT,
+        [keys.meta, keys.events, keys.reads],
+        [status, by, _ttl(), *_event_args(keys)],
+        wrote=scripts.WROTE_ALWAYS,
+    )
+    return str(res[0]), str(res[1])
 
 
 # --- Plan -------------------------------------------------------------------------------
@@ -371,6 +385,7 @@ _TASK_OUTCOMES = {
     -3: "unmet",
     -4: "leased",
     -5: "lease_quota",
+    -6: "unverified",
 }
 
 
@@ -1301,25 +1316,115 @@ async def review_request(
 
 @dataclass(frozen=True, slots=True)
 class ReviewStep:
-    """ "ok", "unknown", "resolved" (already) or "not_reviewer"; the review as it is now."""
+    """ "ok", "unknown", "resolved" (already), "not_reviewer", "own_submission" (judged by
+    its submitter) or "not_submitted" (verify_task: nothing awaits verification; the
+    task's JSON in `review_json`); the review as it is now, and its task when resolving
+    moved it."""
 
     outcome: str
     review_json: str = ""
+    task_json: str = ""
 
 
 async def review_resolve(
-    keys: RoomKeys, *, review_id: str, agent_id: str, status: str, note: str | None, now_iso: str
+    keys: RoomKeys,
+    *,
+    review_id: str,
+    agent_id: str,
+    status: str,
+    note: str | None,
+    now_iso: str,
+    task_id: str | None = None,
 ) -> ReviewStep:
+    """A review resolved by its reviewer; a submission by anyone but its submitter, its
+    task moved in the same step. With `task_id`, the task's pending submission."""
     res = await _run_write(
         keys,
         scripts.RESOLVE_REVIEW_SCRIPT,
-        [keys.reviews, keys.meta, keys.events, keys.reads],
-        [review_id, agent_id, status, note or "", now_iso, _ttl(), *_event_args(keys)],
+        [
+            keys.reviews,
+            keys.meta,
+            keys.events,
+            keys.reads,
+            keys.tasks,
+            keys.claims,
+            keys.claim_holders,
+            keys.leases,
+            keys.lease_expiry,
+        ],
+        [
+            review_id,
+            agent_id,
+            status,
+            note or "",
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            task_id or "",
+            int(settings.TASK_NOTES_KEPT),
+        ],
     )
     code = int(res[0])
     if code == 0:
         return ReviewStep("unknown")
-    return ReviewStep({1: "ok", -2: "resolved", -3: "not_reviewer"}[code], str(res[1]))
+    if code == 1:
+        return ReviewStep("ok", str(res[1]), str(res[3]))
+    outcomes = {-2: "resolved", -3: "not_reviewer", -4: "own_submission", -5: "not_submitted"}
+    return ReviewStep(outcomes[code], str(res[1]))
+
+
+async def task_submit(
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    agent_id: str,
+    review_id: str,
+    review_json: str,
+    evidence_json: str,
+    now_iso: str,
+) -> TaskStep:
+    """ok, unknown, done, not_owner, submitted (one awaits verification) or quota."""
+    res = await _run_write(
+        keys,
+        scripts.SUBMIT_TASK_SCRIPT,
+        [*_task_keys(keys), keys.reviews, keys.review_order],
+        [
+            task_id,
+            agent_id,
+            review_json,
+            review_id,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            int(settings.ROOM_REVIEWS_MAX),
+            evidence_json,
+        ],
+    )
+    code = int(res[0])
+    if code == -4:
+        return TaskStep("quota", used=int(res[1]))
+    if code == 0:
+        return TaskStep("unknown")
+    outcomes = {1: "ok", -1: "done", -2: "not_owner", -3: "submitted"}
+    return TaskStep(outcomes[code], str(res[1]), str(res[2]) if code == 1 else "")
+
+
+async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> str:
+    """The room's mode JSON after merging `changes_json` into it."""
+    return str(
+        await _run_write(
+            keys,
+            scripts.SET_ROOM_MODE_SCRIPT,
+            [keys.meta],
+            [changes_json, _ttl()],
+            wrote=scripts.WROTE_ALWAYS,
+        )
+    )
+
+
+async def room_mode(keys: RoomKeys) -> str | None:
+    value = await _awaited(client().hget(keys.meta, "mode"))
+    return str(value) if value is not None else None
 
 
 async def reviews_list(keys: RoomKeys) -> list[str]:
@@ -1936,3 +2041,121 @@ async def message_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, s
             m = json.loads(raw)
             out.append((str(m["messageId"]), f"{m['from']} → {m['to']}: {m.get('subject') or ''}"))
     return out
+
+
+# --- Handoffs ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffStep:
+    """What a handoff write came to: "ok", "unknown", "done", "not_owner", "offered"
+    (one is pending already), "unknown_agent" (`known`: who the room has seen),
+    "unknown_context" (`missing`), "quota", "not_receiver", "resolved", "void"."""
+
+    outcome: str
+    handoff_json: str = ""
+    task_json: str = ""
+    event_id: str = ""
+    known: list[str] = field(default_factory=list)
+    missing: str = ""
+    used: int = 0
+
+
+async def handoff_offer(
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    sender: str,
+    receiver: str,
+    handoff_id: str,
+    handoff_json: str,
+    context_ids: list[str],
+    now_ms: int,
+    now_iso: str,
+    hint_sample: int,
+) -> HandoffStep:
+    res = await _run_write(
+        keys,
+        scripts.HANDOFF_OFFER_SCRIPT,
+        [
+            *_task_keys(keys),
+            keys.handoffs,
+            keys.handoff_order,
+            keys.presence,
+            keys.cursors,
+            keys.context,
+        ],
+        [
+            task_id,
+            sender,
+            receiver,
+            handoff_json,
+            handoff_id,
+            json.dumps(context_ids),
+            now_ms,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+            int(settings.ROOM_HANDOFFS_MAX),
+            hint_sample,
+        ],
+    )
+    code = int(res[0])
+    if code == 1:
+        return HandoffStep("ok", str(res[1]), event_id=str(res[2]))
+    if code == 0:
+        return HandoffStep("unknown")
+    if code == -4:
+        return HandoffStep("unknown_agent", known=[str(a) for a in res[1]])
+    if code == -5:
+        return HandoffStep("unknown_context", missing=str(res[1]))
+    if code == -6:
+        return HandoffStep("quota", used=int(res[1]))
+    if code == -3:
+        return HandoffStep("offered", str(res[2]), str(res[1]))
+    return HandoffStep({-1: "done", -2: "not_owner"}[code], task_json=str(res[1]))
+
+
+async def handoff_resolve(
+    keys: RoomKeys,
+    *,
+    handoff_id: str,
+    agent_id: str,
+    accept: bool,
+    note: str | None,
+    now_ms: int,
+    now_iso: str,
+) -> HandoffStep:
+    res = await _run_write(
+        keys,
+        scripts.HANDOFF_RESOLVE_SCRIPT,
+        [*_task_keys(keys), keys.handoffs],
+        [
+            handoff_id,
+            agent_id,
+            "accepted" if accept else "declined",
+            note or "",
+            now_ms,
+            now_iso,
+            _ttl(),
+            *_event_args(keys),
+        ],
+    )
+    code = int(res[0])
+    if code == 0:
+        return HandoffStep("unknown")
+    if code == 1:
+        return HandoffStep("ok", str(res[1]), str(res[2]), str(res[3]))
+    if code == -4:
+        return HandoffStep("void", str(res[1]), str(res[2]))
+    return HandoffStep({-2: "not_receiver", -3: "resolved"}[code], str(res[1]))
+
+
+async def handoffs_all(keys: RoomKeys) -> list[str]:
+    """Every kept handoff's JSON, oldest first (at most ROOM_HANDOFFS_MAX)."""
+    r = client()
+    ids = cast("list[str]", await _awaited(r.zrange(keys.handoff_order, 0, -1)))
+    if not ids:
+        return []
+    found = await _awaited(r.hmget(keys.handoffs, ids))
+    return [str(v) for v in found if v is not None]

@@ -751,7 +751,7 @@ async def test_sse_refuses_room_ids_that_no_tool_accepts(server: RunningServer) 
 # =========================================================================================
 
 ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-GENERATED_ID = re.compile(r"\b(?:[tcrlm]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
+GENERATED_ID = re.compile(r"\b(?:[tcrlmh]_[A-Za-z0-9]{12}|\d{13}-\d+)\b")
 
 
 class Normalizer:
@@ -959,6 +959,48 @@ SCENARIO: list[Step] = [
         lambda r: {"agentId": "bob", "path": "docs/a.md", "sha256": "a" * 64},
     ),
     ("drift", "drift_check", lambda r: {"agentId": "bob", "path": "docs/a.md", "sha256": "b" * 64}),
+    ("mode", "set_room_mode", lambda r: {"agentId": "alice", "evidenceRequired": False}),
+    ("proof-task", "add_task", lambda r: {"title": "proven"}),
+    ("proof-claim", "claim_task", lambda r: {"taskId": r["proof-task"]["id"], "agentId": "bob"}),
+    (
+        "submit",
+        "submit_task",
+        lambda r: {
+            "taskId": r["proof-task"]["id"],
+            "agentId": "bob",
+            "evidence": [{"kind": "test", "text": "3 passed", "ref": "ci/1"}],
+        },
+    ),
+    (
+        "verify",
+        "verify_task",
+        lambda r: {"taskId": r["proof-task"]["id"], "agentId": "carol", "verdict": "accept"},
+    ),
+    ("hand-task", "add_task", lambda r: {"title": "handed"}),
+    ("hand-claim", "claim_task", lambda r: {"taskId": r["hand-task"]["id"], "agentId": "bob"}),
+    (
+        "handoff",
+        "handoff_task",
+        lambda r: {"taskId": r["hand-task"]["id"], "from": "bob", "to": "carol", "note": "n"},
+    ),
+    (
+        "hand-accept",
+        "accept_handoff",
+        lambda r: {"handoffId": r["handoff"]["id"], "agentId": "carol"},
+    ),
+    (
+        "handoff-2",
+        "handoff_task",
+        lambda r: {"taskId": r["hand-task"]["id"], "from": "carol", "to": "bob"},
+    ),
+    (
+        "hand-decline",
+        "decline_handoff",
+        lambda r: {"handoffId": r["handoff-2"]["id"], "agentId": "bob", "note": "no"},
+    ),
+    ("pause", "set_room_status", lambda r: {"status": "paused", "agentId": "alice"}),
+    ("paused-write", "add_task", lambda r: {"title": "refused while paused"}),
+    ("resume", "set_room_status", lambda r: {"status": "active", "agentId": "alice"}),
     ("beat-tags", "heartbeat", lambda r: {"agentId": "carol", "tags": ["lib"]}),
     (
         "message",
@@ -1014,6 +1056,8 @@ async def test_rest_and_mcp_give_the_same_results_for_every_tool(server: Running
                     "review_refused",
                     "plan_exists",
                     "lease_refused",
+                    "room_not_active",
+                    "handoff_refused",
                 ), label
                 assert rest_norm(r.json()["message"]) == mcp_norm(mcp_error(m)), label
         assert {t for _, t, _ in SCENARIO} == {t.name for t in registry.TOOLS} - {"list_rooms"}

@@ -340,7 +340,12 @@ def valid_arguments(tool: str, room: str) -> dict[str, Any]:
         "text": "hi",
         "body": "hi",
         "messageId": "m_x",
+        "evidence": [{"kind": "note", "text": "ok"}],
+        "verdict": "accept",
+        "handoffId": "h_x",
     }
+    if tool == "set_room_status":
+        samples["status"] = "paused"  # a room's status, not a task's
     model = registry.TOOLS_BY_NAME[tool].input_model
     return {
         "roomId": room,  # named even where it may be left out (create_room_from_template)

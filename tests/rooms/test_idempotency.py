@@ -176,6 +176,30 @@ async def _setup_ack(c: Caller, room: str) -> dict[str, Any]:
     return {"agentId": "b", "messageId": sent["messageId"]}
 
 
+async def _setup_submit(c: Caller, room: str) -> dict[str, Any]:
+    task = await call(c, room, "add_task", title="proven")
+    await call(c, room, "claim_task", taskId=task["id"], agentId="a")
+    return {"taskId": task["id"], "agentId": "a", "evidence": [{"kind": "note", "text": "ok"}]}
+
+
+async def _setup_verify(c: Caller, room: str) -> dict[str, Any]:
+    submitted = await _setup_submit(c, room)
+    await call(c, room, "submit_task", **submitted)
+    return {"taskId": submitted["taskId"], "agentId": "b", "verdict": "accept"}
+
+
+async def _setup_handoff(c: Caller, room: str) -> dict[str, Any]:
+    await call(c, room, "heartbeat", agentId="b")
+    task = await call(c, room, "add_task", title="handed")
+    await call(c, room, "claim_task", taskId=task["id"], agentId="a")
+    return {"taskId": task["id"], "from": "a", "to": "b", "note": "over to you"}
+
+
+async def _setup_answer(c: Caller, room: str) -> dict[str, Any]:
+    offered = await call(c, room, "handoff_task", **await _setup_handoff(c, room))
+    return {"handoffId": offered["id"], "agentId": "b"}
+
+
 def _fixed(args: dict[str, Any]) -> Setup:
     async def setup(c: Caller, room: str) -> dict[str, Any]:
         return dict(args)
@@ -223,6 +247,13 @@ SETUPS: dict[str, Setup] = {
     "room_release": _setup_room_release,
     "room_broadcast": _fixed({"agentId": "a", "text": "once"}),
     "send_message": _setup_send,
+    "submit_task": _setup_submit,
+    "verify_task": _setup_verify,
+    "set_room_mode": _fixed({"agentId": "a", "evidenceRequired": True}),
+    "handoff_task": _setup_handoff,
+    "accept_handoff": _setup_answer,
+    "decline_handoff": _setup_answer,
+    "set_room_status": _fixed({"status": "completed", "agentId": "a"}),
     "ack_message": _setup_ack,
 }
 # Tools a second run of changes nothing more, or refuses (what was deleted is gone).
@@ -242,6 +273,13 @@ ONCE_ONLY = {
     "lease_release",
     "room_release",
     "ack_message",
+    "submit_task",
+    "verify_task",
+    "set_room_mode",
+    "handoff_task",
+    "accept_handoff",
+    "decline_handoff",
+    "set_room_status",
 }
 
 

@@ -344,3 +344,15 @@ async def test_a_keyed_retry_sends_once(team_a: Caller, room: RoomRef) -> None:
     assert again == first
     got = await call(team_a, room, "inbox", agentId="alice")
     assert len(got["messages"]) == 1
+
+
+async def test_the_cold_start_summary_counts_unread_messages_without_reading_them(
+    team_a: Caller, room: RoomRef
+) -> None:
+    await here(team_a, room, "alice", "bob")
+    await send(team_a, room, "bob", "alice")
+    await send(team_a, room, "bob", "*")
+    summary = await call(team_a, room, "get_my_summary", agentId="alice")
+    assert summary["unreadMessages"] == 2
+    assert len((await call(team_a, room, "inbox", agentId="alice"))["messages"]) == 2
+    assert (await call(team_a, room, "get_my_summary", agentId="alice"))["unreadMessages"] == 0

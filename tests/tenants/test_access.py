@@ -225,7 +225,7 @@ async def test_a_read_only_key_reads_but_every_write_is_refused(redis_client_clo
     plan = await tool_run(viewer, "read_plan", {"roomId": room_id})
     assert plan["tasks"] == []
     writers = [t for t in registry.TOOLS if not t.read_only]
-    assert len(writers) == 32
+    assert len(writers) == 39
     for tool in writers:
         with pytest.raises(errors.ReadOnlyCallerError) as caught:
             await tool_run(viewer, tool.name, {"roomId": room_id, **_args(tool.name)})

@@ -108,6 +108,11 @@ def _unknown_id_messages() -> dict[str, str]:
             ref=json.dumps(VALID_ARGS[tool]["leaseId"]), hint=room_errors.LEASE_HINT_EMPTY
         )
 
+    def handoff(tool: str) -> str:
+        return room_errors.HANDOFF_NOT_FOUND.format(
+            handoff_id=VALID_ARGS[tool]["handoffId"], hint=room_errors.HANDOFF_HINT
+        )
+
     def review(tool: str) -> str:
         return room_errors.REVIEW_NOT_FOUND.format(
             review_id=VALID_ARGS[tool]["reviewId"], hint=room_errors.REVIEW_HINT_EMPTY
@@ -140,6 +145,11 @@ def _unknown_id_messages() -> dict[str, str]:
         "mark_event_read": event("mark_event_read", "eventId"),
         "get_event_reads": event("get_event_reads", "eventId"),
         "reply_to_event": event("reply_to_event", "replyToId"),
+        "submit_task": task("submit_task"),
+        "verify_task": task("verify_task"),
+        "handoff_task": task("handoff_task"),
+        "accept_handoff": handoff("accept_handoff"),
+        "decline_handoff": handoff("decline_handoff"),
         "ack_message": room_errors.MESSAGE_NOT_FOUND.format(
             message_id=json.dumps(VALID_ARGS["ack_message"]["messageId"]),
             hint=room_errors.MESSAGE_HINT_NONE,
@@ -176,6 +186,8 @@ def tool_outcome(tool: str, cred: str) -> str:
         return "actor_mismatch"
     if cred in READ_ONLY and not registry.tool_get(tool).read_only:
         return "read_only"
+    if registry.tool_get(tool).manages is not None and cred not in MANAGERS:
+        return "manage"
     return "unknown_id" if tool in UNKNOWN_ID else "ok"
 
 
@@ -391,6 +403,13 @@ def expected_error(tool: str, outcome: str, caller: Caller | None) -> tuple[int,
         return 404, "room_not_found", room_errors.ROOM_ACCESS_DENIED
     if outcome == "read_only":
         return 403, "read_only", errors.READ_ONLY_REFUSED
+    if outcome == "manage":
+        assert caller is not None
+        what = str(registry.tool_get(tool).manages)
+        message = errors.MANAGE_REFUSED.format(
+            what=what, who=caller.describe(), how=errors.MANAGE_HOW[what]
+        )
+        return 403, "not_permitted", message
     if outcome == "actor_mismatch":
         field, _, given = str(actor_mismatch(tool)).partition("=")
         message = errors.ACTOR_MISMATCH.format(agent=BOUND_AGENT, field=field, given=given)
@@ -409,8 +428,13 @@ def registry_code(tool: str) -> str:
         "set_task_priority",
         "add_dependency",
         "request_review",
+        "submit_task",
+        "verify_task",
+        "handoff_task",
     ):
         return "task_not_found"
+    if tool in ("accept_handoff", "decline_handoff"):
+        return "handoff_not_found"
     if tool in ("approve", "reject"):
         return "review_not_found"
     if tool in ("lease_renew", "lease_release", "room_release"):
@@ -462,22 +486,32 @@ async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any])
 
 
 def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
-    assert len(TOOL_NAMES) == 62
+    assert len(TOOL_NAMES) == 69
     assert sorted(VALID_ARGS) == sorted(ROOM_TOOLS)
     outcomes = {tool_outcome(t, c) for t in TOOL_NAMES for c in BEARERS}
-    assert outcomes == {"401", "rooms", "denied", "actor_mismatch", "read_only", "unknown_id", "ok"}
+    assert outcomes == {
+        "401",
+        "rooms",
+        "denied",
+        "actor_mismatch",
+        "read_only",
+        "manage",
+        "unknown_id",
+        "ok",
+    }
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("door", ["mcp", "rest"])
 @pytest.mark.parametrize("tool", TOOL_NAMES)
 async def test_tool_row(
-    tool: str, door: str, world: World, raw_redis: redis.Redis, redis_client_closed: None
+    tool: str, world: World, raw_redis: redis.Redis, redis_client_closed: None
 ) -> None:
-    """One tool at one door, every bearer credential in turn (one world per row: only calls
-    of this one tool run in it, so no cell sees another cell's writes)."""
-    for cred in BEARERS:
-        await tool_cell(tool, cred, door, world, raw_redis)
+    """One tool at both doors, every bearer credential in turn (one world per row: only
+    calls of this one tool run in it, so no cell sees another tool's writes; each refused
+    cell is checked to change nothing)."""
+    for door in ("mcp", "rest"):
+        for cred in BEARERS:
+            await tool_cell(tool, cred, door, world, raw_redis)
 
 
 async def tool_cell(tool: str, cred: str, door: str, world: World, raw_redis: redis.Redis) -> None:

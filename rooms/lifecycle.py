@@ -1,0 +1,22 @@
+"""A room's lifecycle (AgentPlat, seeds/004): active, paused, completed. A paused or
+completed room answers every read and refuses every write but set_room_status, with a
+message naming its status (tenants.access decides, for every door; the status lives in the
+room's meta, read in the access check's own step).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from rooms import errors, store
+from rooms.refs import RoomRef
+from rooms.results import RoomStatus
+
+Status = Literal["active", "paused", "completed", "archived"]
+
+
+async def room_status_set(room: RoomRef, *, status: Status, agent_id: str) -> RoomStatus:
+    if status == "archived":
+        raise errors.ToolArgumentsError(errors.ROOM_ARCHIVE_UNAVAILABLE)
+    previous, _ = await store.room_status_set(room.keys, status=status, by=agent_id)
+    return {"roomId": room.room_id, "status": status, "previousStatus": previous}

@@ -1,0 +1,124 @@
+"""Work that is proven before it counts (Agent Room, seeds/001): a task's owner submits
+evidence, a different agent verifies it. A submission is a review of the task (kind
+"submission", reviewer "*": anyone but the submitter), so there is one way to approve
+work: verify_task and approve/reject resolve the same review in the same script, and
+resolving it moves the task (accept: done; reject: back in progress with the note).
+
+With the room's mode `evidenceRequired`, update_task refuses status done: the only way to
+done is a verified submission.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rooms import clock, errors, store
+from rooms.quotas import quota_error
+from rooms.records import dumps, task_from_json
+from rooms.refs import RoomRef
+from rooms.results import Evidence, Review, RoomMode, Task
+from rooms.selectors import review_not_found, task_not_found
+from rooms.services import new_id
+
+
+async def task_submit(
+    room: RoomRef, *, task_id: str, agent_id: str, evidence: list[Evidence]
+) -> Task:
+    now = clock.now_iso()
+    review: Review = {
+        "id": new_id("r_"),
+        "targetType": "task",
+        "targetId": task_id,
+        "requestedBy": agent_id,
+        "reviewer": "*",
+        "kind": "submission",
+        "evidence": evidence,
+        "note": None,
+        "status": "pending",
+        "createdAt": now,
+    }
+    step = await store.task_submit(
+        room.keys,
+        task_id=task_id,
+        agent_id=agent_id,
+        review_id=review["id"],
+        review_json=dumps(review),
+        evidence_json=dumps(evidence),
+        now_iso=now,
+    )
+    if step.outcome == "unknown":
+        raise await task_not_found(room, task_id)
+    if step.outcome == "quota":
+        raise quota_error("ROOM_REVIEWS_MAX", step.used)
+    task = task_from_json(step.task_json)
+    state: dict[str, Any] = {"taskId": task_id, "owner": task["owner"], "status": task["status"]}
+    if step.outcome == "done":
+        raise errors.TaskClaimError(errors.TASK_SUBMIT_DONE.format(task_id=task_id), extra=state)
+    if step.outcome == "not_owner":
+        raise errors.TaskClaimError(
+            errors.TASK_SUBMIT_NOT_OWNER.format(
+                task_id=task_id,
+                owner=json.dumps(task["owner"]) if task["owner"] else "nobody",
+                agent_id=agent_id,
+            ),
+            extra=state,
+        )
+    if step.outcome == "submitted":
+        pending = task["verification"]
+        raise errors.TaskClaimError(
+            errors.TASK_SUBMIT_PENDING.format(
+                task_id=task_id,
+                review_id=pending["reviewId"],
+                by=pending["submittedBy"],
+                at=pending["at"],
+            ),
+            extra={**state, "reviewId": pending["reviewId"]},
+        )
+    return task
+
+
+async def task_verify(
+    room: RoomRef, *, task_id: str, agent_id: str, accept: bool, note: str | None
+) -> Task:
+    step = await store.review_resolve(
+        room.keys,
+        review_id="",
+        agent_id=agent_id,
+        status="approved" if accept else "rejected",
+        note=note,
+        now_iso=clock.now_iso(),
+        task_id=task_id,
+    )
+    if step.outcome == "unknown":
+        raise await task_not_found(room, task_id)
+    if step.outcome == "not_submitted":
+        task = task_from_json(step.review_json)
+        verification = task.get("verification")
+        raise errors.TaskClaimError(
+            errors.TASK_NOT_SUBMITTED.format(
+                task_id=task_id,
+                status=task["status"],
+                state=f", last submission {verification['state']}" if verification else "",
+            ),
+            extra={"taskId": task_id, "status": task["status"]},
+        )
+    if step.outcome == "own_submission":
+        raise errors.ReviewRefusedError(
+            errors.REVIEW_OWN_SUBMISSION.format(task_id=task_id, agent_id=agent_id),
+            extra={"submittedBy": agent_id},
+        )
+    if step.outcome != "ok" or not step.task_json:
+        # A pending submission always has its task: anything else is a resolved review.
+        raise await review_not_found(room, task_id)
+    return task_from_json(step.task_json)
+
+
+async def room_mode_set(room: RoomRef, *, evidence_required: bool | None) -> RoomMode:
+    changes: dict[str, Any] = {}
+    if evidence_required is not None:
+        changes["evidenceRequired"] = evidence_required
+    if not changes:
+        raise errors.ToolArgumentsError(errors.ROOM_MODE_EMPTY)
+    mode = json.loads(await store.room_mode_set(room.keys, changes_json=dumps(changes)))
+    return {"roomId": room.room_id, "evidenceRequired": bool(mode.get("evidenceRequired"))}

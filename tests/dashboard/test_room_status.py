@@ -1,0 +1,38 @@
+"""The room page shows the room's status and lets an owner pause, complete or reopen it:
+the same set_room_status as an agent's, for the room's own team only."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp_gateway.dispatch import tool_run
+from rooms import errors, store
+from tenants import services
+from tenants.models import AuditEvent, Room
+from tests import callers
+from tests.conftest import new_room_id
+from tests.dashboard.conftest import Person
+
+
+def test_an_owner_pauses_and_reopens_the_room_from_its_page(ann: Person, bob: Person) -> None:
+    room = services.room_create(team=ann.team, room_id=new_room_id("status"), actor="test")
+    page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
+    assert 'value="paused">Pause the room' in page
+
+    assert bob.client.post(f"/rooms/{room.room_id}/status", {"status": "paused"}).status_code == 404
+    assert Room.objects.get(pk=room.pk).status == "active"  # another team changed nothing
+    paused = ann.client.post(f"/rooms/{room.room_id}/status", {"status": "paused"})
+
+    assert paused.status_code == 302
+    assert Room.objects.get(pk=room.pk).status == "paused"
+    page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
+    assert "status-paused" in page and 'value="active" class="primary">Reopen the room' in page
+    agent = callers.team_caller(ann.team.slug)
+    with pytest.raises(errors.RoomClosedError):
+        store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
+    audit = AuditEvent.objects.get(action="room.status", object_id=room.room_id)
+    assert audit.detail == {"status": "paused", "previous": "active"}
+
+    assert ann.client.post(f"/rooms/{room.room_id}/status", {"status": "gone"}).status_code == 400
+    ann.client.post(f"/rooms/{room.room_id}/status", {"status": "active"})
+    store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
