@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 from rooms import clock, errors, store
+from rooms.messages import agent_not_found
 from rooms.quotas import quota_error
 from rooms.records import dumps, handoff_from_json, task_from_json
 from rooms.refs import RoomRef
@@ -59,17 +60,7 @@ async def handoff_offer(
     if step.outcome == "unknown":
         raise await task_not_found(room, task_id)
     if step.outcome == "unknown_agent":
-        found = closest(receiver, [(a, "") for a in step.known])
-        named = found.pairs or [(a, "") for a in step.known[:3]]
-        hint = (
-            errors.MESSAGE_AGENT_CLOSEST.format(closest=describe(named))
-            if named
-            else errors.MESSAGE_AGENT_NOBODY
-        )
-        raise errors.AgentNotFoundError(
-            errors.MESSAGE_UNKNOWN_AGENT.format(agent=json.dumps(receiver), hint=hint),
-            extra={"agent": receiver, "closest": [a for a, _ in found.pairs], "field": "to"},
-        )
+        raise agent_not_found(receiver, step.known)
     if step.outcome == "unknown_context":
         missing = await context_not_found(room, step.missing)
         hint = missing.message.split(". ", 1)[1] if ". " in missing.message else ""

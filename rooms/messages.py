@@ -55,6 +55,22 @@ def selector_parse(to: str) -> tuple[str, str]:
     return "agent", to
 
 
+def agent_not_found(agent: str, known: list[str]) -> errors.AgentNotFoundError:
+    """`to` names nobody the room has seen: the error names the closest of `known` (a
+    sample of who it has seen)."""
+    found = closest(agent, [(a, "") for a in known])
+    named = found.pairs or [(a, "") for a in known[:3]]
+    hint = (
+        errors.MESSAGE_AGENT_CLOSEST.format(closest=describe(named))
+        if named
+        else errors.MESSAGE_AGENT_NOBODY
+    )
+    return errors.AgentNotFoundError(
+        errors.MESSAGE_UNKNOWN_AGENT.format(agent=json.dumps(agent), hint=hint),
+        extra={"agent": agent, "closest": [a for a, _ in found.pairs], "field": "to"},
+    )
+
+
 def _message(stored: dict[str, Any], state: DeliveryState) -> Message:
     return {
         "messageId": str(stored["messageId"]),
@@ -112,17 +128,7 @@ async def message_send(
         hint_sample=HINT_SAMPLE,
     )
     if step.outcome == "unknown_agent":
-        found = closest(value, [(a, "") for a in step.known])
-        named = found.pairs or [(a, "") for a in step.known[:3]]
-        hint = (
-            errors.MESSAGE_AGENT_CLOSEST.format(closest=describe(named))
-            if named
-            else errors.MESSAGE_AGENT_NOBODY
-        )
-        raise errors.AgentNotFoundError(
-            errors.MESSAGE_UNKNOWN_AGENT.format(agent=json.dumps(value), hint=hint),
-            extra={"agent": value, "closest": [a for a, _ in found.pairs], "field": "to"},
-        )
+        raise agent_not_found(value, step.known)
     if step.outcome == "unknown_reply":
         assert reply_to is not None
         raise await _message_not_found(room, reply_to, field="replyTo")

@@ -8,9 +8,21 @@ from typing import Any
 
 from rooms import selectors
 from rooms.refs import RoomRef
-from rooms.results import ContextEntry, Event, RoomSnapshot
+from rooms.results import ContextEntry, Event, Handoff, RoomSnapshot
 
-TIMELINE_TYPES = {"task_added", "task_updated", "context_available", "context_updated"}
+TIMELINE_TYPES = {
+    "task_added",
+    "task_updated",
+    "context_available",
+    "context_updated",
+    "task_submitted",
+    "task_verified",
+    "task_rejected",
+    "handoff_offered",
+    "handoff_accepted",
+    "handoff_declined",
+    "room_status_changed",
+}
 
 
 def _obj(value: Any) -> dict[str, Any]:
@@ -27,6 +39,7 @@ def report_markdown(
     snapshot: RoomSnapshot,
     histories: dict[str, list[ContextEntry]],
     timeline: list[Event],
+    handoffs: list[Handoff] | None = None,
 ) -> str:
     plan = snapshot["plan"]
     tasks = plan["tasks"]
@@ -110,6 +123,39 @@ def report_markdown(
     if not by_type.get("api_contract"):
         out += ["_No API contracts recorded._", ""]
 
+    out += ["## Verified work", ""]
+    proven = [t for t in tasks if t.get("verification")]
+    for t in proven:
+        v = t["verification"]
+        judged = (
+            f", verified by {v['verifiedBy']} at {v['verifiedAt']}"
+            if v["state"] == "verified"
+            else f", rejected by {v['rejectedBy']} at {v['rejectedAt']}: {v.get('note', '')}"
+            if v["state"] == "rejected"
+            else ", awaiting verification"
+        )
+        out.append(f"### {t['title']} — {v['state']}")
+        out += ["", f"Submitted by {v['submittedBy']} at {v['at']}{judged}.", ""]
+        for item in v["evidence"]:
+            ref = f" ({item['ref']})" if item.get("ref") else ""
+            out.append(f"- **{item['kind']}**{ref}: {_cell(item['text'])}")
+        out.append("")
+    if not proven:
+        out += ["_No task was submitted for verification._", ""]
+
+    out += ["## Handoffs", ""]
+    titles = {t["id"]: t["title"] for t in tasks}
+    for h in handoffs or []:
+        answered = f" — {h['status']} at {h['resolvedAt']}" if h.get("resolvedAt") else ""
+        note = f": {_cell(h['note'])}" if h.get("note") else ""
+        out.append(
+            f"- “{_cell(titles.get(h['taskId'], h['taskId']))}” {h['from']} → {h['to']} "
+            f"({h['at']}){answered}{note}"
+        )
+    if not handoffs:
+        out.append("_No handoffs._")
+    out.append("")
+
     out += ["## Change requests", ""]
     for entry in by_type.get("change_request", []):
         p = _obj(entry["payload"])
@@ -143,6 +189,17 @@ def _timeline_line(event: Event) -> str:
     if kind in ("context_available", "context_updated"):
         verb = "wrote" if kind == "context_available" else "updated"
         return f"{event['from']} {verb} {p.get('type')} “{p.get('summary')}” (v{p.get('version')})"
+    if kind in ("task_submitted", "task_verified", "task_rejected"):
+        task = _obj(p.get("task"))
+        verb = {"task_submitted": "submitted", "task_verified": "verified"}.get(kind, "rejected")
+        note = f" — {p['note']}" if p.get("note") else ""
+        return f"{event['from']} {verb} “{task.get('title')}”{note}"
+    if kind.startswith("handoff_"):
+        h = _obj(p.get("handoff")) or p
+        verb = kind.removeprefix("handoff_")
+        return f"handoff of {h.get('taskId')} {h.get('from')} → {h.get('to')} {verb}"
+    if kind == "room_status_changed":
+        return f"{event['from']} set the room {p.get('status')} (was {p.get('previousStatus')})"
     return f"{event['from']} → {event['to']}: {kind}"
 
 
@@ -162,4 +219,5 @@ async def room_report(room: RoomRef, *, most_events: int = 2000) -> str:
         if len(page) < 100 or len(timeline) > most_events:
             break
         since = page[-1]["id"]
-    return report_markdown(room.room_id, snapshot, histories, timeline)
+    handoffs = await selectors.handoffs_all(room)
+    return report_markdown(room.room_id, snapshot, histories, timeline, handoffs)

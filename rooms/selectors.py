@@ -533,10 +533,14 @@ async def message_rows(room: RoomRef, *, sender: str | None, limit: int) -> list
     return rows
 
 
+async def handoffs_all(room: RoomRef) -> list[Handoff]:
+    """Every kept handoff, oldest first."""
+    return [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]
+
+
 async def handoffs_pending(room: RoomRef, agent_id: str) -> list[Handoff]:
     """The handoffs offered to the agent and not answered yet, oldest first."""
-    kept = [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]
-    return [h for h in kept if h["to"] == agent_id and h["status"] == "offered"]
+    return [h for h in await handoffs_all(room) if h["to"] == agent_id and h["status"] == "offered"]
 
 
 async def context_readers_attach(room: RoomRef, entries: list[ContextEntry]) -> None:

@@ -108,6 +108,22 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
+    """Postgres: the test database commits without waiting for its WAL to reach the disk
+    (synchronous_commit off, for every connection to it, the end-to-end servers' too).
+    Hundreds of tests each flush and refill it; a crash loses a throwaway database at most.
+    The service's own databases keep the server's setting."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        name = connection.settings_dict["NAME"]
+        cursor.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
+        cursor.execute("SET synchronous_commit = off")
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _sync_thread_connections_closed(django_db_setup: None) -> Iterator[None]:
     """Django's async test client and async views run their sync parts in asgiref's one
