@@ -21,9 +21,16 @@ run: install
 	$(BIN)/python -m config.serve
 
 ## The whole suite. Uses DATABASE_URL / REDIS_URL when set, else SQLite + embedded Redis.
+## The cluster pass runs at the same time, beside it (its own Redis Cluster, its own test
+## database, key prefix and folders): each pass leaves a core mostly idle while it waits.
+## Its output follows the single pass's.
 test: install browsers cluster-server
-	$(BIN)/python -m pytest -q
-	@$(MAKE) --no-print-directory test-cluster
+	@mkdir -p var; \
+	$(MAKE) --no-print-directory test-cluster > var/test-cluster.log 2>&1 & cluster=$$!; \
+	$(BIN)/python -m pytest -q; single=$$?; \
+	wait $$cluster; clustered=$$?; \
+	echo "--- the cluster pass (var/test-cluster.log) ---"; cat var/test-cluster.log; \
+	[ $$single -eq 0 ] && [ $$clustered -eq 0 ]
 
 ## The whole suite again, on a real Redis Cluster of its own (3 masters, 3 replicas on
 ## loopback: tests/redis_cluster.py). The few tests that stop or kill the single embedded

@@ -109,6 +109,15 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
+    """The cluster pass runs beside the single one (make test): a test database of its own."""
+    if on_cluster():
+        from pytest_django.fixtures import _set_suffix_to_test_databases
+
+        _set_suffix_to_test_databases(suffix="cluster")
+
+
+@pytest.fixture(scope="session")
 def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
     """Postgres: the test database commits without waiting for its WAL to reach the disk
     (synchronous_commit off, for every connection to it, the end-to-end servers' too).
