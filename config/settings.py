@@ -191,6 +191,7 @@ ROOM_FILE_READS_MAX = env_int("ROOM_FILE_READS_MAX", 5_000)  # (agent, file) has
 ROOM_HANDOFFS_MAX = env_int("ROOM_HANDOFFS_MAX", 500)  # handoffs kept (resolved ones go)
 ROOM_MESSAGES_MAX = env_int("ROOM_MESSAGES_MAX", 1_000)  # messages kept (the oldest go)
 ROOM_DELIVERIES_MAX = env_int("ROOM_DELIVERIES_MAX", 20_000)  # their deliveries, all told
+ROOM_MESSAGE_AGENTS_MAX = env_int("ROOM_MESSAGE_AGENTS_MAX", 6_000)  # agents with counts
 ROOM_MESSAGE_BYTES_MAX = env_int("ROOM_MESSAGE_BYTES_MAX", 4 * 1024 * 1024)  # their JSON
 CONTEXT_READERS_KEPT = env_int("CONTEXT_READERS_KEPT", 100)  # readers remembered per entry
 ROOM_REVIEWS_MAX = env_int("ROOM_REVIEWS_MAX", 1_000)  # reviews, pending and resolved

@@ -397,12 +397,15 @@ def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             status=400,
             content_type="text/plain",
         )
-    store.run_sync(
-        tool_run,
-        viewer.caller,
-        "set_room_status",
-        {"roomId": found.room_id, "status": status, "agentId": viewer.actor[:128]},
-    )
+    try:
+        store.run_sync(
+            tool_run,
+            viewer.caller,
+            "set_room_status",
+            {"roomId": found.room_id, "status": status, "agentId": viewer.actor[:128]},
+        )
+    except DomainError as exc:  # a budget, a store outage: said, never a 500
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
     return redirect("room", room_id=found.room_id)
 
 

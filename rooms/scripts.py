@@ -2362,7 +2362,8 @@ end
 # at, ackRequired, expiresAt, expires_ms), ARGV[7] reply-to message id or "", ARGV[8] expiry
 # ms or "0", ARGV[9] now ms, ARGV[10] room ttl ms, ARGV[11] event cap, ARGV[12] event bytes
 # cap, ARGV[13] wake channel, ARGV[14] most messages kept, ARGV[15] most deliveries kept,
-# ARGV[16] most message bytes kept, ARGV[17] how many agents an unknown-agent hint samples
+# ARGV[16] most message bytes kept, ARGV[17] how many agents an unknown-agent hint samples,
+# ARGV[18] most agents whose delivery counts are kept (message_stats)
 # -> {1, message JSON as stored (with rcpt, eid), event id}; {-3} unknown replyTo;
 #    {-4, {agent, ...}} the agentId is nobody the room has seen (a sample of who it has)
 # Who a selector reaches is decided in the same step as the deliveries are written, so a
@@ -2423,6 +2424,11 @@ for _, agent in ipairs(rcpt) do
   local member = msg_member(agent, eid, mid)
   redis.call('HSET', KEYS[3], member, 'stored ' .. now .. ' ' .. ARGV[8])
   redis.call('ZADD', KEYS[4], 0, member)
+  if redis.call('HEXISTS', KEYS[6], agent) == 0
+      and redis.call('HLEN', KEYS[6]) >= tonumber(ARGV[18]) then
+    -- Bounded however many names a tenant invents: some forgotten agent's counts go.
+    redis.call('HDEL', KEYS[6], redis.call('HRANDFIELD', KEYS[6]))
+  end
   local ever, read = msg_stats(KEYS[6], agent)
   redis.call('HSET', KEYS[6], agent, (ever + 1) .. ' ' .. read .. ' ' .. now)
 end

@@ -1958,6 +1958,7 @@ async def message_send(
             int(settings.ROOM_DELIVERIES_MAX),
             int(settings.ROOM_MESSAGE_BYTES_MAX),
             hint_sample,
+            int(settings.ROOM_MESSAGE_AGENTS_MAX),
         ],
     )
     code = int(res[0])

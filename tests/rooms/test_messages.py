@@ -356,3 +356,18 @@ async def test_the_cold_start_summary_counts_unread_messages_without_reading_the
     assert summary["unreadMessages"] == 2
     assert len((await call(team_a, room, "inbox", agentId="alice"))["messages"]) == 2
     assert (await call(team_a, room, "get_my_summary", agentId="alice"))["unreadMessages"] == 0
+
+
+async def test_delivery_counts_stay_bounded_however_many_names_are_invented(
+    team_a: Caller, room: RoomRef, settings: Any
+) -> None:
+    """The attack: lease under ever new names and message file: holders, so the room's
+    per-agent delivery counts grow without end. They stay at ROOM_MESSAGE_AGENTS_MAX."""
+    settings.ROOM_MESSAGE_AGENTS_MAX = 5
+    for i in range(12):
+        await call(team_a, room, "lease_claim", agentId=f"name{i}", path=f"f{i}.py", ttlSeconds=10)
+        sent = await send(team_a, room, "bob", f"file:f{i}.py")
+        assert sent["recipients"] == [f"name{i}"]
+    assert await store.client().hlen(room.keys.message_stats) == 5
+    got = await call(team_a, room, "inbox", agentId="name11")
+    assert got["messages"][0]["body"] == "hello from bob"
