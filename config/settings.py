@@ -167,6 +167,21 @@ REDIS_SOCKET_TIMEOUT_SECONDS = float(os.environ.get("REDIS_SOCKET_TIMEOUT_SECOND
 
 # --- The protocol's knobs -------------------------------------------------------------
 ROOM_IDLE_TTL_SECONDS = env_int("ROOM_IDLE_TTL_SECONDS", 30 * 24 * 3600)
+# Before a room's idle time runs out, the archive sweep (every ROOM_ARCHIVE_SWEEP_SECONDS)
+# moves it to Postgres: rooms idle for longer than the TTL less ROOM_ARCHIVE_AHEAD_SECONDS.
+ROOM_ARCHIVE_AHEAD_SECONDS = env_int("ROOM_ARCHIVE_AHEAD_SECONDS", 2 * 24 * 3600)
+ROOM_ARCHIVE_SWEEP_SECONDS = env_int("ROOM_ARCHIVE_SWEEP_SECONDS", 3600)
+if not 0 < ROOM_ARCHIVE_SWEEP_SECONDS < ROOM_ARCHIVE_AHEAD_SECONDS < ROOM_IDLE_TTL_SECONDS:
+    raise ImproperlyConfigured(
+        "The archive sweep must run more often than ROOM_ARCHIVE_AHEAD_SECONDS, which must "
+        "be shorter than ROOM_IDLE_TTL_SECONDS: otherwise a room could expire unarchived."
+    )
+# Reads of an archived room answer from a copy loaded for this long (it is never written).
+ROOM_ARCHIVE_VIEW_SECONDS = env_int("ROOM_ARCHIVE_VIEW_SECONDS", 300)
+# What signs exported rooms (import takes only signed documents); SECRET_KEY when unset.
+ROOM_EXPORT_SIGNING_KEY = os.environ.get("ROOM_EXPORT_SIGNING_KEY", "")
+# The largest room document import takes (a room within its quotas is far smaller).
+ROOM_IMPORT_BYTES_MAX = env_int("ROOM_IMPORT_BYTES_MAX", 64 * 1024 * 1024)
 PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
 # claim_task's leaseSeconds may not be shorter than this (it would lapse between two
 # heartbeats); the sweeper lapses claims whose lease ran out every CLAIM_SWEEP_SECONDS.
@@ -262,6 +277,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     # Claims whose lease ran out go back to pending (rooms.services.claims_sweep).
     "claims-sweep": {"task": "claims.sweep", "schedule": float(CLAIM_SWEEP_SECONDS)},
+    # Idle rooms move to Postgres before Redis would drop them (tenants.archives).
+    "archives-sweep": {"task": "archives.sweep", "schedule": float(ROOM_ARCHIVE_SWEEP_SECONDS)},
     # Redis clean-ups of deleted rows that could not run at the time (tenants.purges).
     "purges-retry": {"task": "purges.retry", "schedule": 60.0},
     # Webhook deliveries owed (deferred, or a worker died holding them), and old records.

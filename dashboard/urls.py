@@ -18,6 +18,7 @@ urlpatterns = [
     path("rooms/<str:room_id>/", views.room, name="room"),
     path("rooms/<str:room_id>/live", views.room_live, name="room-live"),
     path("rooms/<str:room_id>/status", views.room_status, name="room-status"),
+    path("rooms/<str:room_id>/export", views.room_export, name="room-export"),
     path("rooms/<str:room_id>/context/<str:entry_id>", views.context_entry, name="context"),
     path("rooms/<str:room_id>/connect", views.connect, name="connect"),
     path("rooms/<str:room_id>/report", views.report, name="report"),

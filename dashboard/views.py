@@ -26,7 +26,7 @@ from rooms.errors import DomainError
 from rooms.refs import RoomRef
 from rooms.report import room_report
 from rooms.results import RoomSnapshot
-from tenants import access, people, selectors, services, webhooks
+from tenants import access, archives, people, selectors, services, webhooks
 from tenants import errors as tenant_errors
 from tenants.auth import KeySession, ShareToken, caller_resolve_sync
 from tenants.backends import client_address
@@ -376,12 +376,25 @@ def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "room": found,
             "live_url": "live",
             "stream_url": f"/api/v1/rooms/{found.room_id}/events/stream",
+            "archive": selectors.room_archive_info(found),
             **_live_context(snapshot),
         },
     )
 
 
-ROOM_STATUSES = ("active", "paused", "completed")
+ROOM_STATUSES = ("active", "paused", "completed", "archived")
+
+
+@team_view(requires=Manage.ROOMS)
+def room_export(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """The room as one signed JSON document, live or archived (the API's export)."""
+    found = _room(viewer, room_id)
+    response = HttpResponse(
+        json.dumps(archives.room_export(found.room_id), ensure_ascii=False),
+        content_type="application/json",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{found.room_id}.room.json"'
+    return response
 
 
 @require_POST

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 from django.db import InterfaceError, OperationalError
 
 from rooms import errors, registry, services, store
-from rooms.schemas import RoomInput
-from tenants import access, budgets, live
+from rooms.schemas import RoomInput, SetRoomStatusInput
+from tenants import access, archives, budgets, live
 from tenants.capabilities import Caller, Manage
 
 T = TypeVar("T")
@@ -65,6 +65,15 @@ async def _tool_run(
         caller, args.roomId, write=not tool.read_only, epoch=charge.epoch, lifecycle=tool.lifecycle
     )
     if tool.lifecycle:
+        assert isinstance(args, SetRoomStatusInput)
+        moved = await archives.room_status_move(
+            room,
+            status=args.status,
+            actor=caller.actor,
+            by=args.agentId or services.UNNAMED_AGENT,
+        )
+        if moved is not None:
+            return moved
         changed = await services.tool_keyed(tool.name, args, tool.run(room, args))
         await access.room_status_recorded(
             caller, room, changed["status"], changed["previousStatus"]

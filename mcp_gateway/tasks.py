@@ -9,7 +9,7 @@ from celery import shared_task
 
 from mcp_gateway.webhooks import webhook_deliver as deliver
 from rooms import services, store
-from tenants import purges, webhooks
+from tenants import archives, purges, webhooks
 
 
 @shared_task(name="webhooks.relay", ignore_result=True)
@@ -49,3 +49,8 @@ def purges_retry() -> None:
 @shared_task(name="claims.sweep", ignore_result=True)
 def claims_sweep() -> None:
     store.run_sync(services.claims_sweep)
+
+
+@shared_task(name="archives.sweep", ignore_result=True)
+def archives_sweep() -> None:
+    archives.archives_sweep()

@@ -384,16 +384,44 @@ ROOM_NOT_WRITABLE = (
     'Room "{room_id}" is {status}: it answers reads, and refuses writes until it is active '
     'again (set_room_status with status "active", by someone who may manage rooms).'
 )
-ROOM_ARCHIVE_UNAVAILABLE = (
-    "Archiving a room (moving it to the database) is not available on this server yet; "
-    'use "completed" to close it to writes.'
+ROOM_ARCHIVED = (
+    'Room "{room_id}" is archived: its whole state is kept in the database, reads answer '
+    "from the archive, and writes are refused until it is restored: set_room_status with "
+    'status "active" (by someone who may manage rooms), the Restore button on its dashboard '
+    "page, POST /api/rooms/{room_id}/restore, or `manage.py room_restore {room_id}`."
+)
+ROOM_ARCHIVING = (
+    'Room "{room_id}" is being archived at this moment; nothing was written. Once it is '
+    'archived, restore it (set_room_status with status "active") and write again.'
+)
+ROOM_GONE = (
+    'Room "{room_id}" was archived or deleted while this write was on its way; nothing was '
+    "written. Call again: an archived room says how to restore it."
+)
+ROOM_LOADING = (
+    'Room "{room_id}" is being loaded from its archive and is not ready yet; retry in a '
+    "few seconds."
+)
+ROOM_ID_TAKEN = 'Room id "{room_id}" is taken; nothing was imported. Import under another roomId.'
+ROOM_DOCUMENT_INVALID = (
+    "This room document cannot be imported: {why}. Nothing was created; import a document "
+    "exactly as GET /api/rooms/<roomId>/export gave it."
+)
+ROOM_ARCHIVED_STATUS = (
+    'Room "{room_id}" is archived; only status "active" (a restore) or "archived" apply to '
+    'it. Restore it first, then set "{status}".'
 )
 
 
 class RoomClosedError(RoomError):
-    """A write to a paused or completed room."""
+    """A write to a paused, completed, archived (or being archived) room."""
 
     code = "room_not_active"
+    status = 409
+
+
+class RoomIdTakenError(RoomError):
+    code = "room_id_taken"
     status = 409
 
 

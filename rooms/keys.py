@@ -282,6 +282,22 @@ class RoomKeys:
         each, so a slot in migration is handled for them as for the rest)."""
         return [self.search_events, self.search_docs, self.search_vocab]
 
+    @property
+    def loading(self) -> str:
+        """String with a short expiry: an archived room's state is being loaded (a restore
+        or a read-only view), so concurrent loaders wait for it instead of racing."""
+        return self._k("loading")
+
+    def snapshot_parts(self) -> dict[str, str]:
+        """Part name -> key, for every key an archive holds: the durable keys but the owner
+        (whoever loads the room sets it) and the lock index (archiving releases live locks;
+        their fencing tokens stay)."""
+        return {
+            key.rsplit("}:", 1)[1]: key
+            for key in self.durable()
+            if key not in (self.owner, self.lock_index)
+        }
+
     def lock(self, resource: str) -> str:
         """String with a PX expiry: the holder of one lock."""
         return self._k(f"lock:{resource}")

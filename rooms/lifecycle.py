@@ -1,14 +1,15 @@
-"""A room's lifecycle (AgentPlat, seeds/004): active, paused, completed. A paused or
-completed room answers every read and refuses every write but set_room_status, with a
+"""A room's lifecycle (AgentPlat, seeds/004): active, paused, completed, archived. A paused
+or completed room answers every read and refuses every write but set_room_status, with a
 message naming its status (tenants.access decides, for every door; the status lives in the
-room's meta, read in the access check's own step).
+room's meta, read in the access check's own step). An archived room lives in Postgres
+(tenants.archives); reads answer from its archive.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from rooms import errors, store
+from rooms import store
 from rooms.refs import RoomRef
 from rooms.results import RoomStatus
 
@@ -16,7 +17,8 @@ Status = Literal["active", "paused", "completed", "archived"]
 
 
 async def room_status_set(room: RoomRef, *, status: Status, agent_id: str) -> RoomStatus:
-    if status == "archived":
-        raise errors.ToolArgumentsError(errors.ROOM_ARCHIVE_UNAVAILABLE)
+    """A live room's own status (archiving moves the room out of Redis: tenants.archives,
+    which the doors call for "archived", and for any status of an archived room)."""
+    assert status != "archived", "archiving is tenants.archives' move"
     previous, _ = await store.room_status_set(room.keys, status=status, by=agent_id)
     return {"roomId": room.room_id, "status": status, "previousStatus": previous}

@@ -21,6 +21,8 @@ class RoomRef:
     # A read-only caller reads with cursors of its own (its credential's namespace), so it
     # can follow the log without ever moving the cursor of the agent it names.
     cursor_scope: str | None = None
+    # The room's status as the access check saw it (set_room_status: archive or restore).
+    status: str = "active"
 
     @property
     def cursors_key(self) -> str:

@@ -1152,8 +1152,9 @@ TOOLS: tuple[Tool, ...] = (
         "set_room_status",
         s.SetRoomStatusInput,
         TypeAdapter(r.RoomStatus),
-        "Pause, complete or reopen the room: paused and completed rooms answer reads and "
-        "refuse writes, saying why. Needs a credential that may manage rooms.",
+        "Pause, complete, archive or reopen the room: paused, completed and archived rooms "
+        "answer reads and refuse writes, saying why; active restores an archived room. Needs "
+        "a credential that may manage rooms.",
         read_only=False,
         manages="rooms",
         lifecycle=True,

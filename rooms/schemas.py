@@ -633,8 +633,9 @@ class DeclineHandoffInput(HandoffAnswerInput):
 
 class SetRoomStatusInput(WriteInput):
     status: Literal["active", "paused", "completed", "archived"] = Field(
-        description="paused and completed rooms answer reads and refuse writes; active "
-        "opens them again."
+        description="paused and completed rooms answer reads and refuse writes; archived "
+        "moves the whole room to the database (reads answer from the archive); active opens "
+        "a room again, and restores an archived one exactly."
     )
     agentId: AgentId | None = Field(default=None, description="Who is changing it.")
 

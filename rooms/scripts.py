@@ -406,9 +406,12 @@ if not owner then
   claimed = 1
 end
 if owner ~= ARGV[1] then return {-1} end
+local status = redis.call('HGET', KEYS[2], 'status') or 'active'
+-- An archived room's read-only view keeps its own short life (it is a copy of the archive).
+if status == 'archived' then return {1, claimed, status} end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 touch(ARGV[2], 1, #KEYS)
-return {1, claimed, redis.call('HGET', KEYS[2], 'status') or 'active'}
+return {1, claimed, status}
 """
 )
 
@@ -895,6 +898,8 @@ EXPIRE_CLAIMS_SCRIPT = (
     _PRELUDE
     + _TASKS
     + r"""
+local held = redis.call('HGET', KEYS[2], 'status')
+if held == 'archived' or held == 'archiving' then return {0, -1} end
 local due = redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[7]))
 local lapsed = 0
 for _, tid in ipairs(due) do
@@ -2712,3 +2717,176 @@ touch(ARGV[3], 1, 3)
 return {previous, eid}
 """
 )
+
+
+# KEYS[1] meta, KEYS[2] events, KEYS[3] reads
+# ARGV[1] status, ARGV[2] previous status, ARGV[3] by, ARGV[4] ttl ms, ARGV[5..7] event args
+# -> the room_status_changed event id
+# An archive (after the freeze, so the archive holds it) and a restore (after the load) say
+# so in the log, as set_room_status does.
+STATUS_EVENT_SCRIPT = (
+    _PRELUDE
+    + r"""
+local eid = append(KEYS[2], KEYS[1], KEYS[3], ARGV[5], ARGV[6], ARGV[7],
+  {'type', 'room_status_changed', 'from', ARGV[3], 'to', 'all', 'payload',
+   cjson.encode({status = ARGV[1], previousStatus = ARGV[2]})})
+touch(ARGV[4], 1, 3)
+return eid
+"""
+)
+
+
+# --- Archives (rooms/snapshots.py; tenants/archives.py moves rooms to and from Postgres) ---
+
+# Wraps every write step (store._run_write), outermost: a write that passed the access
+# check just before its room was frozen for archiving, archived, or deleted changes nothing
+# (a write after the snapshot would be lost with the room's keys). The room's owner and
+# meta keys are found by name from the search keys every write step declares.
+GUARD_WRAP = r"""
+local function __guarded()
+__WRITE__
+end
+local __base
+for __i = #KEYS, 1, -1 do
+  if string.sub(KEYS[__i], -13) == ':search_vocab' then
+    __base = string.sub(KEYS[__i], 1, -13)
+    break
+  end
+end
+if __base then
+  if redis.call('EXISTS', __base .. 'owner') == 0 then return {'__room', 'gone'} end
+  local __status = redis.call('HGET', __base .. 'meta', 'status')
+  if __status == 'archiving' or __status == 'archived' then return {'__room', __status} end
+end
+return __guarded()
+"""
+
+
+def guarded(source: str) -> str:
+    """`source` (a write step, keyed or not) refused on a room that is no longer live."""
+    return GUARD_WRAP.replace("__WRITE__", source)
+
+
+# KEYS[1] owner, KEYS[2] meta
+# -> the room's status before, now 'archiving' (no more writes land: GUARD_WRAP); false when
+#    Redis holds no room (nothing to freeze: its keys expired, or it was never written)
+FREEZE_ROOM_SCRIPT = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local before = redis.call('HGET', KEYS[2], 'status') or 'active'
+if before ~= 'archiving' then
+  redis.call('HSET', KEYS[2], 'status', 'archiving', 'status_before_archive', before)
+end
+return redis.call('HGET', KEYS[2], 'status_before_archive') or before
+"""
+
+# KEYS[1] meta; ARGV[1] the status to go back to
+# An archive that could not be recorded: the room is live again, as it was.
+THAW_ROOM_SCRIPT = r"""
+if redis.call('HGET', KEYS[1], 'status') == 'archiving' then
+  redis.call('HSET', KEYS[1], 'status', ARGV[1])
+  redis.call('HDEL', KEYS[1], 'status_before_archive')
+end
+return 1
+"""
+
+# KEYS: the room's snapshot keys (RoomKeys.snapshot_parts); ARGV: their part names
+# -> per key that exists: {part, type, expire-at ms by Redis's clock (-1: none), data}; data
+#    is the value (string), a flat array (hash: field, value...; zset: member, score...;
+#    list; set), or for a stream {{last-generated-id, entries-added, max-deleted-entry-id}, XRANGE}
+# One step, so the copy is of one moment of the room, whatever else runs.
+SNAPSHOT_ROOM_SCRIPT = r"""
+local out = {}
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+for i, k in ipairs(KEYS) do
+  local t = redis.call('TYPE', k)['ok']
+  local data
+  if t == 'string' then data = redis.call('GET', k)
+  elseif t == 'hash' then data = redis.call('HGETALL', k)
+  elseif t == 'list' then data = redis.call('LRANGE', k, 0, -1)
+  elseif t == 'set' then data = redis.call('SMEMBERS', k)
+  elseif t == 'zset' then data = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
+  elseif t == 'stream' then
+    local info = redis.call('XINFO', 'STREAM', k)
+    local last, added, deleted = '0-0', 0, '0-0'
+    for j = 1, #info, 2 do
+      if info[j] == 'last-generated-id' then last = info[j + 1]
+      elseif info[j] == 'entries-added' then added = info[j + 1]
+      elseif info[j] == 'max-deleted-entry-id' then deleted = info[j + 1] end
+    end
+    data = {{last, tostring(added), deleted}, redis.call('XRANGE', k, '-', '+')}
+  end
+  if data then
+    local left = redis.call('PTTL', k)
+    local at = -1
+    if left >= 0 then at = now + left end
+    table.insert(out, {ARGV[i], t, at, data})
+  end
+end
+return out
+"""
+
+# KEYS[1] owner, KEYS[2] meta, KEYS[3..] the room's snapshot keys
+# ARGV[1] owner (team id), ARGV[2] status, ARGV[3] ttl ms of every key without an expiry of
+# its own, ARGV[4] now ms, ARGV[5] '1': only if Redis holds no room (a read-only view, which
+# never replaces a room someone restored meanwhile), then per key: its index in KEYS, type,
+# expire-at ms (-1: the ttl), count of items, the items (a stream: last id, entries added,
+# max deleted id, then per entry its id, count of fields and values, the fields and values)
+# -> 1 loaded, 0 left alone (ARGV[5])
+# One step: nobody ever sees half a room.
+LOAD_ROOM_SCRIPT = r"""
+if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end
+local ttl, now = tonumber(ARGV[3]), tonumber(ARGV[4])
+local p = 6
+while p <= #ARGV do
+  local k, t = KEYS[tonumber(ARGV[p])], ARGV[p + 1]
+  local at, n = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3])
+  p = p + 4
+  if t == 'string' then
+    redis.call('SET', k, ARGV[p])
+  elseif t == 'hash' then
+    for j = p, p + n - 1, 2 do redis.call('HSET', k, ARGV[j], ARGV[j + 1]) end
+  elseif t == 'list' then
+    for j = p, p + n - 1 do redis.call('RPUSH', k, ARGV[j]) end
+  elseif t == 'set' then
+    for j = p, p + n - 1 do redis.call('SADD', k, ARGV[j]) end
+  elseif t == 'zset' then
+    for j = p, p + n - 1, 2 do redis.call('ZADD', k, ARGV[j + 1], ARGV[j]) end
+  elseif t == 'stream' then
+    local last, added, deleted = ARGV[p], ARGV[p + 1], ARGV[p + 2]
+    local q, stop = p + 3, p + n
+    if q >= stop then
+      redis.call('XADD', k, '0-1', 'x', 'x')
+      redis.call('XDEL', k, '0-1')
+    end
+    while q < stop do
+      local id, m = ARGV[q], tonumber(ARGV[q + 1])
+      local fields = {}
+      for j = q + 2, q + 1 + m do fields[#fields + 1] = ARGV[j] end
+      redis.call('XADD', k, id, unpack(fields))
+      q = q + 2 + m
+    end
+    -- Redis 7 keeps how many entries were ever added; 6.2 (the embedded one) does not.
+    local set = redis.pcall('XSETID', k, last, 'ENTRIESADDED', added, 'MAXDELETEDID', deleted)
+    if type(set) == 'table' and set.err then redis.call('XSETID', k, last) end
+  end
+  if t ~= 'string' then p = p + n else p = p + 1 end
+  if at < 0 then
+    redis.call('PEXPIRE', k, ttl)
+  elseif at > now then
+    redis.call('PEXPIREAT', k, at)
+  else
+    redis.call('DEL', k)
+  end
+end
+redis.call('HSET', KEYS[2], 'status', ARGV[2])
+redis.call('HDEL', KEYS[2], 'status_before_archive')
+if ARGV[2] == 'archived' then
+  for i = 2, #KEYS do
+    if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ttl) end
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
+return 1
+"""

@@ -26,8 +26,8 @@ from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from rooms.results import RoomRow
 from rooms.schemas import ToolInput, room_id_valid
+from tenants import archives, selectors, services
 from tenants import errors as tenant_errors
-from tenants import selectors, services
 from tenants.capabilities import Caller, Manage
 from tenants.db import db_run
 from tenants.models import Room
@@ -93,9 +93,13 @@ def caches_clear() -> None:
     _activity_next.clear()
 
 
-def _ref(caller: Caller, room_id: str, keys: RoomKeys) -> RoomRef:
+def _ref(caller: Caller, room_id: str, keys: RoomKeys, status: str) -> RoomRef:
     return RoomRef(
-        room_id=room_id, team_id=str(caller.team_id), keys=keys, cursor_scope=caller.cursor_scope
+        room_id=room_id,
+        team_id=str(caller.team_id),
+        keys=keys,
+        cursor_scope=caller.cursor_scope,
+        status=status,
     )
 
 
@@ -104,6 +108,13 @@ def _writable(room_id: str, status: str) -> None:
     if status in ("paused", "completed"):
         raise errors.RoomClosedError(
             errors.ROOM_NOT_WRITABLE.format(room_id=room_id, status=status),
+            extra={"roomId": room_id, "status": status},
+        )
+    if status in ("archived", "archiving"):
+        raise errors.RoomClosedError(
+            (errors.ROOM_ARCHIVED if status == "archived" else errors.ROOM_ARCHIVING).format(
+                room_id=room_id
+            ),
             extra={"roomId": room_id, "status": status},
         )
 
@@ -133,7 +144,7 @@ async def room_access(
             if write and not lifecycle:
                 _writable(room_id, owned[2])
             await _activity_mark(room_id, RoomKeys(room_id), now_ms)
-            return _ref(caller, room_id, RoomKeys(room_id))
+            return _ref(caller, room_id, RoomKeys(room_id), owned[2])
     claiming = bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
     well_formed = room_id_valid(room_id)
     if not well_formed and claiming:
@@ -145,24 +156,36 @@ async def room_access(
     now = clock.now_iso()
     found, status = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
     if found != 1 or not reachable:
-        owner = await db_run(services.room_owner_id, keys.room_id)
+        owner, recorded = await db_run(services.room_record_of, keys.room_id)
         if owner is None and reachable and claiming and caller.write and not caller.guest:
             owner = await db_run(
                 services.room_claim, team_id=caller.team_id, room_id=room_id, actor=caller.actor
             )
         if owner != caller.team_id or not reachable:
             raise denied()
-        # The database says it is ours (a new claim, an expired or stale Redis entry).
-        await store.room_owner_cache(keys, team)
-        _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=True)
+        archived = recorded == Room.Status.ARCHIVED
+        if archived and not (write or lifecycle):
+            # Reads of an archived room answer from a copy of its archive (False: it was
+            # restored meanwhile, and is read as it is).
+            archived = await db_run(archives.room_view_load, room_id)
+            if archived:
+                _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
+                status = status or Room.Status.ARCHIVED
+        elif archived:
+            status = recorded  # writes are refused below; set_room_status may restore it
+        if not archived:
+            # The database says it is ours (a new claim, an expired or stale Redis entry).
+            await store.room_owner_cache(keys, team)
+            _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=True)
     if write and not lifecycle:
         _writable(room_id, status)
-    if epoch is not None:
+    if epoch is not None and status not in ("archived", "archiving"):
         if len(_owned) >= OWNED_MAX:
             _owned.pop(next(iter(_owned)))
         _owned[(caller.team_id, room_id)] = (epoch, now_ms + OWNED_SECONDS * 1000, status)
-    await _activity_mark(room_id, keys, now_ms)
-    return _ref(caller, room_id, keys)
+    if status not in ("archived", "archiving"):
+        await _activity_mark(room_id, keys, now_ms)
+    return _ref(caller, room_id, keys, status)
 
 
 async def _activity_mark(room_id: str, keys: RoomKeys, now_ms: int) -> None:

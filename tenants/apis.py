@@ -7,12 +7,15 @@ service or selector, and formats the result. Errors are `DomainError`s mapped by
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any, NoReturn
 
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authentication import BaseAuthentication
@@ -26,12 +29,14 @@ from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import (
     DATABASE_UNAVAILABLE,
+    ROOM_DOCUMENT_INVALID,
     STORE_UNAVAILABLE,
     DomainError,
     StoreUnavailableError,
+    ToolArgumentsError,
 )
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
-from tenants import access, budgets, selectors, services, webhooks
+from tenants import access, archives, budgets, selectors, services, webhooks
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve_sync
 from tenants.capabilities import Caller, Manage
 from tenants.models import ApiKey, Invite, Room, Team, Webhook, WebhookDelivery
@@ -278,6 +283,87 @@ class RoomListApi(BearerView):
             room_id=data.validated_data.get("roomId"),
             name=data.validated_data["name"],
             actor=caller.actor,
+        )
+        return Response(selectors.room_row(room), status=status.HTTP_201_CREATED)
+
+
+class RoomStatusMoveOut(serializers.Serializer):  # type: ignore[type-arg]
+    roomId = serializers.CharField()
+    status = serializers.CharField()
+    previousStatus = serializers.CharField()
+
+
+class RoomArchiveApi(BearerView):
+    """Move a room to the database now; reads answer from the archive until a restore."""
+
+    @extend_schema(
+        request=None, responses={200: RoomStatusMoveOut, **ERRORS}, summary="Archive a room"
+    )
+    def post(self, request: Request, room_id: str) -> Response:
+        caller = self.managing(request, Manage.ROOMS)
+        access.require_write(caller)
+        room = access.room_for_caller(caller, room_id)
+        return Response(archives.room_archive(room.room_id, actor=caller.actor).result())
+
+
+class RoomRestoreApi(BearerView):
+    """Bring an archived room back exactly (event ids included) and active; idempotent."""
+
+    @extend_schema(
+        request=None, responses={200: RoomStatusMoveOut, **ERRORS}, summary="Restore a room"
+    )
+    def post(self, request: Request, room_id: str) -> Response:
+        caller = self.managing(request, Manage.ROOMS)
+        access.require_write(caller)
+        room = access.room_for_caller(caller, room_id)
+        return Response(archives.room_restore(room.room_id, actor=caller.actor).result())
+
+
+class RoomExportApi(BearerView):
+    """The room as one signed JSON document (POST /api/rooms/import takes it back)."""
+
+    @extend_schema(
+        responses={200: OpenApiResponse(description="the room document"), **ERRORS},
+        summary="Export a room",
+    )
+    def get(self, request: Request, room_id: str) -> Response:
+        caller = self.managing(request, Manage.ROOMS)
+        room = access.room_for_caller(caller, room_id)
+        response = Response(archives.room_export(room.room_id))
+        response["Content-Disposition"] = f'attachment; filename="{room.room_id}.room.json"'
+        return response
+
+
+class RoomImportApi(BearerView):
+    """A new room of the caller's team from an exported document, under `?roomId=` or the
+    document's own id. Read from the body directly: a room's document is larger than
+    Django's form-data limit, and ROOM_IMPORT_BYTES_MAX bounds it instead."""
+
+    parser_classes: list[Any] = []
+
+    @extend_schema(
+        request=OpenApiTypes.OBJECT,
+        responses={201: RoomOut, 409: ErrorSerializer, **ERRORS},
+        summary="Import a room",
+    )
+    def post(self, request: Request) -> Response:
+        caller = self.managing(request, Manage.ROOMS)
+        access.require_write(caller)
+        most = int(settings.ROOM_IMPORT_BYTES_MAX)
+        body = request._request.read(most + 1)
+        if len(body) > most:
+            raise ToolArgumentsError(
+                ROOM_DOCUMENT_INVALID.format(why=f"it is larger than {most} bytes")
+            )
+        try:
+            document = json.loads(body)
+        except ValueError:
+            raise ToolArgumentsError(
+                ROOM_DOCUMENT_INVALID.format(why="the body is not JSON")
+            ) from None
+        room_id = request.query_params.get("roomId") or None
+        room = archives.room_import(
+            team=team_of(caller), document=document, room_id=room_id, actor=caller.actor
         )
         return Response(selectors.room_row(room), status=status.HTTP_201_CREATED)
 

@@ -111,6 +111,26 @@ class Room(models.Model):
         return self.room_id
 
 
+class RoomArchive(models.Model):
+    """A room's whole state, kept when it left Redis (rooms.snapshots has the document's
+    form). One per room: archiving again replaces it; a restore leaves it, marked."""
+
+    class Reason(models.TextChoices):
+        IDLE = "idle"  # the archive sweep, before the idle TTL ran out
+        REQUESTED = "requested"  # set_room_status, the API, the dashboard, a command
+
+    room = models.OneToOneField(Room, on_delete=models.CASCADE, related_name="archive")
+    document = models.JSONField()
+    size_bytes = models.PositiveBigIntegerField(default=0)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    archived_at = models.DateTimeField()
+    archived_by = models.CharField(max_length=200, blank=True)
+    restored_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"archive of {self.room_id}"
+
+
 class Invite(Credential):
     """A room-scoped bearer: reaches one room, never claims, expires, can be revoked."""
 

@@ -4,6 +4,7 @@ Teams are found by id; a slug is only ever shown."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db.models import QuerySet
 
@@ -17,6 +18,7 @@ from tenants.models import (
     Invite,
     Membership,
     Room,
+    RoomArchive,
     ShareLink,
     Team,
     Webhook,
@@ -129,3 +131,13 @@ def access_webhook_by_id(room: Room, webhook_id: int) -> Webhook:
     if found is None:
         raise errors.NotFoundError("No such webhook for this room.")
     return found
+
+
+def room_archive_info(room: Room) -> dict[str, Any] | None:
+    """When and why the room was last archived, without its (large) document."""
+    found = (
+        RoomArchive.objects.filter(room=room)
+        .values("archived_at", "reason", "size_bytes", "restored_at", "archived_by")
+        .first()
+    )
+    return dict(found) if found is not None else None

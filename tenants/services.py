@@ -274,13 +274,19 @@ def room_owner_id(room_id: str) -> int | None:
     return Room.objects.filter(room_id=room_id).values_list("team_id", flat=True).first()
 
 
+def room_record_of(room_id: str) -> tuple[int | None, str]:
+    """(the id of the team owning `room_id` or None, the room's recorded status)."""
+    found = Room.objects.filter(room_id=room_id).values_list("team_id", "status").first()
+    return (None, "") if found is None else (int(found[0]), str(found[1]))
+
+
 def team_locked(team_id: int) -> Team:
     """The team's row, locked until the transaction ends: every per-team quota is checked
     and the new row inserted under it, so concurrent creations cannot overshoot."""
     return Team.objects.select_for_update().get(pk=team_id)
 
 
-def _room_insert(*, team_id: int, room_id: str, name: str, actor: str, how: str) -> Room:
+def room_insert(*, team_id: int, room_id: str, name: str, actor: str, how: str) -> Room:
     """One transaction: the cap check (under the team row's lock) and the insert."""
     with transaction.atomic():
         locked = team_locked(team_id)
@@ -307,7 +313,7 @@ def room_claim(*, team_id: int, room_id: str, actor: str) -> int:
         return existing
     # Another call may claim it between our read and our insert: then it is the record.
     with contextlib.suppress(IntegrityError):
-        _room_insert(team_id=team_id, room_id=room_id, name="", actor=actor, how="first_touch")
+        room_insert(team_id=team_id, room_id=room_id, name="", actor=actor, how="first_touch")
     owner = room_owner_id(room_id)
     assert owner is not None
     return owner
@@ -318,7 +324,7 @@ def room_create(*, team: Team, room_id: str | None, name: str = "", actor: str) 
     taken id gets the one room denial, like any room the caller may not touch."""
     chosen = room_id or room_id_generate()
     try:
-        room = _room_insert(team_id=team.pk, room_id=chosen, name=name, actor=actor, how="created")
+        room = room_insert(team_id=team.pk, room_id=chosen, name=name, actor=actor, how="created")
     except IntegrityError:
         raise room_errors.RoomAccessError(room_errors.ROOM_ACCESS_DENIED) from None
     store.run_sync(store.room_owner_cache, RoomKeys(chosen), str(team.pk))

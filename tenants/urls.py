@@ -7,6 +7,10 @@ urlpatterns = [
     path("keys", apis.KeyListApi.as_view(), name="api-keys"),
     path("keys/<int:key_id>/revoke", apis.KeyRevokeApi.as_view(), name="api-key-revoke"),
     path("rooms", apis.RoomListApi.as_view(), name="api-rooms"),
+    path("rooms/import", apis.RoomImportApi.as_view(), name="api-room-import"),
+    path("rooms/<str:room_id>/archive", apis.RoomArchiveApi.as_view(), name="api-room-archive"),
+    path("rooms/<str:room_id>/restore", apis.RoomRestoreApi.as_view(), name="api-room-restore"),
+    path("rooms/<str:room_id>/export", apis.RoomExportApi.as_view(), name="api-room-export"),
     path("rooms/<str:room_id>/invites", apis.InviteListApi.as_view(), name="api-invites"),
     path(
         "rooms/<str:room_id>/invites/<int:invite_id>/revoke",

@@ -22,7 +22,7 @@ from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from rooms import clock, idempotency, scripts
+from rooms import clock, errors, idempotency, scripts
 from rooms.keys import (
     BearerKeys,
     RoomKeys,
@@ -43,6 +43,7 @@ from rooms.store.connections import (
     cluster_client,
     cluster_mode,
     limiter,
+    raw_client,
     redis_url,
 )
 from rooms.store.wakeups import (
@@ -214,14 +215,15 @@ async def _run_write(
     Raises KeyReused for the key of another call."""
     # The search index is named by the scripts after the meta key (scripts._SEARCH);
     # declared here, after the script's own keys, where no script looks by position.
-    keys = [*keys, *room.search]
+    # The owner and meta keys are the guard's (scripts.GUARD_WRAP), found by name too.
+    keys = [*keys, *room.search, room.owner, room.meta]
     call = idempotency.current()
     if call is None:
-        return await _run(source, keys, args)
+        return _room_live(room, await _run(scripts.guarded(source), keys, args))
     assert not call.written, "a keyed tool call has exactly one write step"
     call.written = True
     res = await _run(
-        scripts.keyed(source, wrote),
+        scripts.guarded(scripts.keyed(source, wrote)),
         [*keys, room.idempotency, room.idempotency_times],
         [
             *args,
@@ -235,12 +237,28 @@ async def _run_write(
             int(settings.ROOM_IDEMPOTENCY_BYTES_MAX),
         ],
     )
+    res = _room_live(room, res)
     if isinstance(res, list) and res and res[0] == "__keyed":
         if res[1] == "reused":
             raise KeyReused(str(res[2]))
         call.replayed = True
         call.minted = json.loads(str(res[3]))
         return _as_redis_answer(json.loads(str(res[2])))
+    return res
+
+
+def _room_live(room: RoomKeys, res: Any) -> Any:
+    """The write step's answer, unless its guard refused it (the room was being archived,
+    archived, or deleted between the access check and the step): nothing was written."""
+    if isinstance(res, list) and len(res) == 2 and res[0] == "__room":
+        if res[1] == "gone":
+            raise errors.RoomClosedError(errors.ROOM_GONE.format(room_id=room.room_id))
+        raise errors.RoomClosedError(
+            errors.ROOM_ARCHIVED.format(room_id=room.room_id)
+            if res[1] == "archived"
+            else errors.ROOM_ARCHIVING.format(room_id=room.room_id),
+            extra={"roomId": room.room_id, "status": str(res[1])},
+        )
     return res
 
 
@@ -1597,6 +1615,127 @@ async def room_forget(keys: RoomKeys) -> None:
     r = client()
     resources = [str(x) for x in await r.zrange(keys.lock_index, 0, -1)]
     await r.delete(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
+    await _awaited(r.zrem(claims_due_key(), keys.room_id))
+
+
+# --- Archives (rooms.snapshots; tenants.archives keeps them in Postgres) -----------------
+
+
+@dataclass(frozen=True, slots=True)
+class RawKey:
+    """One key of a room as Redis holds it, bytes throughout (the search index's postings
+    are binary). `items`: a string's value alone; a hash's or a sorted set's flat pairs
+    (field, value / member, score); a list's or a set's members. A stream has its
+    (last-generated id, entries added, max deleted id) and its entries instead."""
+
+    part: str
+    type: str
+    expire_at_ms: int  # -1: none of its own (it lives as long as the room)
+    items: list[bytes] = field(default_factory=list)
+    stream_ids: tuple[bytes, bytes, bytes] | None = None
+    entries: list[tuple[bytes, list[bytes]]] = field(default_factory=list)
+
+
+async def room_freeze(keys: RoomKeys) -> str | None:
+    """The room's status before this archive (it is "archiving" now, and every write step
+    is refused), or None when Redis holds no room."""
+    res = await _run(scripts.FREEZE_ROOM_SCRIPT, [keys.owner, keys.meta], [])
+    return None if res is None else str(res)
+
+
+async def room_status_event(keys: RoomKeys, *, status: str, previous: str, by: str) -> str:
+    """The log's room_status_changed event of an archive or a restore (not a write step: an
+    archiving room refuses those)."""
+    res = await _run(
+        scripts.STATUS_EVENT_SCRIPT,
+        [keys.meta, keys.events, keys.reads, *keys.search],
+        [status, previous, by, _ttl(), *_event_args(keys)],
+    )
+    return str(res)
+
+
+async def room_thaw(keys: RoomKeys, status: str) -> None:
+    """The archive was not recorded: the room takes writes again, in `status`."""
+    await _run(scripts.THAW_ROOM_SCRIPT, [keys.meta], [status])
+
+
+async def room_snapshot(keys: RoomKeys) -> list[RawKey]:
+    """Every key of the room an archive holds, as one moment of it."""
+    parts = keys.snapshot_parts()
+    res = await _eval(raw_client(), scripts.SNAPSHOT_ROOM_SCRIPT, list(parts.values()), list(parts))
+    out: list[RawKey] = []
+    for part, type_, expire_at, data in res:
+        name, kind, at = part.decode(), type_.decode(), int(expire_at)
+        if kind == "string":
+            out.append(RawKey(name, kind, at, [data]))
+        elif kind == "stream":
+            ids, entries = data
+            out.append(
+                RawKey(
+                    name,
+                    kind,
+                    at,
+                    stream_ids=(ids[0], ids[1], ids[2]),
+                    entries=[(entry_id, list(fields)) for entry_id, fields in entries],
+                )
+            )
+        else:
+            out.append(RawKey(name, kind, at, list(data)))
+    return out
+
+
+async def room_load(
+    keys: RoomKeys,
+    raw: list[RawKey],
+    *,
+    team_id: str,
+    status: str,
+    ttl_ms: int,
+    view: bool,
+) -> bool:
+    """Put a room back from its snapshot in one step, owned by `team_id`, in `status`:
+    every key as it was (stream ids included), those without an expiry of their own living
+    `ttl_ms`, those with one (idempotency records) until it, if it is still ahead. A `view`
+    (an archived room's read-only copy) never replaces a room that is there: False then."""
+    parts = keys.snapshot_parts()
+    index = {part: i + 3 for i, part in enumerate(parts)}
+    args: list[Any] = [team_id, status, ttl_ms, clock.now_ms(), "1" if view else "0"]
+    for key in raw:
+        where = index.get(key.part)
+        if where is None:
+            continue  # checked by rooms.snapshots before it gets here
+        if key.type == "stream":
+            assert key.stream_ids is not None
+            flat: list[Any] = [*key.stream_ids]
+            for entry_id, fields in key.entries:
+                flat += [entry_id, len(fields), *fields]
+            args += [where, key.type, key.expire_at_ms, len(flat), *flat]
+        else:
+            args += [where, key.type, key.expire_at_ms, len(key.items), *key.items]
+    res = await _run(scripts.LOAD_ROOM_SCRIPT, [keys.owner, keys.meta, *parts.values()], args)
+    return int(res) == 1
+
+
+async def room_claims_due_restore(keys: RoomKeys) -> None:
+    """A restored room's leased claims are the sweeper's again (its index is one key of
+    its own, outside the room's slot, so not part of the load's step)."""
+    r = client()
+    first = await _awaited(r.zrange(keys.claims, 0, 0, withscores=True))
+    if first:
+        await _awaited(r.zadd(claims_due_key(), {keys.room_id: int(first[0][1])}, lt=True))
+
+
+async def room_loading(keys: RoomKeys, *, seconds: int) -> bool:
+    """True for the one caller that may load the room now (the others wait for it)."""
+    return bool(await client().set(keys.loading, "1", nx=True, ex=seconds))
+
+
+async def room_loading_done(keys: RoomKeys) -> None:
+    await client().delete(keys.loading)
+
+
+async def room_present(keys: RoomKeys) -> bool:
+    return bool(await client().exists(keys.owner))
 
 
 async def bearer_generation(digest: str) -> int:

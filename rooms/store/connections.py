@@ -112,12 +112,13 @@ def _store_client(
     connect_timeout: float,
     socket_timeout: float,
     retry_on_timeout: bool = True,
+    decode_responses: bool = True,
 ) -> Store:
     if cluster_mode():
         return GatedCluster.from_url(
             url,
             gate=max_connections,
-            decode_responses=True,
+            decode_responses=decode_responses,
             max_connections=max_connections,
             socket_connect_timeout=connect_timeout,
             socket_timeout=socket_timeout,
@@ -131,7 +132,7 @@ def _store_client(
         )
     pool = aioredis.BlockingConnectionPool.from_url(
         url,
-        decode_responses=True,
+        decode_responses=decode_responses,
         max_connections=max_connections,
         timeout=wait_seconds,
         health_check_interval=30,
@@ -157,6 +158,28 @@ def client() -> Store:
             wait_seconds=30,
             connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
             socket_timeout=float(settings.REDIS_SOCKET_TIMEOUT_SECONDS),
+        )
+    return found
+
+
+_raw_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def raw_client() -> Store:
+    """A small pool that answers bytes, not text: a room's snapshot (rooms.snapshots) holds
+    its search index, whose postings are binary."""
+    loop = asyncio.get_running_loop()
+    found = _raw_clients.get(loop)
+    if found is None:
+        found = _raw_clients[loop] = _store_client(
+            redis_url(),
+            max_connections=4,
+            wait_seconds=30,
+            connect_timeout=float(settings.REDIS_CONNECT_TIMEOUT_SECONDS),
+            socket_timeout=max(5.0, float(settings.REDIS_SOCKET_TIMEOUT_SECONDS)),
+            decode_responses=False,
         )
     return found
 
@@ -245,7 +268,7 @@ def limiter() -> Store:
 async def clients_close() -> None:
     """Close this loop's pools (before the loop goes away)."""
     loop = asyncio.get_running_loop()
-    for registry in (_clients, _limiter_clients, _pubsub_clients):
+    for registry in (_clients, _limiter_clients, _pubsub_clients, _raw_clients):
         found = registry.pop(loop, None)
         if found is not None:
             await found.aclose()

@@ -36,3 +36,31 @@ def test_an_owner_pauses_and_reopens_the_room_from_its_page(ann: Person, bob: Pe
     assert ann.client.post(f"/rooms/{room.room_id}/status", {"status": "gone"}).status_code == 400
     ann.client.post(f"/rooms/{room.room_id}/status", {"status": "active"})
     store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
+
+
+def test_an_owner_archives_exports_and_restores_the_room_from_its_page(
+    ann: Person, bob: Person
+) -> None:
+    room = services.room_create(team=ann.team, room_id=new_room_id("archive"), actor="test")
+    agent = callers.team_caller(ann.team.slug)
+    store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "kept"})
+    page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
+    assert 'value="archived">Archive the room' in page
+
+    assert (
+        bob.client.post(f"/rooms/{room.room_id}/status", {"status": "archived"}).status_code == 404
+    )
+    assert bob.client.get(f"/rooms/{room.room_id}/export").status_code == 404
+    archived = ann.client.post(f"/rooms/{room.room_id}/status", {"status": "archived"})
+    assert archived.status_code == 302
+    assert Room.objects.get(pk=room.pk).status == "archived"
+
+    page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
+    assert "This room is archived since" in page and "Restore the room" in page
+    assert "kept" in page  # the page shows the archive
+    exported = ann.client.get(f"/rooms/{room.room_id}/export")
+    assert exported.status_code == 200 and exported.json()["format"] == "roomservice.room"
+
+    ann.client.post(f"/rooms/{room.room_id}/status", {"status": "active"})
+    assert Room.objects.get(pk=room.pk).status == "active"
+    store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "after"})

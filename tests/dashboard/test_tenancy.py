@@ -89,7 +89,7 @@ def test_team_b_gets_404_on_every_url_of_team_a(
     team_a_objects: dict[str, Any], ann: Person, bob: Person
 ) -> None:
     urls = team_a_urls(team_a_objects)
-    assert len(urls) == 16
+    assert len(urls) == 17
     for name, path in urls:
         for method in ("get", "post"):
             response = getattr(bob.client, method)(path)

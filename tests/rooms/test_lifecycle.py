@@ -74,12 +74,6 @@ async def test_setting_the_same_status_again_changes_nothing(team_a: Caller, roo
     assert len((await db_run(recorded, room.room_id))[1]) == 1
 
 
-async def test_archiving_says_it_is_not_available_yet(team_a: Caller, room: RoomRef) -> None:
-    with pytest.raises(errors.ToolArgumentsError, match="not available"):
-        await call(team_a, room, "set_room_status", status="archived")
-    await call(team_a, room, "add_task", title="still open")
-
-
 async def test_a_guest_cannot_pause_or_reopen_a_room(team_a: Caller, room: RoomRef) -> None:
     """The attack: an invited agent closes the team's room to everyone (or reopens a room
     its owners completed). Refused; the room stays as the team set it."""

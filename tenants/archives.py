@@ -1,0 +1,292 @@
+"""Rooms that never silently vanish: archive to Postgres, restore, export, import.
+
+Redis holds a live room; a room idle for its whole TTL would simply expire there. The
+archive sweep (Celery beat, `archives.sweep`) moves every room idle for longer than the TTL
+less ROOM_ARCHIVE_AHEAD_SECONDS to Postgres first; `set_room_status(archived)`, the API,
+the dashboard and `manage.py room_archive` do the same on demand.
+
+An archive is three steps, in this order, so no acknowledged write is ever lost: freeze
+(the room's status becomes "archiving" in one Redis step; from then on every write step
+refuses, scripts.GUARD_WRAP), snapshot (one Redis step) and record (the document and the
+room's status in one Postgres transaction), then the room's keys go. If the record fails,
+the room is thawed back to the status it had.
+
+While archived, reads answer from a read-only copy of the archive, loaded on the first
+read for ROOM_ARCHIVE_VIEW_SECONDS; writes are refused, saying how to restore. A restore
+loads the archive in one Redis step (stream ids included, so every agent's cursor goes on
+where it was) and the room is active again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from rooms import clock, errors, snapshots, store
+from rooms.keys import RoomKeys
+from rooms.refs import RoomRef
+from rooms.schemas import room_id_valid
+from tenants.db import db_run
+from tenants.models import Room, RoomArchive, Team
+from tenants.services import audit_record, room_insert
+
+# A loader that finds another at work waits this long for the room to appear.
+LOAD_WAIT_SECONDS = 10.0
+LOADING_MARK_SECONDS = 30
+
+
+@dataclass(frozen=True, slots=True)
+class StatusMove:
+    """What an archive or a restore did: the room's status before and now."""
+
+    room_id: str
+    previous: str
+    status: str
+
+    def result(self) -> dict[str, str]:
+        return {"roomId": self.room_id, "status": self.status, "previousStatus": self.previous}
+
+
+def room_archive(
+    room_id: str,
+    *,
+    actor: str,
+    reason: str = RoomArchive.Reason.REQUESTED,
+    idle_before: datetime | None = None,
+    by: str | None = None,
+) -> StatusMove:
+    """Move the room's whole state to Postgres and out of Redis. Archiving an archived room
+    changes nothing (and says so); nor does the sweep's archive (`idle_before`) of a room
+    used again since it was found idle."""
+    keys = RoomKeys(room_id)
+    with transaction.atomic():
+        room = Room.objects.select_for_update().select_related("team").get(room_id=room_id)
+        if room.status == Room.Status.ARCHIVED or (
+            idle_before is not None and room.last_active_at >= idle_before
+        ):
+            return StatusMove(room_id, room.status, room.status)
+        before = store.run_sync(store.room_freeze, keys)
+        try:
+            raw: list[store.RawKey] = []
+            if before is not None:
+                store.run_sync(
+                    store.room_status_event,
+                    keys,
+                    status="archived",
+                    previous=before,
+                    by=by or actor,
+                )
+                raw = store.run_sync(store.room_snapshot, keys)
+            document = snapshots.document_build(
+                room_id, raw, status=before or room.status, taken_at=clock.now_iso()
+            )
+            size = len(json.dumps(document, separators=(",", ":")))
+            RoomArchive.objects.update_or_create(
+                room=room,
+                defaults={
+                    "document": document,
+                    "size_bytes": size,
+                    "reason": reason,
+                    "archived_at": timezone.now(),
+                    "archived_by": actor[:200],
+                    "restored_at": None,
+                },
+            )
+            previous = before or room.status
+            room.status = Room.Status.ARCHIVED
+            room.save(update_fields=["status"])
+            audit_record(
+                team=room.team,
+                actor=actor,
+                action="room.archive",
+                object_type="room",
+                object_id=room_id,
+                detail={"reason": reason, "previous": previous, "bytes": size}
+                | snapshots.document_summary(document),
+            )
+        except BaseException:
+            if before is not None:
+                store.run_sync(store.room_thaw, keys, before)
+            raise
+    store.run_sync(store.room_forget, keys)
+    store.run_sync(store.team_epoch_bump, room.team_id)
+    return StatusMove(room_id, previous, Room.Status.ARCHIVED)
+
+
+def room_restore(room_id: str, *, actor: str, by: str | None = None) -> StatusMove:
+    """Bring an archived room back to Redis, exactly, and active. Restoring a room that is
+    not archived changes nothing (so a retry, or two people at once, restore it once)."""
+    keys = RoomKeys(room_id)
+    with transaction.atomic():
+        room = Room.objects.select_for_update().select_related("team").get(room_id=room_id)
+        if room.status != Room.Status.ARCHIVED:
+            return StatusMove(room_id, room.status, room.status)
+        archive = RoomArchive.objects.get(room=room)
+        _, raw = _document_keys(archive.document)
+        store.run_sync(
+            store.room_load,
+            keys,
+            raw,
+            team_id=str(room.team_id),
+            status=Room.Status.ACTIVE,
+            ttl_ms=int(settings.ROOM_IDLE_TTL_SECONDS) * 1000,
+            view=False,
+        )
+        archive.restored_at = timezone.now()
+        archive.save(update_fields=["restored_at"])
+        room.status = Room.Status.ACTIVE
+        room.last_active_at = timezone.now()
+        room.save(update_fields=["status", "last_active_at"])
+        audit_record(
+            team=room.team,
+            actor=actor,
+            action="room.restore",
+            object_type="room",
+            object_id=room_id,
+            detail=snapshots.document_summary(archive.document),
+        )
+    store.run_sync(
+        store.room_status_event, keys, status="active", previous="archived", by=by or actor
+    )
+    store.run_sync(store.room_claims_due_restore, keys)
+    store.run_sync(store.team_epoch_bump, room.team_id)
+    return StatusMove(room_id, Room.Status.ARCHIVED, Room.Status.ACTIVE)
+
+
+async def room_status_move(
+    room: RoomRef, *, status: str, actor: str, by: str
+) -> dict[str, str] | None:
+    """set_room_status's moves into and out of the archive (the others are the room's own,
+    rooms.lifecycle): None when this is not one."""
+    if status == Room.Status.ARCHIVED:
+        return (await db_run(room_archive, room.room_id, actor=actor, by=by)).result()
+    if room.status not in (Room.Status.ARCHIVED, "archiving"):
+        return None
+    if status == Room.Status.ACTIVE:
+        return (await db_run(room_restore, room.room_id, actor=actor, by=by)).result()
+    raise errors.RoomClosedError(
+        errors.ROOM_ARCHIVED_STATUS.format(room_id=room.room_id, status=status),
+        extra={"roomId": room.room_id, "status": room.status},
+    )
+
+
+def _document_keys(document: dict[str, Any]) -> tuple[str, list[store.RawKey]]:
+    """An archive's own document: it was written by this service, so it is read as
+    import reads a signed one."""
+    return snapshots.document_raw(snapshots.document_signed(document))
+
+
+def room_view_load(room_id: str) -> bool:
+    """Reads of an archived room: its archive as a read-only copy in Redis, for
+    ROOM_ARCHIVE_VIEW_SECONDS (the first reader loads it, the others wait for it). False
+    when the room is no longer archived (restored meanwhile: read it as it is)."""
+    keys = RoomKeys(room_id)
+    deadline = time.monotonic() + LOAD_WAIT_SECONDS
+    while True:
+        if store.run_sync(store.room_loading, keys, seconds=LOADING_MARK_SECONDS):
+            try:
+                room = Room.objects.select_related("archive").get(room_id=room_id)
+                if room.status != Room.Status.ARCHIVED:
+                    return False
+                _, raw = _document_keys(room.archive.document)
+                store.run_sync(
+                    store.room_load,
+                    keys,
+                    raw,
+                    team_id=str(room.team_id),
+                    status=Room.Status.ARCHIVED,
+                    ttl_ms=int(settings.ROOM_ARCHIVE_VIEW_SECONDS) * 1000,
+                    view=True,
+                )
+                return True
+            finally:
+                store.run_sync(store.room_loading_done, keys)
+        if store.run_sync(store.room_present, keys):
+            return True
+        if time.monotonic() > deadline:
+            raise errors.StoreUnavailableError(errors.ROOM_LOADING.format(room_id=room_id))
+        time.sleep(0.05)
+
+
+def room_export(room_id: str) -> dict[str, Any]:
+    """The room as one signed JSON document: its archive when archived, else a snapshot of
+    this moment (one Redis step; the room goes on taking writes)."""
+    room = Room.objects.select_related("archive").get(room_id=room_id)
+    if room.status == Room.Status.ARCHIVED:
+        return snapshots.document_signed(room.archive.document)
+    raw = store.run_sync(store.room_snapshot, RoomKeys(room_id))
+    return snapshots.document_signed(
+        snapshots.document_build(room_id, raw, status=room.status, taken_at=clock.now_iso())
+    )
+
+
+def room_import(*, team: Team, document: Any, room_id: str | None, actor: str) -> Room:
+    """A new room of `team` from an exported document (under `room_id`, else the
+    document's own id): exactly the room that was exported, in its status. The id must be
+    free; the team's room cap applies."""
+    status, raw = snapshots.document_raw(document)
+    chosen = room_id or str(document.get("roomId") or "")
+    if not room_id_valid(chosen):
+        raise errors.ToolArgumentsError(errors.ROOM_ID_INVALID.format(room_id=chosen[:80]))
+    if Room.objects.filter(room_id=chosen).exists():
+        raise errors.RoomIdTakenError(errors.ROOM_ID_TAKEN.format(room_id=chosen))
+    room = room_insert(team_id=team.pk, room_id=chosen, name="", actor=actor, how="imported")
+    try:
+        store.run_sync(
+            store.room_load,
+            RoomKeys(chosen),
+            raw,
+            team_id=str(team.pk),
+            status=status,
+            ttl_ms=int(settings.ROOM_IDLE_TTL_SECONDS) * 1000,
+            view=False,
+        )
+    except BaseException:
+        room.delete()
+        raise
+    if status != Room.Status.ACTIVE:
+        Room.objects.filter(pk=room.pk).update(status=status)
+        room.status = status
+    store.run_sync(store.room_claims_due_restore, RoomKeys(chosen))
+    return room
+
+
+def archives_idle_before() -> datetime:
+    """Rooms last active before this are due: idle for longer than the idle TTL less
+    ROOM_ARCHIVE_AHEAD_SECONDS. Every access marks a room's last activity at least once a
+    minute and refreshes its keys' TTL, so none of them is in use."""
+    idle = int(settings.ROOM_IDLE_TTL_SECONDS) - int(settings.ROOM_ARCHIVE_AHEAD_SECONDS)
+    return timezone.now() - timedelta(seconds=idle)
+
+
+def archives_sweep() -> list[str]:
+    """Archive every room about to expire, oldest first (the periodic task): the rooms
+    archived. Safe to run in several processes at once (each archive locks its row)."""
+    cutoff = archives_idle_before()
+    due = (
+        Room.objects.exclude(status=Room.Status.ARCHIVED)
+        .filter(last_active_at__lt=cutoff)
+        .order_by("last_active_at")
+        .values_list("room_id", flat=True)
+    )
+    done = []
+    for room_id in list(due):
+        try:
+            move = room_archive(
+                room_id,
+                actor="system:archive-sweep",
+                reason=RoomArchive.Reason.IDLE,
+                idle_before=cutoff,
+            )
+        except Room.DoesNotExist:
+            continue  # deleted meanwhile
+        if move.status != move.previous:
+            done.append(room_id)
+    return done
