@@ -7,6 +7,7 @@ about HTTP.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -354,7 +355,7 @@ TASK_EVIDENCE_REQUIRED = (
     "calls submit_task with evidence (tests, diffs, links, logs, notes), then another agent "
     "calls verify_task with verdict accept, which marks it done."
 )
-ROOM_MODE_EMPTY = "Nothing to set: give evidenceRequired."
+ROOM_MODE_EMPTY = "Nothing to set: give evidenceRequired, turns, moderator or turnOrder."
 HANDOFF_NOT_OWNER = (
     'Task "{task_id}" is owned by {owner}, not "{agent}": only its owner hands it off.'
 )
@@ -418,6 +419,52 @@ class RoomClosedError(RoomError):
 
     code = "room_not_active"
     status = 409
+
+
+TURN_SEQUENTIAL = (
+    'It is "{holder}"\'s turn: this room posts in turn ({order}). Nothing was posted; post '
+    "after {holder} has (wait_for_events tells you), or ask someone who may manage rooms to "
+    'set turns to "open".'
+)
+TURN_OUTSIDE = (
+    "You are not in this room's turn order ({order}), so you cannot post now; nothing was "
+    "posted. {how}"
+)
+TURN_MODERATOR = (
+    'This room is moderated by "{moderator}": you post once the moderator gives you the turn '
+    '(by addressing a message to you). Nothing was posted; the turn is with "{holder}".'
+)
+
+
+class TurnRefusedError(RoomError):
+    """A post out of turn (rooms.turns)."""
+
+    code = "not_your_turn"
+    status = 409
+
+    @classmethod
+    def of(cls, rule: str, holder: str, detail: str) -> TurnRefusedError:
+        if rule == "moderator":
+            return cls(
+                TURN_MODERATOR.format(moderator=detail, holder=holder),
+                extra={"turns": "moderator", "turn": holder, "moderator": detail},
+            )
+        order = json.loads(detail) if detail.startswith("[") else []
+        shown = " → ".join(order) or "nobody is present"
+        if rule in ("sequential-absent", "sequential-unlisted"):
+            how = (
+                "Heartbeat to join it: the order is the agents present, by name."
+                if rule == "sequential-absent"
+                else "Ask someone who may manage rooms to add you to turnOrder (set_room_mode)."
+            )
+            return cls(
+                TURN_OUTSIDE.format(order=shown, how=how),
+                extra={"turns": "sequential", "turn": holder, "turnOrder": order},
+            )
+        return cls(
+            TURN_SEQUENTIAL.format(holder=holder, order=shown),
+            extra={"turns": "sequential", "turn": holder, "turnOrder": order},
+        )
 
 
 class RoomIdTakenError(RoomError):

@@ -27,6 +27,7 @@ from rooms import (
     selectors,
     services,
     templates,
+    turns,
     verification,
 )
 from rooms import results as r
@@ -266,7 +267,10 @@ async def _update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEn
 
 
 async def _post_event(room: RoomRef, a: s.PostEventInput) -> r.Event:
-    return await services.event_post(room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload)
+    with turns.posting(a.from_, a.to):
+        return await services.event_post(
+            room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload
+        )
 
 
 async def _read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
@@ -298,9 +302,10 @@ async def _get_event_reads(room: RoomRef, a: s.GetEventReadsInput) -> r.EventRea
 
 
 async def _reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
-    return await services.event_post(
-        room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
-    )
+    with turns.posting(a.from_, a.to):
+        return await services.event_post(
+            room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
+        )
 
 
 async def _heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
@@ -482,9 +487,10 @@ async def _room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased
 
 
 async def _room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
-    return await services.event_post(
-        room, type_="broadcast", from_=a.agentId, to="all", payload={"text": a.text}
-    )
+    with turns.posting(a.agentId, "all"):
+        return await services.event_post(
+            room, type_="broadcast", from_=a.agentId, to="all", payload={"text": a.text}
+        )
 
 
 async def _room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
@@ -498,16 +504,17 @@ async def _room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
 
 
 async def _send_message(room: RoomRef, a: s.SendMessageInput) -> r.MessageSent:
-    return await messages.message_send(
-        room,
-        sender=a.from_,
-        to=a.to,
-        body=a.body,
-        subject=a.subject,
-        reply_to=a.replyTo,
-        ttl_seconds=a.ttlSeconds,
-        ack_required=a.ackRequired,
-    )
+    with turns.posting(a.from_, a.to):
+        return await messages.message_send(
+            room,
+            sender=a.from_,
+            to=a.to,
+            body=a.body,
+            subject=a.subject,
+            reply_to=a.replyTo,
+            ttl_seconds=a.ttlSeconds,
+            ack_required=a.ackRequired,
+        )
 
 
 async def _inbox(room: RoomRef, a: s.InboxInput) -> r.Inbox:
@@ -567,7 +574,14 @@ async def _set_room_status(room: RoomRef, a: s.SetRoomStatusInput) -> r.RoomStat
 
 
 async def _set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
-    return await verification.room_mode_set(room, evidence_required=a.evidenceRequired)
+    return await verification.room_mode_set(
+        room,
+        agent_id=a.agentId,
+        evidence_required=a.evidenceRequired,
+        turns=a.turns,
+        moderator=a.moderator,
+        turn_order=a.turnOrder,
+    )
 
 
 async def _search(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
@@ -1143,7 +1157,8 @@ TOOLS: tuple[Tool, ...] = (
         s.SetRoomModeInput,
         TypeAdapter(r.RoomMode),
         "Set how the room works: evidenceRequired makes verified evidence the only way to "
-        "done. Needs a credential that may manage rooms.",
+        "done; turns (open, sequential, moderator) decide who may post when. Needs a "
+        "credential that may manage rooms.",
         read_only=False,
         manages="rooms",
         run=_set_room_mode,

@@ -516,6 +516,10 @@ class SentMessages(TypedDict):
 class RoomMode(TypedDict):
     roomId: str
     evidenceRequired: bool  # update_task(done) refused: submit_task, then verify_task
+    turns: Literal["open", "sequential", "moderator"]
+    moderator: str | None
+    turnOrder: list[str]
+    turn: str | None  # who holds the turn now (None: nobody yet, or open)
 
 
 class HandoffOffer(TypedDict):

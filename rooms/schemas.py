@@ -604,6 +604,20 @@ class SetRoomModeInput(AgentInput, WriteInput):
         description="true: a task is done only once another agent verified its evidence "
         "(submit_task, verify_task); update_task(status: done) is refused.",
     )
+    turns: Literal["open", "sequential", "moderator"] | None = Field(
+        default=None,
+        description="Who may post (post_event, reply_to_event, room_broadcast, "
+        "send_message) when: open, anyone any time; sequential, in turn order; moderator, "
+        "the moderator any time and others once it addressed them.",
+    )
+    moderator: Name | None = Field(
+        default=None, description="With turns moderator: who moderates (default: agentId)."
+    )
+    turnOrder: Annotated[list[Name], Field(max_length=100)] | None = Field(
+        default=None,
+        description="With turns sequential: the order of turns (default, or []: the agents "
+        "present, by name).",
+    )
 
 
 class HandoffTaskInput(WriteInput):

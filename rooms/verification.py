@@ -114,11 +114,36 @@ async def task_verify(
     return task_from_json(step.task_json)
 
 
-async def room_mode_set(room: RoomRef, *, evidence_required: bool | None) -> RoomMode:
+async def room_mode_set(
+    room: RoomRef,
+    *,
+    agent_id: str,
+    evidence_required: bool | None,
+    turns: str | None = None,
+    moderator: str | None = None,
+    turn_order: list[str] | None = None,
+) -> RoomMode:
+    """The room's rules (evidence, turns: rooms.turns). A change of turns starts them
+    afresh: nobody holds the turn."""
     changes: dict[str, Any] = {}
     if evidence_required is not None:
         changes["evidenceRequired"] = evidence_required
+    if turns is not None:
+        changes["turns"] = turns
+    if moderator is not None or turns == "moderator":
+        changes["moderator"] = moderator or agent_id
+    if turn_order is not None:
+        changes["order"] = list(dict.fromkeys(turn_order))
     if not changes:
         raise errors.ToolArgumentsError(errors.ROOM_MODE_EMPTY)
-    mode = json.loads(await store.room_mode_set(room.keys, changes_json=dumps(changes)))
-    return {"roomId": room.room_id, "evidenceRequired": bool(mode.get("evidenceRequired"))}
+    raw, turn = await store.room_mode_set(room.keys, changes_json=dumps(changes))
+    mode = json.loads(raw)
+    order = mode.get("order")
+    return {
+        "roomId": room.room_id,
+        "evidenceRequired": bool(mode.get("evidenceRequired")),
+        "turns": mode.get("turns") or "open",
+        "moderator": mode.get("moderator") if isinstance(mode.get("moderator"), str) else None,
+        "turnOrder": [str(a) for a in order] if isinstance(order, list) else [],
+        "turn": turn or None,
+    }

@@ -22,7 +22,7 @@ from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from rooms import clock, errors, idempotency, scripts
+from rooms import clock, errors, idempotency, scripts, turns
 from rooms.keys import (
     BearerKeys,
     RoomKeys,
@@ -217,13 +217,20 @@ async def _run_write(
     # declared here, after the script's own keys, where no script looks by position.
     # The owner and meta keys are the guard's (scripts.GUARD_WRAP), found by name too.
     keys = [*keys, *room.search, room.owner, room.meta]
+    claim = turns.current()
+    tail: list[Any] = []
+    if claim is not None:
+        # A post: taken only in the poster's turn (rooms.turns), in this same step.
+        source = scripts.turned(source, wrote)
+        tail = claim.args()
+        keys.append(room.presence)
     call = idempotency.current()
     if call is None:
-        return _room_live(room, await _run(scripts.guarded(source), keys, args))
+        return _room_live(room, await _run(scripts.guarded(source), keys, [*args, *tail]))
     assert not call.written, "a keyed tool call has exactly one write step"
     call.written = True
     res = await _run(
-        scripts.guarded(scripts.keyed(source, wrote)),
+        scripts.guarded(scripts.keyed(source, wrote, tail=len(tail))),
         [*keys, room.idempotency, room.idempotency_times],
         [
             *args,
@@ -235,6 +242,7 @@ async def _run_write(
             int(settings.IDEMPOTENCY_WINDOW_SECONDS) * 1000,
             int(settings.ROOM_IDEMPOTENCY_KEYS_MAX),
             int(settings.ROOM_IDEMPOTENCY_BYTES_MAX),
+            *tail,
         ],
     )
     res = _room_live(room, res)
@@ -250,6 +258,8 @@ async def _run_write(
 def _room_live(room: RoomKeys, res: Any) -> Any:
     """The write step's answer, unless its guard refused it (the room was being archived,
     archived, or deleted between the access check and the step): nothing was written."""
+    if isinstance(res, list) and len(res) == 4 and res[0] == "__turn":
+        raise errors.TurnRefusedError.of(str(res[1]), str(res[2]), str(res[3]))
     if isinstance(res, list) and len(res) == 2 and res[0] == "__room":
         if res[1] == "gone":
             raise errors.RoomClosedError(errors.ROOM_GONE.format(room_id=room.room_id))
@@ -1427,17 +1437,16 @@ async def task_submit(
     return TaskStep(outcomes[code], str(res[1]), str(res[2]) if code == 1 else "")
 
 
-async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> str:
-    """The room's mode JSON after merging `changes_json` into it."""
-    return str(
-        await _run_write(
-            keys,
-            scripts.SET_ROOM_MODE_SCRIPT,
-            [keys.meta],
-            [changes_json, _ttl()],
-            wrote=scripts.WROTE_ALWAYS,
-        )
+async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> tuple[str, str]:
+    """(the room's mode JSON after merging `changes_json` into it, who holds the turn)."""
+    res = await _run_write(
+        keys,
+        scripts.SET_ROOM_MODE_SCRIPT,
+        [keys.meta],
+        [changes_json, _ttl()],
+        wrote=scripts.WROTE_ALWAYS,
     )
+    return str(res[0]), str(res[1] or "")
 
 
 async def room_mode(keys: RoomKeys) -> str | None:

@@ -157,7 +157,14 @@ async def test_with_evidence_required_done_comes_only_from_verification(
     plain = await claimed(team_a, room)
     await call(team_a, room, "update_task", taskId=plain, status="done", agentId="alice")
     mode = await call(team_a, room, "set_room_mode", agentId="lead", evidenceRequired=True)
-    assert mode == {"roomId": room.room_id, "evidenceRequired": True}
+    assert mode == {
+        "roomId": room.room_id,
+        "evidenceRequired": True,
+        "turns": "open",
+        "moderator": None,
+        "turnOrder": [],
+        "turn": None,
+    }
     task_id = await claimed(team_a, room)
 
     with pytest.raises(errors.TaskClaimError) as refused:

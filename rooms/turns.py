@@ -1,0 +1,60 @@
+"""Turn discipline (Agent Room, seeds/001): who may post broadcasts and messages when.
+
+`set_room_mode(turns: ...)` picks the room's rule:
+- open: anyone, any time (the default);
+- sequential: agents post in turn. The order is `turnOrder` when the room set one, else
+  the agents present, by name; after each post the turn passes to the next agent of the
+  order who is present. If the holder has left, the first present agent of the order
+  holds it;
+- moderator: the moderator posts any time; anyone else only once the moderator granted
+  the turn, by addressing them (a message or event whose `to` is that agent). Their post
+  gives the turn back.
+
+The posts are post_event, reply_to_event, room_broadcast and send_message. The check and
+the turn's move are in the post's own write step (scripts.TURN_WRAP), so two agents
+posting at once never both take one turn. A refusal says whose turn it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from rooms import clock
+
+
+@dataclass(frozen=True, slots=True)
+class TurnClaim:
+    """The post under way: who posts, and whom it addresses ("" for a selector)."""
+
+    agent: str
+    grants: str
+
+    def args(self) -> list[str | int]:
+        """The turn step's arguments: the poster, the presence cutoff, the agent granted."""
+        online = clock.now_ms() - int(settings.PRESENCE_ONLINE_SECONDS) * 1000
+        return [self.agent, online, self.grants]
+
+
+_current: contextvars.ContextVar[TurnClaim | None] = contextvars.ContextVar(
+    "turn_claim", default=None
+)
+
+
+@contextlib.contextmanager
+def posting(agent: str, to: str) -> Iterator[None]:
+    """Run the block as a post by `agent` to `to`: its write step takes the turn."""
+    grants = "" if to in ("*", "all") or ":" in to else to
+    token = _current.set(TurnClaim(agent=agent, grants=grants))
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def current() -> TurnClaim | None:
+    return _current.get()
