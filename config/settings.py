@@ -176,6 +176,11 @@ if not 0 < ROOM_ARCHIVE_SWEEP_SECONDS < ROOM_ARCHIVE_AHEAD_SECONDS < ROOM_IDLE_T
         "The archive sweep must run more often than ROOM_ARCHIVE_AHEAD_SECONDS, which must "
         "be shorter than ROOM_IDLE_TTL_SECONDS: otherwise a room could expire unarchived."
     )
+# A new room of a project inherits the durable decisions and contracts of the project's
+# newest PROJECT_ROOMS_MAX rooms, at most ROOM_INHERITED_MAX entries and _BYTES_MAX bytes.
+PROJECT_ROOMS_MAX = env_int("PROJECT_ROOMS_MAX", 20)
+ROOM_INHERITED_MAX = env_int("ROOM_INHERITED_MAX", 200)
+ROOM_INHERITED_BYTES_MAX = env_int("ROOM_INHERITED_BYTES_MAX", 2 * 1024 * 1024)
 # Reads of an archived room answer from a copy loaded for this long (it is never written).
 ROOM_ARCHIVE_VIEW_SECONDS = env_int("ROOM_ARCHIVE_VIEW_SECONDS", 300)
 # What signs exported rooms (import takes only signed documents); SECRET_KEY when unset.

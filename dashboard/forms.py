@@ -45,6 +45,12 @@ class RoomForm(forms.Form):
         help_text="Leave empty for an unguessable id. 2-64 of a-z, 0-9, '_' and '-'.",
     )
     name = forms.CharField(max_length=200, required=False)
+    project = forms.CharField(
+        max_length=100,
+        required=False,
+        label="Project (optional)",
+        help_text="A new room of a project starts with its earlier rooms' decisions and contracts.",
+    )
 
     def clean_room_id(self) -> str:
         value = str(self.cleaned_data.get("room_id") or "").strip()

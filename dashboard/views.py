@@ -316,6 +316,7 @@ def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
                     room_id=form.cleaned_data["room_id"] or None,
                     name=form.cleaned_data["name"],
                     actor=viewer.actor,
+                    project=form.cleaned_data["project"].strip(),
                 )
             except DomainError as exc:
                 form.add_error("room_id", exc.message)

@@ -283,6 +283,13 @@ class RoomKeys:
         return [self.search_events, self.search_docs, self.search_vocab]
 
     @property
+    def inherited(self) -> str:
+        """Hash: "<room id>/<context id>" -> the entry JSON (payload included) of a durable
+        decision or contract of an earlier room of the project (rooms.memory); "~project"
+        -> the project's name."""
+        return self._k("inherited")
+
+    @property
     def loading(self) -> str:
         """String with a short expiry: an archived room's state is being loaded (a restore
         or a read-only view), so concurrent loaders wait for it instead of racing."""
@@ -346,6 +353,7 @@ class RoomKeys:
             self.outbox,
             self.message_stats,
             self.agent_tags,
+            self.inherited,
             self.search_events,
             self.search_docs,
             self.search_vocab,

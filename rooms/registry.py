@@ -22,6 +22,7 @@ from rooms import (
     handoffs,
     leases,
     lifecycle,
+    memory,
     messages,
     search,
     selectors,
@@ -251,7 +252,14 @@ async def _read_context(room: RoomRef, a: s.ReadContextInput) -> r.ContextEntry:
 
 
 async def _list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEntry]:
-    return await selectors.context_list(room, type_=a.type, author=a.author, agent_id=a.agentId)
+    listed = await selectors.context_list(room, type_=a.type, author=a.author, agent_id=a.agentId)
+    if a.includeInherited:
+        listed += [
+            e
+            for e in await memory.memory_list(room, type_=a.type)
+            if a.author is None or e["author"] == a.author
+        ]
+    return listed
 
 
 async def _update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEntry:

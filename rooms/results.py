@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 class RoomRow(TypedDict):
     roomId: str
     name: str
+    project: str  # "" for none
     status: str
     created_at: str | None
     last_active_at: str | None
@@ -108,6 +109,22 @@ class ContextEntry(TypedDict):
     behind: NotRequired[list[str]]
     # update_context: the agents that had read an older version, each sent context_stale
     toldStale: NotRequired[list[str]]
+    # list_context(includeInherited): an earlier room's of the project (rooms.memory)
+    inherited: NotRequired[InheritedFrom]
+
+
+class InheritedFrom(TypedDict):
+    roomId: str
+    project: str
+
+
+class InheritedSummary(TypedDict):
+    """What the room inherited from its project's earlier rooms (get_my_summary)."""
+
+    project: str | None
+    count: int
+    rooms: list[str]
+    how: str
 
 
 # The wire field is "from", a Python keyword: hence TypedDict's functional form.
@@ -286,6 +303,7 @@ class Summary(TypedDict):
     newContextCount: int
     unreadMessages: int  # deliveries waiting in the agent's inbox (inbox reads them)
     pendingHandoffs: list[Handoff]  # offered to the agent: accept_handoff / decline_handoff
+    inheritedContext: InheritedSummary
     presence: list[AgentPresence]
     cursor: str
 

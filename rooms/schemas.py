@@ -314,6 +314,11 @@ class GetContextHistoryInput(RoomInput):
 class ListContextInput(RoomInput):
     type: ContextType | None = None
     author: Name | None = None
+    includeInherited: bool = Field(
+        default=False,
+        description="Also list the durable decisions and contracts this room inherited "
+        "from its project's earlier rooms, each marked `inherited`.",
+    )
     agentId: AgentId | None = Field(
         default=None,
         description="You: the versions you read are recorded (see read_context).",

@@ -2973,3 +2973,20 @@ return __res
 def turned(source: str, wrote: str) -> str:
     """`source` (a post's write step) taken only in the poster's turn (rooms.turns)."""
     return TURN_WRAP.replace("__WRITE__", source).replace("__WROTE__", wrote)
+
+
+# KEYS[1] inherited; ARGV[1] ttl ms, ARGV[2] project, then field, entry JSON pairs
+# A room's project memory (rooms.memory), replaced whole; "~order" keeps their order.
+INHERITED_REPLACE_SCRIPT = r"""
+redis.call('DEL', KEYS[1])
+local order = {}
+for i = 3, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+  order[#order + 1] = ARGV[i]
+end
+if ARGV[2] ~= '' then
+  redis.call('HSET', KEYS[1], '~project', ARGV[2], '~order', table.concat(order, '\n'))
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return #order
+"""

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from pydantic import ValidationError
 
-from rooms import clock, errors, idempotency, selectors, store, templates
+from rooms import clock, errors, idempotency, memory, selectors, store, templates
 from rooms.keys import RoomKeys
 from rooms.paths import path_normalize
 from rooms.quotas import quota_error
@@ -830,6 +830,7 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
         room.keys, agent_id=agent, limit=0, unread_only=True, mark=False, now_ms=clock.now_ms()
     )
     offered = await selectors.handoffs_pending(room, agent)
+    inherited = await memory.memory_summary(room)
     return {
         "agentId": agent,
         "roomId": room.room_id,
@@ -838,6 +839,7 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
         "newContextCount": batch.context_changed,
         "unreadMessages": messages.unread,
         "pendingHandoffs": offered,
+        "inheritedContext": inherited,
         "presence": presence,
         "cursor": batch.cursor,
     }

@@ -72,6 +72,7 @@ PART_TYPES: dict[str, str] = {
     "outbox": "zset",
     "message_stats": "hash",
     "agent_tags": "hash",
+    "inherited": "hash",
     "search_events": "hash",
     "search_docs": "hash",
     "search_vocab": "zset",

@@ -247,6 +247,7 @@ class KeyRevokeApi(BearerView):
 class RoomOut(serializers.Serializer):  # type: ignore[type-arg]
     roomId = serializers.CharField()
     name = serializers.CharField(allow_blank=True)
+    project = serializers.CharField(allow_blank=True)
     status = serializers.CharField()
     created_at = serializers.CharField()
     last_active_at = serializers.CharField()
@@ -257,6 +258,14 @@ class RoomIn(serializers.Serializer):  # type: ignore[type-arg]
         max_length=64, required=False, help_text="Leave out for an unguessable generated id."
     )
     name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    project = serializers.CharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="A named project of the team: the room starts with the durable decisions "
+        "and contracts of the project's earlier rooms.",
+    )
 
     def validate_roomId(self, value: str) -> str:
         if not room_id_valid(value):
@@ -283,6 +292,7 @@ class RoomListApi(BearerView):
             room_id=data.validated_data.get("roomId"),
             name=data.validated_data["name"],
             actor=caller.actor,
+            project=data.validated_data["project"].strip(),
         )
         return Response(selectors.room_row(room), status=status.HTTP_201_CREATED)
 

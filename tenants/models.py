@@ -103,6 +103,9 @@ class Room(models.Model):
     room_id = models.CharField(max_length=64, unique=True)
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="rooms")
     name = models.CharField(max_length=200, blank=True)
+    # A named project of the team: a new room of it inherits its earlier rooms' durable
+    # decisions and contracts (tenants.projects).
+    project = models.CharField(max_length=100, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
     last_active_at = models.DateTimeField(auto_now_add=True)

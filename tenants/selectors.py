@@ -42,6 +42,7 @@ def room_row(room: Room) -> RoomRow:
     return {
         "roomId": room.room_id,
         "name": room.name,
+        "project": room.project,
         "status": room.status,
         "created_at": iso(room.created_at),
         "last_active_at": iso(room.last_active_at),

@@ -22,7 +22,7 @@ from rooms import errors as room_errors
 from rooms import store
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
-from tenants import errors, purges
+from tenants import errors, projects, purges
 from tenants.auth import static_slugs
 from tenants.credentials import INVITE_PREFIX, KEY_PREFIX, secret_new
 from tenants.models import (
@@ -286,7 +286,9 @@ def team_locked(team_id: int) -> Team:
     return Team.objects.select_for_update().get(pk=team_id)
 
 
-def room_insert(*, team_id: int, room_id: str, name: str, actor: str, how: str) -> Room:
+def room_insert(
+    *, team_id: int, room_id: str, name: str, actor: str, how: str, project: str = ""
+) -> Room:
     """One transaction: the cap check (under the team row's lock) and the insert."""
     with transaction.atomic():
         locked = team_locked(team_id)
@@ -294,14 +296,14 @@ def room_insert(*, team_id: int, room_id: str, name: str, actor: str, how: str) 
         used = locked.rooms.count()
         if used >= cap:
             raise quota_error("TEAM_ROOMS_MAX", used, limit=cap)
-        room = Room.objects.create(room_id=room_id, team=locked, name=name)
+        room = Room.objects.create(room_id=room_id, team=locked, name=name, project=project)
         audit_record(
             team=locked,
             actor=actor,
             action="room.claim",
             object_type="room",
             object_id=room_id,
-            detail={"how": how},
+            detail={"how": how, "project": project} if project else {"how": how},
         )
     return room
 
@@ -319,15 +321,21 @@ def room_claim(*, team_id: int, room_id: str, actor: str) -> int:
     return owner
 
 
-def room_create(*, team: Team, room_id: str | None, name: str = "", actor: str) -> Room:
+def room_create(
+    *, team: Team, room_id: str | None, name: str = "", actor: str, project: str = ""
+) -> Room:
     """Explicit creation (API, dashboard): a chosen id, or a generated unguessable one. A
-    taken id gets the one room denial, like any room the caller may not touch."""
+    taken id gets the one room denial, like any room the caller may not touch. A room of a
+    `project` starts with the project's memory (tenants.projects)."""
     chosen = room_id or room_id_generate()
     try:
-        room = room_insert(team_id=team.pk, room_id=chosen, name=name, actor=actor, how="created")
+        room = room_insert(
+            team_id=team.pk, room_id=chosen, name=name, actor=actor, how="created", project=project
+        )
     except IntegrityError:
         raise room_errors.RoomAccessError(room_errors.ROOM_ACCESS_DENIED) from None
     store.run_sync(store.room_owner_cache, RoomKeys(chosen), str(team.pk))
+    projects.project_memory_seed(room)
     return room
 
 
