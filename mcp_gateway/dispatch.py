@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError
 
-from rooms import errors, registry, services, store
+from rooms import errors, redaction, registry, services, store
 from rooms.schemas import RoomInput, SetRoomStatusInput
 from tenants import access, archives, budgets, live
 from tenants.capabilities import Caller, Manage
@@ -80,7 +80,13 @@ async def _tool_run(
         )
         return changed
     if not tool.waits:
-        return await services.tool_keyed(tool.name, args, tool.run(room, args))
+        if tool.read_only:
+            return await services.tool_keyed(tool.name, args, tool.run(room, args))
+        args, redacted = await redaction.arguments_for_room(room, tool.name, args)
+        result = await services.tool_keyed(tool.name, args, tool.run(room, args))
+        if redacted and isinstance(result, dict):
+            result = {**result, "redacted": redaction.told(redacted)}
+        return result
     async with (
         budgets.slot_hold(caller, "waiters", lease_ms=WAITER_LEASE_MS),
         live.credential_held(caller, room_id=room.room_id) as use,

@@ -467,6 +467,21 @@ class TurnRefusedError(RoomError):
         )
 
 
+SECRET_REFUSED = (
+    "Refused: this room keeps no secrets ({summary}). Nothing was written; write it again "
+    "without them, and share secrets through your secret store."
+)
+SECRET_TOO_LONG = (
+    "{summary}, and with the markers in their place the text no longer fits its field. "
+    "Nothing was written; write it again without the secrets."
+)
+
+
+class SecretRefusedError(RoomError):
+    code = "secret_refused"
+    status = 422
+
+
 class RoomIdTakenError(RoomError):
     code = "room_id_taken"
     status = 409

@@ -74,7 +74,12 @@ class _Row(Generic[In, Out]):
         return _input_schema(self.input_model)
 
     def output_schema(self) -> dict[str, Any]:
-        return _output_schema(self.name, self.output)
+        schema = _output_schema(self.name, self.output)
+        if self.read_only or _wraps(self.name, self.output):
+            return schema
+        # Every write's answer may say what was redacted from it (rooms.redaction).
+        properties = {**schema.get("properties", {}), "redacted": REDACTED_SCHEMA}
+        return {**schema, "properties": properties}
 
     def wraps_output(self) -> bool:
         """MCP's structuredContent is an object: a list result goes in as {"result": [...]}
@@ -158,6 +163,25 @@ def _output_schema(name: str, output: TypeAdapter[Any]) -> dict[str, Any]:
     if schema.get("type") == "object":
         return schema
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+REDACTED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Secrets found in what you wrote, replaced by markers before it was stored.",
+    "properties": {
+        "count": {"type": "integer"},
+        "places": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"where": {"type": "string"}, "kind": {"type": "string"}},
+                "required": ["where", "kind"],
+            },
+        },
+        "message": {"type": "string"},
+    },
+    "required": ["count", "places", "message"],
+}
 
 
 @cache
@@ -589,6 +613,7 @@ async def _set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
         turns=a.turns,
         moderator=a.moderator,
         turn_order=a.turnOrder,
+        secrets=a.secrets,
     )
 
 
@@ -1165,7 +1190,8 @@ TOOLS: tuple[Tool, ...] = (
         s.SetRoomModeInput,
         TypeAdapter(r.RoomMode),
         "Set how the room works: evidenceRequired makes verified evidence the only way to "
-        "done; turns (open, sequential, moderator) decide who may post when. Needs a "
+        "done; turns (open, sequential, moderator) decide who may post when; secrets "
+        "(redact, refuse, off) what a write holding a key or password meets. Needs a "
         "credential that may manage rooms.",
         read_only=False,
         manages="rooms",

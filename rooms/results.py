@@ -538,6 +538,7 @@ class RoomMode(TypedDict):
     moderator: str | None
     turnOrder: list[str]
     turn: str | None  # who holds the turn now (None: nobody yet, or open)
+    secrets: Literal["off", "redact", "refuse"]  # rooms.redaction
 
 
 class HandoffOffer(TypedDict):

@@ -618,6 +618,12 @@ class SetRoomModeInput(AgentInput, WriteInput):
     moderator: Name | None = Field(
         default=None, description="With turns moderator: who moderates (default: agentId)."
     )
+    secrets: Literal["off", "redact", "refuse"] | None = Field(
+        default=None,
+        description="What a write holding a secret (a key, a token, a password) meets: "
+        "redact (the default) stores a marker in its place and says where; refuse stores "
+        "nothing; off checks only for this service's own keys.",
+    )
     turnOrder: Annotated[list[Name], Field(max_length=100)] | None = Field(
         default=None,
         description="With turns sequential: the order of turns (default, or []: the agents "

@@ -122,6 +122,7 @@ async def room_mode_set(
     turns: str | None = None,
     moderator: str | None = None,
     turn_order: list[str] | None = None,
+    secrets: str | None = None,
 ) -> RoomMode:
     """The room's rules (evidence, turns: rooms.turns). A change of turns starts them
     afresh: nobody holds the turn."""
@@ -134,6 +135,8 @@ async def room_mode_set(
         changes["moderator"] = moderator or agent_id
     if turn_order is not None:
         changes["order"] = list(dict.fromkeys(turn_order))
+    if secrets is not None:
+        changes["secrets"] = secrets
     if not changes:
         raise errors.ToolArgumentsError(errors.ROOM_MODE_EMPTY)
     raw, turn = await store.room_mode_set(room.keys, changes_json=dumps(changes))
@@ -146,4 +149,5 @@ async def room_mode_set(
         "moderator": mode.get("moderator") if isinstance(mode.get("moderator"), str) else None,
         "turnOrder": [str(a) for a in order] if isinstance(order, list) else [],
         "turn": turn or None,
+        "secrets": mode.get("secrets") or "redact",
     }

@@ -1437,6 +1437,13 @@ async def task_submit(
     return TaskStep(outcomes[code], str(res[1]), str(res[2]) if code == 1 else "")
 
 
+async def room_mode_get(keys: RoomKeys) -> dict[str, Any]:
+    """The room's mode (set_room_mode), {} when none was set."""
+    raw = await _awaited(client().hget(keys.meta, "mode"))
+    found = json.loads(raw) if raw else {}
+    return found if isinstance(found, dict) else {}
+
+
 async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> tuple[str, str]:
     """(the room's mode JSON after merging `changes_json` into it, who holds the turn)."""
     res = await _run_write(

@@ -164,6 +164,7 @@ async def test_with_evidence_required_done_comes_only_from_verification(
         "moderator": None,
         "turnOrder": [],
         "turn": None,
+        "secrets": "redact",
     }
     task_id = await claimed(team_a, room)
 
