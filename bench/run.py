@@ -28,8 +28,8 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
-messages, events, push, denials, growth, storm, cost, sizes, search; e.g. BENCH_ONLY=push runs
-section 6 alone,
+messages, archive, events, push, denials, growth, storm, cost, sizes, search; e.g.
+BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise).
 """
 
@@ -52,7 +52,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench import claims, cost, denials, loads, messages, push, server, sizes, tenancy, wire
+from bench import (
+    archives,
+    claims,
+    cost,
+    denials,
+    loads,
+    messages,
+    push,
+    server,
+    sizes,
+    tenancy,
+    wire,
+)
 from bench import search as search_bench
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
@@ -94,6 +106,7 @@ SECTIONS = (
     "contention",
     "claims",
     "messages",
+    "archive",
     "events",
     "push",
     "denials",
@@ -174,6 +187,7 @@ class ModeFigures:
     contention: dict[str, Any] = field(default_factory=dict)
     claims: claims.ClaimFigures | None = None
     messages: messages.FanOutFigures | None = None
+    archive: archives.ArchiveFigures | None = None
     events: dict[str, Any] = field(default_factory=dict)
     push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
     growth: tenancy.GrowthFigures | None = None
@@ -860,6 +874,9 @@ def bench_all(
                 label = f"message fan-out (one message to {messages.RECIPIENTS} recipients)"
                 with phase(t.fig, label):
                     t.fig.messages = run(messages.fan_out(t.ep, fails))
+            if "archive" in ONLY and t.fig.dispatch == "thin":
+                with phase(t.fig, "archive and restore (1k and 10k events), the secret check"):
+                    t.fig.archive = run(archives.archive_figures(t.ep, fails))
             if "events" in ONLY:
                 label = (
                     f"event exactness ({EVENT_WRITERS} writers x {EVENTS_PER_WRITER} post_event)"
@@ -1229,6 +1246,8 @@ def report(
             lines += claims.section(f.claims)
         if f.messages is not None:
             lines += messages.section(f.messages)
+        if f.archive is not None:
+            lines += archives.section(f.archive)
     if "events" in ONLY:
         lines += _events_section(figs)
     if "push" in ONLY:

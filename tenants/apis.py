@@ -513,6 +513,7 @@ class TeamCreateApi(BearerView):
 class RoomSummaryOut(serializers.Serializer):  # type: ignore[type-arg]
     roomId = serializers.CharField()
     name = serializers.CharField(allow_blank=True)
+    project = serializers.CharField(allow_blank=True)
     status = serializers.CharField()
     created_at = serializers.CharField()
     last_active_at = serializers.CharField()

@@ -102,6 +102,16 @@ def test_a_read_only_key_and_a_guest_may_not_archive_or_restore() -> None:
             r = c.post(path, **who)
             assert r.status_code == 403, (path, r.content)
         assert c.get(f"/api/v1/rooms/{rid}/export", **guest).status_code == 403
+    document = c.get(f"/api/v1/rooms/{rid}/export", **auth).json()
+    for who in (ro, guest):
+        r = c.post(
+            "/api/v1/rooms/import?roomId=arch-ro-copy",
+            json.dumps(document),
+            content_type="application/json",
+            **who,
+        )
+        assert r.status_code == 403, r.content
+    assert not Room.objects.filter(room_id="arch-ro-copy").exists()
     assert Room.objects.get(room_id=rid).status == "active"
 
 

@@ -744,6 +744,24 @@ ENDPOINTS: dict[str, Endpoint] = {
         missing_path=lambda w: f"/api/v1/rooms/{MISSING_ROOM}/webhooks/{w.hook.pk}/deliveries",
     ),
     "teams_create": Endpoint("post", lambda w: "/api/v1/teams", "teams", {"slug": "team-c"}),
+    "room_export": Endpoint(
+        "get",
+        lambda w: f"/api/v1/rooms/{ROOM_A}/export",
+        "rooms",
+        missing_path=lambda w: f"/api/v1/rooms/{MISSING_ROOM}/export",
+    ),
+    "room_archive": Endpoint(
+        "post",
+        lambda w: f"/api/v1/rooms/{ROOM_A}/archive",
+        "rooms",
+        missing_path=lambda w: f"/api/v1/rooms/{MISSING_ROOM}/archive",
+    ),
+    "room_restore": Endpoint(
+        "post",
+        lambda w: f"/api/v1/rooms/{ROOM_A}/restore",
+        "rooms",
+        missing_path=lambda w: f"/api/v1/rooms/{MISSING_ROOM}/restore",
+    ),
     "room_summary": Endpoint(
         "get", lambda w: f"/room/{ROOM_A}", None, missing_path=lambda w: f"/room/{MISSING_ROOM}"
     ),
@@ -896,6 +914,13 @@ def check_allowed_body(name: str, cred: str, w: World, body: Any) -> None:
         assert body["team"] == "team-c"
     elif name == "room_summary":
         assert body["roomId"] == ROOM_A and body["tasks"]["total"] == 0
+    elif name == "room_export":
+        assert body["roomId"] == ROOM_A and body["signature"].startswith("hmac-sha256:")
+    elif name == "room_archive":
+        assert body["status"] == "archived"
+        assert Room.objects.get(room_id=ROOM_A).status == "archived"
+    elif name == "room_restore":
+        assert body == {"roomId": ROOM_A, "status": "active", "previousStatus": "active"}
     else:  # pragma: no cover
         raise AssertionError(name)
 
