@@ -17,9 +17,11 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import redis
+
 from bench import wire
 
-SIZES = (1_000, 10_000)
+SIZES = (1_000, 10_000, 100_000)
 WRITERS = 8
 CALLS = 200
 CLEAN = ("The parser handles nested blocks and reports the line of each error. " * 30)[:2048]
@@ -36,6 +38,7 @@ class ArchiveRun:
     first_read_ms: float = 0.0
     restore_ms: float = 0.0
     exact: bool = False
+    longest_step_ms: float = -1.0  # the longest Redis command meanwhile (-1: not known)
 
 
 @dataclass
@@ -82,13 +85,40 @@ async def _all_ids(conn: wire.Connection, ep: wire.McpEndpoint, room: str) -> li
         if since:
             args["since"] = since
         res = await wire.call_tool(conn, ep, "read_events", args)
-        if not res.ok or not res.value:
+        listed = res.value.get("result", []) if res.ok and isinstance(res.value, dict) else []
+        if not listed:
             return ids
-        ids += [e["id"] for e in res.value]
+        ids += [e["id"] for e in listed]
         since = ids[-1]
 
 
-async def _one(ep: wire.McpEndpoint, events: int, fails: Fails) -> ArchiveRun:
+def _slowlog_start(redis_url: str | None) -> None:
+    """Redis's slow log on, from 1 ms: what it holds after is every step that held Redis."""
+    if not redis_url:
+        return
+    r = redis.Redis.from_url(redis_url)
+    try:
+        r.config_set("slowlog-log-slower-than", 1000)
+        r.config_set("slowlog-max-len", 4096)
+        r.slowlog_reset()
+    finally:
+        r.close()
+
+
+def _slowlog_longest(redis_url: str | None) -> float:
+    if not redis_url:
+        return -1.0
+    r = redis.Redis.from_url(redis_url)
+    try:
+        entries = r.slowlog_get(4096)
+        return max((e["duration"] / 1000 for e in entries), default=0.0)
+    finally:
+        r.close()
+
+
+async def _one(
+    ep: wire.McpEndpoint, events: int, fails: Fails, redis_url: str | None
+) -> ArchiveRun:
     run = ArchiveRun(events=events)
     room = f"bench-archive-{secrets.token_hex(4)}"
     await _fill(ep, room, events, fails)
@@ -96,12 +126,14 @@ async def _one(ep: wire.McpEndpoint, events: int, fails: Fails) -> ArchiveRun:
     await conn.open()
     try:
         before = await _all_ids(conn, ep, room)
+        _slowlog_start(redis_url)
         res = await _ok(conn, ep, "set_room_status", {"roomId": room, "status": "archived"}, fails)
         run.archive_ms = 1000 * res.seconds if res else 0.0
         res = await _ok(conn, ep, "read_plan", {"roomId": room}, fails)
         run.first_read_ms = 1000 * res.seconds if res else 0.0
         res = await _ok(conn, ep, "set_room_status", {"roomId": room, "status": "active"}, fails)
         run.restore_ms = 1000 * res.seconds if res else 0.0
+        run.longest_step_ms = _slowlog_longest(redis_url)
         after = [i for i in await _all_ids(conn, ep, room)]
         new = await _ok(
             conn,
@@ -110,8 +142,17 @@ async def _one(ep: wire.McpEndpoint, events: int, fails: Fails) -> ArchiveRun:
             {"roomId": room, "type": "after", "from": "b", "payload": {}},
             fails,
         )
-        kept = [i for i in after if i in set(before)]
-        run.exact = kept == before and bool(new) and new.value["id"] > before[-1]
+        old = set(before)
+        kept = [i for i in after if i in old]
+        # The archive's and the restore's own events count against the log's cap: a room
+        # at the cap drops as many of its oldest, and nothing else.
+        trimmed = len(before) - len(kept)
+        run.exact = (
+            kept == before[trimmed:]
+            and trimmed <= len(after) - len(kept)
+            and bool(new)
+            and new.value["id"] > before[-1]
+        )
         if not run.exact:
             fails.add("archive: the restored room's events differ", f"{len(kept)}/{len(before)}")
     finally:
@@ -119,10 +160,13 @@ async def _one(ep: wire.McpEndpoint, events: int, fails: Fails) -> ArchiveRun:
     return run
 
 
-async def archive_figures(ep: wire.McpEndpoint, fails: Fails) -> ArchiveFigures:
+async def archive_figures(
+    ep: wire.McpEndpoint, fails: Fails, redis_url: str | None = None
+) -> ArchiveFigures:
+    """`redis_url`: the bench's own Redis, whose slow log it may reset (None: not known)."""
     fig = ArchiveFigures()
     for events in SIZES:
-        fig.runs.append(await _one(ep, events, fails))
+        fig.runs.append(await _one(ep, events, fails, redis_url))
     room = f"bench-secrets-{secrets.token_hex(4)}"
     conn = ep.connection()
     await conn.open()
@@ -157,7 +201,8 @@ def section(fig: ArchiveFigures) -> list[str]:
         lines.append(
             f"  {run.events:>6} events: archive {run.archive_ms:.1f} ms, first read of the "
             f"archive {run.first_read_ms:.1f} ms, restore {run.restore_ms:.1f} ms, "
-            f"exact: {'yes' if run.exact else 'NO'}"
+            f"exact: {'yes' if run.exact else 'NO'}; longest Redis step meanwhile "
+            + (f"{run.longest_step_ms:.1f} ms" if run.longest_step_ms >= 0 else "not measured")
         )
     median = statistics.median
     lines.append(

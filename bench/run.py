@@ -876,7 +876,8 @@ def bench_all(
                     t.fig.messages = run(messages.fan_out(t.ep, fails))
             if "archive" in ONLY and t.fig.dispatch == "thin":
                 with phase(t.fig, "archive and restore (1k and 10k events), the secret check"):
-                    t.fig.archive = run(archives.archive_figures(t.ep, fails))
+                    own_redis = None if os.environ.get("REDIS_URL") else t.srv.redis_url
+                    t.fig.archive = run(archives.archive_figures(t.ep, fails, own_redis))
             if "events" in ONLY:
                 label = (
                     f"event exactness ({EVENT_WRITERS} writers x {EVENTS_PER_WRITER} post_event)"

@@ -305,6 +305,11 @@ class RoomKeys:
             if key not in (self.owner, self.lock_index)
         }
 
+    def staged(self, token: str, part: str) -> str:
+        """A copy of one part of the room, while a snapshot is read out of it or a load is
+        written into it (a short expiry of its own; `token` keeps concurrent ones apart)."""
+        return self._k(f"staged:{token}:{part}")
+
     def lock(self, resource: str) -> str:
         """String with a PX expiry: the holder of one lock."""
         return self._k(f"lock:{resource}")

@@ -2796,104 +2796,101 @@ end
 return 1
 """
 
-# KEYS: the room's snapshot keys (RoomKeys.snapshot_parts); ARGV: their part names
-# -> per key that exists: {part, type, expire-at ms by Redis's clock (-1: none), data}; data
-#    is the value (string), a flat array (hash: field, value...; zset: member, score...;
-#    list; set), or for a stream {{last-generated-id, entries-added, max-deleted-entry-id}, XRANGE}
-# One step, so the copy is of one moment of the room, whatever else runs.
-SNAPSHOT_ROOM_SCRIPT = r"""
-local out = {}
+# KEYS: the room's snapshot keys (RoomKeys.snapshot_parts), then as many staging keys
+# ARGV[1] how many parts, ARGV[2] the staging keys' ttl ms
+# -> per key that exists: {its index, type, expire-at ms by Redis's clock (-1: none), and
+#    for a stream: last-generated id, entries added, max deleted id}
+# One moment of the room, copied in one short step (COPY is a copy in memory: about 10 ms
+# for a room of 100,000 events, where reading it out in the step would hold Redis for half
+# a second); the copies are then read at leisure, in chunks (store.room_snapshot).
+COPY_ROOM_SCRIPT = r"""
+local n, keep = tonumber(ARGV[1]), tonumber(ARGV[2])
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-for i, k in ipairs(KEYS) do
+local out = {}
+for i = 1, n do
+  local k, staged = KEYS[i], KEYS[n + i]
   local t = redis.call('TYPE', k)['ok']
-  local data
-  if t == 'string' then data = redis.call('GET', k)
-  elseif t == 'hash' then data = redis.call('HGETALL', k)
-  elseif t == 'list' then data = redis.call('LRANGE', k, 0, -1)
-  elseif t == 'set' then data = redis.call('SMEMBERS', k)
-  elseif t == 'zset' then data = redis.call('ZRANGE', k, 0, -1, 'WITHSCORES')
-  elseif t == 'stream' then
-    local info = redis.call('XINFO', 'STREAM', k)
-    local last, added, deleted = '0-0', 0, '0-0'
-    for j = 1, #info, 2 do
-      if info[j] == 'last-generated-id' then last = info[j + 1]
-      elseif info[j] == 'entries-added' then added = info[j + 1]
-      elseif info[j] == 'max-deleted-entry-id' then deleted = info[j + 1] end
-    end
-    data = {{last, tostring(added), deleted}, redis.call('XRANGE', k, '-', '+')}
-  end
-  if data then
+  if t ~= 'none' then
+    redis.call('COPY', k, staged, 'REPLACE')
+    redis.call('PEXPIRE', staged, keep)
     local left = redis.call('PTTL', k)
     local at = -1
     if left >= 0 then at = now + left end
-    table.insert(out, {ARGV[i], t, at, data})
+    local row = {i, t, at}
+    if t == 'stream' then
+      local info = redis.call('XINFO', 'STREAM', k)
+      local last, added, deleted = '0-0', '0', '0-0'
+      for j = 1, #info, 2 do
+        if info[j] == 'last-generated-id' then last = info[j + 1]
+        elseif info[j] == 'entries-added' then added = tostring(info[j + 1])
+        elseif info[j] == 'max-deleted-entry-id' then deleted = info[j + 1] end
+      end
+      row = {i, t, at, last, added, deleted}
+    end
+    table.insert(out, row)
   end
 end
 return out
 """
 
-# KEYS[1] owner, KEYS[2] meta, KEYS[3..] the room's snapshot keys
+# KEYS[1] a staged list or sorted set; ARGV[1] its type, ARGV[2], ARGV[3] the range
+# -> its members in that range (a sorted set's with their scores, as Redis writes them)
+RANGE_CHUNK_SCRIPT = r"""
+if ARGV[1] == 'zset' then return redis.call('ZRANGE', KEYS[1], ARGV[2], ARGV[3], 'WITHSCORES') end
+return redis.call('LRANGE', KEYS[1], ARGV[2], ARGV[3])
+"""
+
+# KEYS[1] owner, KEYS[2] meta, KEYS[3 .. 2 + n] the room's snapshot keys, then as many
+# staging keys (written beforehand, in chunks, by store.room_load)
 # ARGV[1] owner (team id), ARGV[2] status, ARGV[3] ttl ms of every key without an expiry of
-# its own, ARGV[4] now ms, ARGV[5] '1': only if Redis holds no room (a read-only view, which
-# never replaces a room someone restored meanwhile), then per key: its index in KEYS, type,
-# expire-at ms (-1: the ttl), count of items, the items (a stream: last id, entries added,
-# max deleted id, then per entry its id, count of fields and values, the fields and values)
-# -> 1 loaded, 0 left alone (ARGV[5])
-# One step: nobody ever sees half a room.
+# its own, ARGV[4] now ms, ARGV[5] '1': only if Redis holds no room (a read-only view never
+# replaces a room someone restored meanwhile), ARGV[6] n, then per staged key: its index,
+# expire-at ms (-1: the ttl), and for a stream its last id, entries added, max deleted id
+# (or '' three times)
+# -> 1 loaded, 0 left alone (ARGV[5]); the staging keys are gone either way
+# The room changes in this one short step (renames): nobody ever sees half a room.
 LOAD_ROOM_SCRIPT = r"""
-if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-for i = 1, #KEYS do redis.call('DEL', KEYS[i]) end
+local n = tonumber(ARGV[6])
+local function staged(i) return KEYS[2 + n + i] end
+if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then
+  for i = 1, n do redis.call('UNLINK', staged(i)) end
+  return 0
+end
+for i = 1, n do redis.call('UNLINK', KEYS[2 + i]) end
 local ttl, now = tonumber(ARGV[3]), tonumber(ARGV[4])
-local p = 6
+local p = 7
 while p <= #ARGV do
-  local k, t = KEYS[tonumber(ARGV[p])], ARGV[p + 1]
-  local at, n = tonumber(ARGV[p + 2]), tonumber(ARGV[p + 3])
-  p = p + 4
-  if t == 'string' then
-    redis.call('SET', k, ARGV[p])
-  elseif t == 'hash' then
-    for j = p, p + n - 1, 2 do redis.call('HSET', k, ARGV[j], ARGV[j + 1]) end
-  elseif t == 'list' then
-    for j = p, p + n - 1 do redis.call('RPUSH', k, ARGV[j]) end
-  elseif t == 'set' then
-    for j = p, p + n - 1 do redis.call('SADD', k, ARGV[j]) end
-  elseif t == 'zset' then
-    for j = p, p + n - 1, 2 do redis.call('ZADD', k, ARGV[j + 1], ARGV[j]) end
-  elseif t == 'stream' then
-    local last, added, deleted = ARGV[p], ARGV[p + 1], ARGV[p + 2]
-    local q, stop = p + 3, p + n
-    if q >= stop then
-      redis.call('XADD', k, '0-1', 'x', 'x')
-      redis.call('XDEL', k, '0-1')
-    end
-    while q < stop do
-      local id, m = ARGV[q], tonumber(ARGV[q + 1])
-      local fields = {}
-      for j = q + 2, q + 1 + m do fields[#fields + 1] = ARGV[j] end
-      redis.call('XADD', k, id, unpack(fields))
-      q = q + 2 + m
-    end
+  local i, at = tonumber(ARGV[p]), tonumber(ARGV[p + 1])
+  local last, added, deleted = ARGV[p + 2], ARGV[p + 3], ARGV[p + 4]
+  p = p + 5
+  local k = KEYS[2 + i]
+  if redis.call('EXISTS', staged(i)) == 1 then
+    redis.call('RENAME', staged(i), k)
+  elseif last ~= '' then
+    -- A stream whose entries were all trimmed: it exists, empty, with its ids.
+    redis.call('XADD', k, '0-1', 'x', 'x')
+    redis.call('XDEL', k, '0-1')
+  end
+  if last ~= '' then
     -- Redis 7 keeps how many entries were ever added; 6.2 (the embedded one) does not.
     local set = redis.pcall('XSETID', k, last, 'ENTRIESADDED', added, 'MAXDELETEDID', deleted)
     if type(set) == 'table' and set.err then redis.call('XSETID', k, last) end
   end
-  if t ~= 'string' then p = p + n else p = p + 1 end
-  if at < 0 then
-    redis.call('PEXPIRE', k, ttl)
-  elseif at > now then
-    redis.call('PEXPIREAT', k, at)
-  else
-    redis.call('DEL', k)
+  if redis.call('EXISTS', k) == 1 then
+    if ARGV[2] == 'archived' or at < 0 then
+      redis.call('PEXPIRE', k, ttl)
+    elseif at > now then
+      redis.call('PEXPIREAT', k, at)
+    else
+      redis.call('UNLINK', k)
+    end
   end
 end
+for i = 1, n do redis.call('UNLINK', staged(i)) end
 redis.call('HSET', KEYS[2], 'status', ARGV[2])
 redis.call('HDEL', KEYS[2], 'status_before_archive')
-if ARGV[2] == 'archived' then
-  for i = 2, #KEYS do
-    if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('PEXPIRE', KEYS[i], ttl) end
-  end
-end
+redis.call('PEXPIRE', KEYS[2], ttl)
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
 return 1
 """

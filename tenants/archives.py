@@ -7,14 +7,16 @@ the dashboard and `manage.py room_archive` do the same on demand.
 
 An archive is three steps, in this order, so no acknowledged write is ever lost: freeze
 (the room's status becomes "archiving" in one Redis step; from then on every write step
-refuses, scripts.GUARD_WRAP), snapshot (one Redis step) and record (the document and the
-room's status in one Postgres transaction), then the room's keys go. If the record fails,
-the room is thawed back to the status it had.
+refuses, scripts.GUARD_WRAP), snapshot (copied in one short Redis step, read out of the
+copy in chunks) and record (the document and the room's status in one Postgres
+transaction), then the room's keys go. If the record fails, the room is thawed back to the
+status it had.
 
 While archived, reads answer from a read-only copy of the archive, loaded on the first
 read for ROOM_ARCHIVE_VIEW_SECONDS; writes are refused, saying how to restore. A restore
-loads the archive in one Redis step (stream ids included, so every agent's cursor goes on
-where it was) and the room is active again.
+writes the archive into staging copies in chunks and puts them in place in one short Redis
+step (stream ids included, so every agent's cursor goes on where it was); the room is
+active again.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -1630,7 +1631,8 @@ async def room_forget(keys: RoomKeys) -> None:
     its live locks, and the activity mark."""
     r = client()
     resources = [str(x) for x in await r.zrange(keys.lock_index, 0, -1)]
-    await r.delete(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
+    # UNLINK: a large room's memory is freed off Redis's main thread.
+    await r.unlink(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
     await _awaited(r.zrem(claims_due_key(), keys.room_id))
 
 
@@ -1696,29 +1698,89 @@ async def room_thaw(keys: RoomKeys, status: str) -> None:
     await _run(scripts.THAW_ROOM_SCRIPT, [keys.meta], [status])
 
 
+# Chunks a snapshot is read in and a load written in: each command is short.
+SNAPSHOT_CHUNK = 500
+STAGING_MS = 15 * 60 * 1000  # a copy left by a process that died goes by itself
+
+
 async def room_snapshot(keys: RoomKeys) -> list[RawKey]:
-    """Every key of the room an archive holds, as one moment of it."""
+    """Every key of the room an archive holds, as one moment of it: copied in one short
+    step, then read out of the copies in chunks, so a large room never holds Redis up."""
+    token = secrets.token_hex(8)
     parts = keys.snapshot_parts()
-    res = await _eval(raw_client(), scripts.SNAPSHOT_ROOM_SCRIPT, list(parts.values()), list(parts))
+    names = list(parts)
+    staged = [keys.staged(token, part) for part in names]
+    rows = await _run(
+        scripts.COPY_ROOM_SCRIPT, [*parts.values(), *staged], [len(names), STAGING_MS]
+    )
+    r = raw_client()
     out: list[RawKey] = []
-    for part, type_, expire_at, data in res:
-        name, kind, at = part.decode(), type_.decode(), int(expire_at)
-        if kind == "string":
-            out.append(RawKey(name, kind, at, [data]))
-        elif kind == "stream":
-            ids, entries = data
-            out.append(
-                RawKey(
-                    name,
-                    kind,
-                    at,
-                    stream_ids=(ids[0], ids[1], ids[2]),
-                    entries=[(entry_id, list(fields)) for entry_id, fields in entries],
-                )
-            )
-        else:
-            out.append(RawKey(name, kind, at, list(data)))
+    try:
+        for row in rows:
+            index, kind, at = int(row[0]), str(row[1]), int(row[2])
+            key, part = staged[index - 1], names[index - 1]
+            if kind == "stream":
+                ids = (str(row[3]).encode(), str(row[4]).encode(), str(row[5]).encode())
+                out.append(RawKey(part, kind, at, stream_ids=ids, entries=await _entries(r, key)))
+            else:
+                out.append(RawKey(part, kind, at, await _items(r, key, kind)))
+    finally:
+        await _awaited(client().unlink(*staged))
     return out
+
+
+async def _items(r: Store, key: str, kind: str) -> list[bytes]:
+    if kind == "string":
+        return [cast("bytes", await _awaited(r.get(key)))]
+    items: list[bytes] = []
+    if kind in ("list", "zset"):
+        start = 0
+        while True:
+            # Through a script: its answer is Redis's own (redis-py turns scores into floats).
+            got = await _eval(
+                r, scripts.RANGE_CHUNK_SCRIPT, [key], [kind, start, start + SNAPSHOT_CHUNK - 1]
+            )
+            items += got
+            if len(got) < SNAPSHOT_CHUNK * (1 if kind == "list" else 2):
+                return items
+            start += SNAPSHOT_CHUNK
+    scan = "HSCAN" if kind == "hash" else "SSCAN"
+    seen: dict[bytes, bytes | None] = {}
+    cursor: Any = 0
+    while True:
+        cursor, got = await r.execute_command(scan, key, cursor, "COUNT", SNAPSHOT_CHUNK)
+        if isinstance(got, dict):  # redis-py answers HSCAN as a dict
+            seen.update(got)  # a field seen twice (a rehash) counts once
+        elif kind == "hash":
+            for i in range(0, len(got), 2):
+                seen[got[i]] = got[i + 1]
+        else:
+            seen.update(dict.fromkeys(got))
+        if int(cursor) == 0:
+            break
+    for field_name, value in seen.items():
+        items.append(field_name)
+        if value is not None:
+            items.append(value)
+    return items
+
+
+async def _entries(r: Store, key: str) -> list[tuple[bytes, list[bytes]]]:
+    out: list[tuple[bytes, list[bytes]]] = []
+    start = "-"
+    while True:
+        got = await r.execute_command("XRANGE", key, start, "+", "COUNT", SNAPSHOT_CHUNK)
+        for entry_id, fields in got:
+            flat: list[bytes] = []
+            if isinstance(fields, dict):
+                for f, v in fields.items():
+                    flat += [f, v]
+            else:
+                flat = list(fields)
+            out.append((entry_id, flat))
+        if len(got) < SNAPSHOT_CHUNK:
+            return out
+        start = "(" + out[-1][0].decode()
 
 
 async def room_load(
@@ -1730,27 +1792,68 @@ async def room_load(
     ttl_ms: int,
     view: bool,
 ) -> bool:
-    """Put a room back from its snapshot in one step, owned by `team_id`, in `status`:
-    every key as it was (stream ids included), those without an expiry of their own living
-    `ttl_ms`, those with one (idempotency records) until it, if it is still ahead. A `view`
-    (an archived room's read-only copy) never replaces a room that is there: False then."""
+    """Put a room back from its snapshot, owned by `team_id`, in `status`: every key as it
+    was (stream ids included), those without an expiry of their own living `ttl_ms`, those
+    with one (idempotency records) until it, if it is still ahead. The keys are written in
+    chunks to copies first, then put in place in one short step. A `view` (an archived
+    room's read-only copy) never replaces a room that is there: False then."""
+    token = secrets.token_hex(8)
     parts = keys.snapshot_parts()
-    index = {part: i + 3 for i, part in enumerate(parts)}
-    args: list[Any] = [team_id, status, ttl_ms, clock.now_ms(), "1" if view else "0"]
-    for key in raw:
-        where = index.get(key.part)
-        if where is None:
-            continue  # checked by rooms.snapshots before it gets here
-        if key.type == "stream":
-            assert key.stream_ids is not None
-            flat: list[Any] = [*key.stream_ids]
-            for entry_id, fields in key.entries:
-                flat += [entry_id, len(fields), *fields]
-            args += [where, key.type, key.expire_at_ms, len(flat), *flat]
-        else:
-            args += [where, key.type, key.expire_at_ms, len(key.items), *key.items]
-    res = await _run(scripts.LOAD_ROOM_SCRIPT, [keys.owner, keys.meta, *parts.values()], args)
+    names = list(parts)
+    index = {part: i + 1 for i, part in enumerate(names)}
+    staged = [keys.staged(token, part) for part in names]
+    r = client()
+    tail: list[Any] = []
+    try:
+        for key in raw:
+            where = index.get(key.part)
+            if where is None:
+                continue  # checked by rooms.snapshots before it gets here
+            await _staged_write(r, staged[where - 1], key)
+            ids = key.stream_ids or (b"", b"", b"")
+            tail += [where, key.expire_at_ms, *ids]
+        res = await _run(
+            scripts.LOAD_ROOM_SCRIPT,
+            [keys.owner, keys.meta, *parts.values(), *staged],
+            [team_id, status, ttl_ms, clock.now_ms(), "1" if view else "0", len(names), *tail],
+        )
+    except BaseException:
+        await _awaited(r.unlink(*staged))
+        raise
     return int(res) == 1
+
+
+async def _staged_write(r: Store, key: str, raw: RawKey) -> None:
+    pipe = r.pipeline(transaction=False)
+    queued = 0
+
+    async def flush(force: bool = False) -> None:
+        nonlocal pipe, queued
+        if queued and (force or queued >= SNAPSHOT_CHUNK):
+            pipe.pexpire(key, STAGING_MS)
+            await pipe.execute()
+            pipe = r.pipeline(transaction=False)
+            queued = 0
+
+    if raw.type == "stream":
+        for entry_id, fields in raw.entries:
+            pipe.execute_command("XADD", key, entry_id, *fields)
+            queued += 1
+            await flush()
+    elif raw.type == "string":
+        pipe.execute_command("SET", key, raw.items[0])
+        queued += 1
+    else:
+        verb = {"hash": "HSET", "list": "RPUSH", "set": "SADD", "zset": "ZADD"}[raw.type]
+        step = 2 * SNAPSHOT_CHUNK if raw.type in ("hash", "zset") else SNAPSHOT_CHUNK
+        for at in range(0, len(raw.items), step):
+            chunk = raw.items[at : at + step]
+            if raw.type == "zset":  # stored member, score; ZADD takes score, member
+                chunk = [x for i in range(0, len(chunk), 2) for x in (chunk[i + 1], chunk[i])]
+            pipe.execute_command(verb, key, *chunk)
+            queued += 1
+            await flush()
+    await flush(force=True)
 
 
 async def room_claims_due_restore(keys: RoomKeys) -> None:

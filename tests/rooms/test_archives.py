@@ -412,3 +412,13 @@ async def test_archived_rooms_block_the_write_that_passed_access_just_before(
     await store.room_thaw(room.keys, "active")
     plan = await call(team_a, room.room_id, "read_plan")
     assert [t["title"] for t in plan["tasks"]] == ["first"]
+
+
+def test_the_sweep_is_a_beat_task_that_runs_well_before_any_room_could_expire() -> None:
+    from config.celery import app
+    from mcp_gateway import tasks
+
+    entry = settings.CELERY_BEAT_SCHEDULE["archives-sweep"]
+    assert entry["task"] == "archives.sweep" == tasks.archives_sweep.name
+    assert "archives.sweep" in app.tasks
+    assert entry["schedule"] < settings.ROOM_ARCHIVE_AHEAD_SECONDS < settings.ROOM_IDLE_TTL_SECONDS
