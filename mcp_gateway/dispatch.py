@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 from django.db import InterfaceError, OperationalError
 
 from rooms import errors, redaction, registry, services, store
+from rooms.refs import RoomRef
 from rooms.schemas import RoomInput, SetRoomStatusInput
 from tenants import access, archives, budgets, live
 from tenants.capabilities import Caller, Manage
@@ -74,7 +75,7 @@ async def _tool_run(
         )
         if moved is not None:
             return moved
-        changed = await services.tool_keyed(tool.name, args, tool.run(room, args))
+        changed = await _written(caller, tool, args, room)
         await access.room_status_recorded(
             caller, room, changed["status"], changed["previousStatus"]
         )
@@ -82,8 +83,9 @@ async def _tool_run(
     if not tool.waits:
         if tool.read_only:
             return await services.tool_keyed(tool.name, args, tool.run(room, args))
-        args, redacted = await redaction.arguments_for_room(room, tool.name, args)
-        result = await services.tool_keyed(tool.name, args, tool.run(room, args))
+        checked, redacted = await redaction.arguments_for_room(room, tool.name, args)
+        assert isinstance(checked, RoomInput)
+        result = await _written(caller, tool, checked, room)
         if redacted and isinstance(result, dict):
             result = {**result, "redacted": redaction.told(redacted)}
         return result
@@ -92,6 +94,25 @@ async def _tool_run(
         live.credential_held(caller, room_id=room.room_id) as use,
     ):
         return await until_lost(tool.run(room, args), use.lost)
+
+
+async def _written(
+    caller: Caller, tool: registry.RoomTool[Any, Any], args: RoomInput, room: RoomRef
+) -> Any:
+    """A write tool's run. Its step found no room in Redis (store.RoomMissing): the room is
+    checked again without any cache, which refuses an archived or deleted room, or puts
+    back the owner of a room whose keys Redis lost, and the write runs once more."""
+    try:
+        return await services.tool_keyed(tool.name, args, tool.run(room, args))
+    except store.RoomMissing:
+        access.room_forget_cached(caller, room.room_id)
+    again = await access.room_access(
+        caller, args.roomId, write=True, epoch=None, lifecycle=tool.lifecycle
+    )
+    try:
+        return await services.tool_keyed(tool.name, args, tool.run(again, args))
+    except store.RoomMissing:
+        raise errors.RoomClosedError(errors.ROOM_GONE.format(room_id=room.room_id)) from None
 
 
 async def until_lost(work: Awaitable[T], lost: asyncio.Event) -> T:

@@ -188,6 +188,11 @@ async def room_access(
     return _ref(caller, room_id, keys, status)
 
 
+def room_forget_cached(caller: Caller, room_id: str) -> None:
+    """This process's cached answer for the room is wrong (its write step found no room)."""
+    _owned.pop((caller.team_id, room_id), None)
+
+
 async def _activity_mark(room_id: str, keys: RoomKeys, now_ms: int) -> None:
     """Record the room's last activity at most once a minute: once per process by this
     process's own clock, once for all processes by the shared mark."""

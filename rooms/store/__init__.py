@@ -194,6 +194,12 @@ async def _run(source: str, keys: list[str], args: list[Any]) -> Any:
     return await _eval(client(), source, keys, args)
 
 
+class RoomMissing(Exception):
+    """A write step found no room in Redis (no owner key): the room was archived or deleted
+    since the access check, or Redis lost its keys (a restart without persistence). Nothing
+    was written; the door checks the room again, which tells these apart, and retries."""
+
+
 class KeyReused(Exception):
     """The call's idempotencyKey was used in the room for another call (`tool`)."""
 
@@ -263,7 +269,10 @@ def _room_live(room: RoomKeys, res: Any) -> Any:
         raise errors.TurnRefusedError.of(str(res[1]), str(res[2]), str(res[3]))
     if isinstance(res, list) and len(res) == 2 and res[0] == "__room":
         if res[1] == "gone":
-            raise errors.RoomClosedError(errors.ROOM_GONE.format(room_id=room.room_id))
+            call = idempotency.current()
+            if call is not None:
+                call.written = False  # refused before its key was looked at: it may retry
+            raise RoomMissing(room.room_id)
         raise errors.RoomClosedError(
             errors.ROOM_ARCHIVED.format(room_id=room.room_id)
             if res[1] == "archived"

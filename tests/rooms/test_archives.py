@@ -422,3 +422,24 @@ def test_the_sweep_is_a_beat_task_that_runs_well_before_any_room_could_expire() 
     assert entry["task"] == "archives.sweep" == tasks.archives_sweep.name
     assert "archives.sweep" in app.tasks
     assert entry["schedule"] < settings.ROOM_ARCHIVE_AHEAD_SECONDS < settings.ROOM_IDLE_TTL_SECONDS
+
+
+async def test_a_room_whose_keys_redis_lost_takes_writes_again(
+    team_a: Caller, room: RoomRef, sync_redis: redis.Redis
+) -> None:
+    """Redis restarted without its data while this process had the room cached: the write
+    step finds no owner, the room is checked again (the database says it is ours and not
+    archived), and the write lands, keyed or not."""
+    await call(team_a, room.room_id, "add_task", title="before")
+    for key in room_keys_in_redis(sync_redis, room.room_id):
+        sync_redis.delete(key)
+    task = await call(team_a, room.room_id, "add_task", title="after")
+    assert task["title"] == "after"
+    for key in room_keys_in_redis(sync_redis, room.room_id):
+        sync_redis.delete(key)
+    keyed = {"roomId": room.room_id, "title": "keyed", "idempotencyKey": "after-loss"}
+    first = await tool_run(team_a, "add_task", keyed)
+    again = await tool_run(team_a, "add_task", keyed)
+    assert first["id"] == again["id"]
+    plan = await call(team_a, room.room_id, "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["keyed"]  # Redis lost "after" too
