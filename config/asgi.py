@@ -13,6 +13,7 @@ from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
+from config import telemetry  # noqa: E402
 from config.health import health  # noqa: E402
 from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
@@ -48,12 +49,14 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             return
 
 
-async def application(scope: Scope, receive: Receive, send: Send) -> Any:
+async def _route(scope: Scope, receive: Receive, send: Send) -> Any:
     kind = scope["type"]
     if kind == "http":
         path = scope["path"]
         if path in ("/mcp", "/mcp/"):
             return await mcp_app(scope, receive, send)
+        if path == "/metrics":
+            return await telemetry.metrics_app(scope, receive, send)
         if path.startswith("/static/"):
             return await static_app(scope, receive, send)
         if path == "/health":
@@ -73,3 +76,7 @@ async def application(scope: Scope, receive: Receive, send: Send) -> Any:
     elif kind == "lifespan":
         return await _lifespan(receive, send)
     return await django_app(scope, receive, send)  # type: ignore[arg-type]  # ASGI dict types
+
+
+# Every HTTP request carries its id (config.telemetry): its logs, its answer's header.
+application = telemetry.request_ids(_route)

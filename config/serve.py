@@ -20,15 +20,30 @@ sys.path.insert(0, str(BASE_DIR))
 from config.lifecycle import child_of_this_process  # noqa: E402  # needs BASE_DIR on the path
 
 
-def _banner(host: str, port: int, secret: str | None) -> str:
+def _banner(
+    host: str, port: int, secret: str | None, room_id: str | None = None, sign_in: str = ""
+) -> str:
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    url = f"http://{shown_host}:{port}/mcp"
+    base = f"http://{shown_host}:{port}"
+    url = f"{base}/mcp"
     lines = [
         "",
         "Roomservice is running.",
         f"  MCP endpoint : {url}",
-        f"  Health       : http://{shown_host}:{port}/health",
+        f"  Health       : {base}/health",
     ]
+    if room_id:
+        lines += [
+            f"  Dashboard    : {base}/  (the demo team's room: {base}/rooms/{room_id}/)",
+            f'  Demo room    : {room_id}  (tell your agents to use roomId "{room_id}")',
+        ]
+    if sign_in:
+        lines += [
+            "",
+            "Sign in to the dashboard, as the demo team's local operator (this link works once;",
+            "every start prints a new one):",
+            f"  {base}{sign_in}",
+        ]
     if secret:
         config = {
             "mcpServers": {
@@ -47,6 +62,11 @@ def _banner(host: str, port: int, secret: str | None) -> str:
             "Claude Code:",
             f"  claude mcp add --transport http roomservice {url} \\",
             f'    --header "Authorization: Bearer {secret}"',
+            *(
+                [f'  then: claude "Join the room {room_id}: heartbeat, then get_my_summary."']
+                if room_id
+                else []
+            ),
             "",
             "Any MCP client (e.g. .cursor/mcp.json):",
             *("  " + line for line in json.dumps(config, indent=2).splitlines()),
@@ -58,6 +78,17 @@ def _banner(host: str, port: int, secret: str | None) -> str:
             "  .venv/bin/python manage.py mint_key demo",
         ]
     return "\n".join(lines) + "\n"
+
+
+def _metrics_folder(folder: Path) -> None:
+    """Every process this starts (web workers, the Celery worker, the relay) writes its
+    metrics here, and /metrics sums them (config.telemetry); a run starts it empty."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    for stale in folder.glob("*.db"):
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(folder)
 
 
 def main() -> int:
@@ -72,6 +103,7 @@ def main() -> int:
     port = int(os.environ.get("PORT", "8000"))
     workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
     var_dir.mkdir(parents=True, exist_ok=True)
+    _metrics_folder(var_dir / "metrics")
     embedded = ensure_redis_url(var_dir / "redis")
     worker = relay = None
     try:
@@ -84,12 +116,19 @@ def main() -> int:
 
         static_teams_ensure()
         secret = None
+        room_id, sign_in = None, ""
         if not os.environ.get("API_KEYS"):
+            from django.conf import settings
+
+            from tenants.firstrun import first_run_prepare
             from tenants.services import demo_key_ensure
 
             minted = demo_key_ensure()
             secret = minted.secret if minted else None
-        print(_banner(host, port, secret), flush=True)
+            if not settings.PRODUCTION:
+                first = first_run_prepare()
+                room_id, sign_in = first.room_id, first.sign_in_path
+        print(_banner(host, port, secret, room_id, sign_in), flush=True)
         worker = _start_worker()
         relay = _start_relay()
 

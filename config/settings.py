@@ -336,11 +336,24 @@ SPECTACULAR_SETTINGS = {
     "SECURITY": [{"bearer": []}],
 }
 
+# Logs: plain lines, or one JSON object per line with LOG_FORMAT=json; both carry the
+# request id (config.telemetry).
+LOG_FORMAT = os.environ.get("LOG_FORMAT", "plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"request_id": {"()": "config.telemetry.RequestIdFilter"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "config.telemetry.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     "loggers": {
         # One line per outgoing request or finished task is noise at this volume.
@@ -349,6 +362,14 @@ LOGGING = {
         "celery.worker.strategy": {"level": "WARNING"},
     },
 }
+
+# Who may read /metrics: local (loopback clients), token (Bearer METRICS_TOKEN), open, off.
+METRICS_ACCESS = os.environ.get("METRICS_ACCESS", "local")
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+if METRICS_ACCESS not in ("local", "token", "open", "off") or (
+    METRICS_ACCESS == "token" and not METRICS_TOKEN
+):
+    raise ImproperlyConfigured("METRICS_ACCESS is local, token (with METRICS_TOKEN), open or off.")
 
 # --- Behind HTTPS (the production shape: TLS ends at a proxy in front of the web processes)
 # SECURE_PROXY_SSL_HEADER="X-Forwarded-Proto:https": the header and value the proxy sets on

@@ -7,6 +7,7 @@ urlpatterns = [
     path("hooks/roomservice-guard", views.hook_script, name="hook-script"),
     path("signup", views.signup, name="signup"),
     path("login", views.login_view, name="login"),
+    path("signin/<str:uidb64>/<str:token>", views.sign_in_once, name="sign-in-once"),
     path("logout", views.logout_view, name="logout"),
     path("account", views.account, name="account"),
     path("team", views.team, name="team"),

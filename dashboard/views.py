@@ -26,7 +26,7 @@ from rooms.errors import DomainError
 from rooms.refs import RoomRef
 from rooms.report import room_report
 from rooms.results import RoomSnapshot
-from tenants import access, archives, people, selectors, services, webhooks
+from tenants import access, archives, firstrun, people, selectors, services, webhooks
 from tenants import errors as tenant_errors
 from tenants.auth import KeySession, ShareToken, caller_resolve_sync
 from tenants.backends import client_address
@@ -135,6 +135,31 @@ def login_view(request: HttpRequest) -> HttpResponse:
         "dashboard/login.html",
         {"form": form, "key_form": key_form, "error": error, "auth_mode": mode},
     )
+
+
+SIGN_IN_USED = (
+    "This sign-in link was used already or has expired. Restart `make run` for a new one "
+    "(it is printed in the banner)."
+)
+
+
+@never_cache
+def sign_in_once(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
+    """The first run's one-time link (tenants.firstrun): the local operator, signed in to
+    the demo team, lands on the demo room."""
+    if settings.PRODUCTION:
+        raise Http404("not found")
+    user = firstrun.first_run_user(uidb64, token)
+    if user is None:
+        return HttpResponse(SIGN_IN_USED, status=400, content_type="text/plain")
+    login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
+    team = next((t for t, _ in selectors.teams_for_user(user.pk) if t.slug == "demo"), None)
+    if team is not None:
+        request.session[SESSION_TEAM] = team.pk
+        room = selectors.rooms_of_team(team.pk).order_by("created_at").first()
+        if room is not None:
+            return redirect("room", room_id=room.room_id)
+    return redirect("rooms")
 
 
 @require_POST
@@ -458,16 +483,41 @@ def context_entry(
 @never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view()
 def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """The snippets agents connect with. A key is minted only by the explicit button, and
+    the page it lands on shows its secret once: a reload mints nothing and shows it no more
+    (POST, then redirect; the secret waits in the session for that one GET)."""
     found = _room(viewer, room_id)
-    secret = ""
+    flash = f"connect-secret:{found.room_id}"
     if request.method == "POST" and viewer.may(Manage.KEYS):
-        secret = services.api_key_create(
+        request.session[flash] = services.api_key_create(
             team=viewer.team, name=f"agents of {found.room_id}", actor=viewer.actor
         ).secret
+        return redirect("connect", room_id=found.room_id)
+    secret = str(request.session.pop(flash, ""))
     base = public_url(request)
     key = secret or "<YOUR_KEY>"
     mcp_url = f"{base}/mcp"
-    snippets = {
+    snippets = _snippets(mcp_url, key)
+    return render(
+        request,
+        "dashboard/connect.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "mcp_url": mcp_url,
+            "key": key,
+            "secret": secret,
+            "base": base,
+            "snippets": snippets,
+            "team_keys": [
+                k for k in selectors.keys_of_team(viewer.team.pk) if k.revoked_at is None
+            ][:20],
+        },
+    )
+
+
+def _snippets(mcp_url: str, key: str) -> dict[str, str]:
+    return {
         "cursor": json.dumps(
             {
                 "mcpServers": {
@@ -489,19 +539,6 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             indent=2,
         ),
     }
-    return render(
-        request,
-        "dashboard/connect.html",
-        {
-            "viewer": viewer,
-            "room": found,
-            "mcp_url": mcp_url,
-            "key": key,
-            "secret": secret,
-            "base": base,
-            "snippets": snippets,
-        },
-    )
 
 
 def _report(caller: Caller, found: Room) -> str:
@@ -589,7 +626,7 @@ def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpRespons
 def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
     form = forms.InviteForm(request.POST or None)
-    minted = None
+    flash = f"invite-secret:{found.room_id}"
     if request.method == "POST" and form.is_valid():
         minted = services.invite_create(
             room=found,
@@ -600,7 +637,21 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             actor=viewer.actor,
             created_by=viewer.user,
         )
-        form = forms.InviteForm()
+        # Shown once, on the page the redirect lands on: a reload makes no second invite.
+        request.session[flash] = [minted.invite.pk, minted.secret]
+        return redirect("invites", room_id=found.room_id)
+    shown = request.session.pop(flash, None)
+    guest = None
+    if shown:
+        invite = next((i for i in selectors.invites_for_room(found) if i.pk == shown[0]), None)
+        if invite is not None:
+            mcp_url = f"{public_url(request)}/mcp"
+            guest = {
+                "invite": invite,
+                "secret": shown[1],
+                "mcp_url": mcp_url,
+                "snippets": _snippets(mcp_url, shown[1]),
+            }
     return render(
         request,
         "dashboard/invites.html",
@@ -609,7 +660,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "room": found,
             "invites": selectors.invites_for_room(found),
             "form": form,
-            "minted": minted,
+            "guest": guest,
             "now": timezone.now(),
         },
     )

@@ -35,10 +35,13 @@ from mcp_types.version import (
 )
 from pydantic import ValidationError
 
+from config import telemetry
 from mcp_gateway import tools
 from rooms import errors as rooms_errors
 from rooms import store
+from tenants import access
 from tenants.auth import UNAUTHORIZED, Admission, bearer_from_header, caller_admit
+from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +145,21 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
 
 # --- Dispatch: ours -----------------------------------------------------------------------
 
+ROOMS_LISTED = 20
+
+
+async def instructions_for(caller: Caller) -> str:
+    """The protocol's instructions, and the rooms this credential reaches, so an agent uses
+    an existing roomId instead of inventing one."""
+    rows = await access.CallerRooms(caller).rooms()
+    if not rows:
+        return INSTRUCTIONS + " No room yet: the roomId you first use becomes your team's."
+    named = ", ".join(
+        f"{r['roomId']} ({r['name']})" if r["name"] else r["roomId"] for r in rows[:ROOMS_LISTED]
+    )
+    more = f", and {len(rows) - ROOMS_LISTED} more (list_rooms)" if len(rows) > ROOMS_LISTED else ""
+    return f"{INSTRUCTIONS} Your rooms: {named}{more}. Use one of these roomIds."
+
 
 async def dispatch_thin(admitted: Admission, method: str, version: str, req: Any) -> T.Result:
     if method == "tools/call":
@@ -164,7 +182,7 @@ async def dispatch_thin(admitted: Admission, method: str, version: str, req: Any
             else LATEST_HANDSHAKE_VERSION,
             capabilities=CAPABILITIES,
             server_info=SERVER_INFO,
-            instructions=INSTRUCTIONS,
+            instructions=await instructions_for(admitted.caller),
         )
     if method == "server/discover":
         return T.DiscoverResult(
@@ -305,7 +323,10 @@ class McpGateway:
             # A bug: say so as a JSON-RPC error, never a bare 500 page.
             log.exception("/mcp request failed")
             await _send_json(
-                send, 503, _rpc_error(None, T.INTERNAL_ERROR, FAILED), [(b"retry-after", b"1")]
+                send,
+                503,
+                _rpc_error(None, T.INTERNAL_ERROR, telemetry.with_request_id(FAILED)),
+                [(b"retry-after", b"1")],
             )
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError
 
+from config import telemetry
 from rooms import errors, redaction, registry, services, store
 from rooms.refs import RoomRef
 from rooms.schemas import RoomInput, SetRoomStatusInput
@@ -35,12 +37,25 @@ async def tool_run(
     """Run one tool for `caller`. Raises DomainError for anything the caller can correct,
     and for an outage of a store (StoreUnavailableError: retry). `charge`: the door already
     charged the call (tenants.auth.caller_admit); without it the call is charged here."""
+    started = time.perf_counter()
+    outcome = "internal"
     try:
-        return await _tool_run(caller, name, arguments, charge)
+        result = await _tool_run(caller, name, arguments, charge)
+        outcome = "ok"
+        return result
     except store.StoreDown:
+        outcome = errors.StoreUnavailableError.code
         raise errors.StoreUnavailableError(errors.STORE_UNAVAILABLE) from None
     except (OperationalError, InterfaceError):
+        outcome = errors.StoreUnavailableError.code
         raise errors.StoreUnavailableError(errors.DATABASE_UNAVAILABLE) from None
+    except errors.DomainError as exc:
+        outcome = exc.code
+        raise
+    finally:
+        # Unknown names are counted under one label: a caller cannot grow the series.
+        known = name if registry.tool_known(name) else "unknown"
+        telemetry.tool_observed(known, outcome, time.perf_counter() - started)
 
 
 async def _tool_run(

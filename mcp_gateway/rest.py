@@ -14,6 +14,7 @@ import logging
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from config import telemetry
 from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry, store
 from rooms.errors import DomainError
@@ -76,5 +77,8 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
         return error_response(exc)
     except Exception:
         log.exception("REST tool %s failed", tool)
-        return JsonResponse({"message": INTERNAL, "code": "internal", "extra": {}}, status=503)
+        return JsonResponse(
+            {"message": telemetry.with_request_id(INTERNAL), "code": "internal", "extra": {}},
+            status=503,
+        )
     return JsonResponse(result, safe=False, json_dumps_params={"ensure_ascii": False})

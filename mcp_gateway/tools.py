@@ -10,6 +10,7 @@ from typing import Any
 import mcp_types as T
 from mcp_types import methods
 
+from config import telemetry
 from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry
 from tenants.budgets import Charge
@@ -108,7 +109,8 @@ async def _answer(
         return error_wire(exc)
     except Exception:
         log.exception("tool %s failed", name)
-        return dict(INTERNAL_WIRE)
+        text = telemetry.with_request_id(INTERNAL_FAILURE)
+        return {"content": [{"type": "text", "text": text}], "isError": True}
     return result_wire(tool, value)
 
 

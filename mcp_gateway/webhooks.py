@@ -9,6 +9,7 @@ import secrets
 import httpx
 from django.conf import settings
 
+from config import telemetry
 from rooms import clock, store
 from tenants import webhooks
 from tenants.webhooks import Attempt, Outgoing
@@ -62,4 +63,6 @@ def webhook_deliver(delivery_id: int) -> Attempt:
         status, error = _post(outgoing)
     finally:
         store.run_sync(store.slot_release, bucket, slot)
+    if status is None or not 200 <= status < 300:
+        telemetry.WEBHOOK_FAILURES.inc()
     return webhooks.delivery_record(delivery_id, response_status=status, error=error)

@@ -482,6 +482,20 @@ class SecretRefusedError(RoomError):
     status = 422
 
 
+ROOM_ID_NEAR = (
+    'There is no room "{room_id}" in your team, but there is "{near}". Nothing was written '
+    'and no room was created. If you meant "{near}", call again with that roomId; to '
+    'create "{room_id}", call again with it within {minutes} minutes.'
+)
+
+
+class RoomIdNearError(RoomError):
+    """A first touch of a new room id that looks like one of the team's rooms (a typo)."""
+
+    code = "room_id_near"
+    status = 409
+
+
 class RoomIdTakenError(RoomError):
     code = "room_id_taken"
     status = 409

@@ -423,6 +423,11 @@ class TeamKeys:
         itself, "team:3", or one of its guests, "invite:9")."""
         return f"{prefix()}:{{team:{self.team_id}}}:calls:{bucket}"
 
+    def room_warned(self, room_id: str) -> str:
+        """String with an expiry: the team was told a new room id looks like one of its
+        rooms; a first touch of it while this lives creates it."""
+        return f"{prefix()}:{{team:{self.team_id}}}:warned:{room_id}"
+
     @property
     def epoch(self) -> str:
         """String counter: bumped after each revocation or room deletion of the team, so

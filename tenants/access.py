@@ -158,6 +158,7 @@ async def room_access(
     if found != 1 or not reachable:
         owner, recorded = await db_run(services.room_record_of, keys.room_id)
         if owner is None and reachable and claiming and caller.write and not caller.guest:
+            await _room_id_checked(caller, room_id)
             owner = await db_run(
                 services.room_claim, team_id=caller.team_id, room_id=room_id, actor=caller.actor
             )
@@ -186,6 +187,27 @@ async def room_access(
     if status not in ("archived", "archiving"):
         await _activity_mark(room_id, keys, now_ms)
     return _ref(caller, room_id, keys, status)
+
+
+ROOM_ID_WARNED_SECONDS = 600
+
+
+async def _room_id_checked(caller: Caller, room_id: str) -> None:
+    """A first touch of a new id that looks like one of the team's own rooms (a typo would
+    otherwise create an empty room and split the team) is refused once with a warning that
+    names it; the same id touched again within ROOM_ID_WARNED_SECONDS is created. Only the
+    caller's own team's rooms are compared: nothing about another team shows."""
+    near = await db_run(selectors.room_id_near, caller.team_id, room_id)
+    if near is None:
+        return
+    if await store.room_id_warned(caller.team_id, room_id, seconds=ROOM_ID_WARNED_SECONDS):
+        return
+    raise errors.RoomIdNearError(
+        errors.ROOM_ID_NEAR.format(
+            room_id=room_id, near=near, minutes=ROOM_ID_WARNED_SECONDS // 60
+        ),
+        extra={"roomId": room_id, "closest": near},
+    )
 
 
 def room_forget_cached(caller: Caller, room_id: str) -> None:

@@ -18,6 +18,7 @@ from typing import Literal
 
 from django.conf import settings
 
+from config import telemetry
 from rooms import clock, store
 from tenants import errors
 from tenants.capabilities import Caller
@@ -141,8 +142,10 @@ async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIt
             retry_after_seconds=max(1, int(settings.SSE_KEEPALIVE_SECONDS)),
         )
     _held[kind] += 1
+    telemetry.OPEN.labels(kind=kind).inc()
     try:
         yield slot
     finally:
         _held[kind] -= 1
+        telemetry.OPEN.labels(kind=kind).dec()
         store.slot_release_soon(slot.bucket, slot.slot_id)

@@ -3,6 +3,7 @@ Teams are found by id; a slug is only ever shown."""
 
 from __future__ import annotations
 
+import difflib
 from datetime import datetime
 from typing import Any
 
@@ -47,6 +48,22 @@ def room_row(room: Room) -> RoomRow:
         "created_at": iso(room.created_at),
         "last_active_at": iso(room.last_active_at),
     }
+
+
+def room_id_near(team_id: int, room_id: str) -> str | None:
+    """The team's room whose id `room_id` most looks like a typo of, if any: difflib's
+    ratio at least 0.85 (a character or two off in a typical id), but never a sibling that
+    differs only in its number (sprint-2 after sprint-1 is meant)."""
+    ids = list(
+        Room.objects.filter(team_id=team_id)
+        .order_by("-last_active_at")
+        .values_list("room_id", flat=True)[:1000]
+    )
+    stem = room_id.rstrip("0123456789")
+    for near in difflib.get_close_matches(room_id, ids, n=3, cutoff=0.85):
+        if not (stem != room_id and near.rstrip("0123456789") == stem):
+            return near
+    return None
 
 
 def room_list_for_caller(caller: Caller) -> list[RoomRow]:

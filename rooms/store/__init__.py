@@ -13,6 +13,7 @@ import asyncio
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
@@ -23,6 +24,7 @@ from django.conf import settings
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
+from config import telemetry
 from rooms import clock, errors, idempotency, scripts, turns
 from rooms.keys import (
     BearerKeys,
@@ -155,6 +157,15 @@ def _script(source: str) -> _Script:
 
 
 async def _eval(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
+    """One script step, timed (config.telemetry: the store's round trips)."""
+    started = time.perf_counter()
+    try:
+        return await _eval_step(r, source, keys, args)
+    finally:
+        telemetry.STORE_SECONDS.observe(time.perf_counter() - started)
+
+
+async def _eval_step(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
     """EVALSHA, and EVAL where the node does not know the script yet (a replica promoted
     by a failover, a restarted node): EVAL runs it on the node that holds its keys and
     leaves it cached there. Never SCRIPT LOAD, which a cluster client sends to every
@@ -1885,6 +1896,12 @@ async def room_loading_done(keys: RoomKeys) -> None:
 
 async def room_present(keys: RoomKeys) -> bool:
     return bool(await client().exists(keys.owner))
+
+
+async def room_id_warned(team_id: int, room_id: str, *, seconds: int) -> bool:
+    """True when the team was already told `room_id` looks like one of its rooms (within
+    `seconds`); otherwise records that it is told now, and False."""
+    return not await client().set(TeamKeys(team_id).room_warned(room_id), "1", nx=True, ex=seconds)
 
 
 async def bearer_generation(digest: str) -> int:

@@ -22,7 +22,7 @@ def snippet(page: str, element_id: str) -> str:
 
 def test_the_connect_page_shows_the_hooks_with_the_room_url_and_key(ann: Person) -> None:
     room = services.room_create(team=ann.team, room_id=new_room_id("hooks"), actor="test")
-    page = ann.client.post(f"/rooms/{room.room_id}/connect").content.decode()
+    page = ann.client.post(f"/rooms/{room.room_id}/connect", follow=True).content.decode()
     secret = re.search(r"rs_live_[A-Za-z0-9_-]+", page).group(0)  # type: ignore[union-attr]
 
     install = snippet(page, "s-hook-git")

@@ -13,6 +13,7 @@ from rooms import services as room_services
 from rooms import store
 from tenants import services
 from tenants.access import room_access
+from tenants.credentials import secret_digest
 from tenants.models import ApiKey, AuditEvent, Membership, Room, Team
 from tests import callers
 from tests.conftest import new_room_id
@@ -271,8 +272,11 @@ def test_the_connect_page_fills_in_the_real_url_room_and_a_new_key(ann: Person) 
     room = services.room_create(team=ann.team, room_id=new_room_id("connect"), actor="test")
     placeholder = ann.client.get(f"/rooms/{room.room_id}/connect").content.decode()
     assert "http://testserver/mcp" in placeholder and "&lt;YOUR_KEY&gt;" in placeholder
-    filled = ann.client.post(f"/rooms/{room.room_id}/connect").content.decode()
+    minted = ann.client.post(f"/rooms/{room.room_id}/connect")
+    assert minted.status_code == 302  # then the page that shows the secret, once
+    filled = ann.client.get(minted["Location"]).content.decode()
     secret = re.search(r"rs_live_[A-Za-z0-9_-]+", filled).group(0)  # type: ignore[union-attr]
+    assert "It reaches every room of team" in filled
     for snippet in (
         "claude mcp add --transport http roomservice http://testserver/mcp",
         "bearer_token_env_var",
@@ -284,14 +288,37 @@ def test_the_connect_page_fills_in_the_real_url_room_and_a_new_key(ann: Person) 
     ):
         assert snippet in filled, snippet
 
+    # A reload shows the secret no more and mints nothing; the key is listed by prefix.
+    keys_before = ApiKey.objects.filter(team=ann.team).count()
+    reloaded = ann.client.get(f"/rooms/{room.room_id}/connect").content.decode()
+    assert secret not in reloaded and "&lt;YOUR_KEY&gt;" in reloaded
+    made = ApiKey.objects.get(digest=secret_digest(secret))
+    assert f"<code>{made.prefix}…</code>" in reloaded
+    assert ApiKey.objects.filter(team=ann.team).count() == keys_before
+
 
 def test_invites_are_created_listed_and_revoked(ann: Person) -> None:
     room = services.room_create(team=ann.team, room_id=new_room_id("invite"), actor="test")
     created = ann.client.post(
-        f"/rooms/{room.room_id}/invites", {"label": "reviewer", "expires_in": "3600"}
+        f"/rooms/{room.room_id}/invites", {"label": "reviewer", "expires_in": "3600"}, follow=True
     )
-    secret = re.search(r"rs_inv_[A-Za-z0-9_-]+", created.content.decode()).group(0)  # type: ignore[union-attr]
+    page = created.content.decode()
+    secret = re.search(r"rs_inv_[A-Za-z0-9_-]+", page).group(0)  # type: ignore[union-attr]
     invite = room.invites.get()
+    # The guest's ready setup: URL, room, a snippet per client, the expiry.
+    for expected in (
+        "The guest's setup",
+        "claude mcp add --transport http roomservice http://testserver/mcp",
+        f"Bearer {secret}",
+        ".cursor/mcp.json",
+        "bearer_token_env_var",
+        f"use roomId <code>{room.room_id}</code>",
+        invite.expires_at.strftime("%Y-%m-%d %H:%M"),  # type: ignore[union-attr]
+    ):
+        assert expected in page, expected
+    # A reload makes no second invite and shows the secret no more.
+    again = ann.client.get(f"/rooms/{room.room_id}/invites").content.decode()
+    assert secret not in again and room.invites.count() == 1
     assert invite.label == "reviewer" and invite.expires_at is not None
     ann.client.post(f"/rooms/{room.room_id}/invites/{invite.pk}/revoke")
     invite.refresh_from_db()

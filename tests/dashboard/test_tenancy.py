@@ -13,7 +13,17 @@ from dashboard import urls as dashboard_urls
 from tenants import people, services
 from tests.dashboard.conftest import Person
 
-PUBLIC = {"landing", "signup", "login", "logout", "join", "shared", "shared-live", "hook-script"}
+PUBLIC = {
+    "landing",
+    "signup",
+    "login",
+    "logout",
+    "join",
+    "shared",
+    "shared-live",
+    "hook-script",
+    "sign-in-once",
+}
 # Pages about the signed-in person's own things (no object of team A in the URL).
 OWN = {"account", "team", "team-switch", "rooms", "keys", "audit"}
 

@@ -965,7 +965,8 @@ def page_outcome(page: str, cred: str) -> int:
     if needs is None or needs in SESSION_CAPS[cred]:
         if page == "member_invite" and cred == "static_session":
             return 404  # inviting people needs a person, not a key
-        return 302 if page == "room_create" else 200
+        # Creations redirect to the page that shows what they made (once).
+        return 302 if page in ("room_create", "invite_create") else 200
     return 404
 
 
@@ -1010,8 +1011,11 @@ def test_the_connect_page_mints_a_key_only_for_those_who_may(cred: str, world: W
     response = client.post(f"/rooms/{ROOM_A}/connect")
     if cred == "outsider":
         assert response.status_code == 404
+    elif "keys" in SESSION_CAPS[cred]:
+        # The page a mint redirects to shows the key once (a reload mints nothing).
+        assert response.status_code == 302 and response["Location"].endswith("/connect")
     else:
-        assert response.status_code == 200
+        assert response.status_code == 200  # the page, with nothing minted
     minted = ApiKey.objects.count() - before
     assert minted == (1 if "keys" in SESSION_CAPS[cred] else 0)
 

@@ -1,0 +1,226 @@
+"""The service's own operator: Prometheus metrics at /metrics, structured logs, request ids.
+
+Metrics use `prometheus-client`. With several processes (WEB_CONCURRENCY > 1, the Celery
+worker) `make run` points PROMETHEUS_MULTIPROC_DIR at a folder of its own, and /metrics sums
+what every process wrote there; a single process reports its own registry.
+
+Who may read /metrics is a setting (METRICS_ACCESS): `local` (the default: clients on the
+loopback only), `token` (Authorization: Bearer METRICS_TOKEN), `open`, or `off`.
+
+Every HTTP request has an id: the caller's `X-Request-ID` when it is a plain token, else a
+new one. It is on every response's `X-Request-ID` header, on every log line of the request
+(`LOG_FORMAT=json` writes one JSON object per line), and in the text of the answer to a
+failure of ours ("... (request id ...)"), so a support person finds the log line of the
+error an agent saw. Answers to mistakes the caller can correct (4xx) carry it in the header
+only: their bodies and texts are the protocol's, which clients compare.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
+
+TOOL_CALLS = Counter(
+    "roomservice_tool_calls",
+    "Tool calls, by tool and outcome (ok, or the error's code).",
+    ["tool", "outcome"],
+)
+TOOL_SECONDS = Histogram(
+    "roomservice_tool_seconds", "Tool call latency, by tool.", ["tool"], buckets=LATENCY_BUCKETS
+)
+REFUSALS = Counter(
+    "roomservice_quota_refusals",
+    "Calls refused by a quota or a budget, by the refusal's code.",
+    ["code"],
+)
+STORE_SECONDS = Histogram(
+    "roomservice_store_seconds",
+    "Round trips to the room store (one script step each).",
+    buckets=LATENCY_BUCKETS,
+)
+OPEN = Gauge(
+    "roomservice_open",
+    "Open event streams and waiting calls, by kind (streams, waiters).",
+    ["kind"],
+    multiprocess_mode="livesum",
+)
+WEBHOOK_FAILURES = Counter("roomservice_webhook_failures", "Webhook delivery attempts that failed.")
+REFUSAL_CODES = frozenset({"quota_exceeded", "rate_limited", "too_many"})
+
+
+class _WebhookQueue(Collector):
+    """Webhook deliveries owed, read at scrape time from the database (every process sees
+    the same number, so it is collected once, here)."""
+
+    def collect(self) -> Iterator[Metric]:
+        from tenants.models import WebhookDelivery
+
+        try:
+            depth = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING).count()
+        except Exception:  # the database is away: the other metrics still answer
+            return
+        family = GaugeMetricFamily("roomservice_webhook_queue_depth", "Webhook deliveries pending.")
+        family.add_metric([], depth)
+        yield family
+
+
+def _registry() -> CollectorRegistry:
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        return REGISTRY
+    from prometheus_client import multiprocess
+
+    registry = CollectorRegistry()
+    multiprocess.MultiProcessCollector(registry, path=folder)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def metrics_text() -> bytes:
+    registry = _registry()
+    queue = CollectorRegistry()
+    queue.register(_WebhookQueue())
+    return generate_latest(registry) + generate_latest(queue)
+
+
+def tool_observed(tool: str, outcome: str, seconds: float) -> None:
+    TOOL_CALLS.labels(tool=tool, outcome=outcome).inc()
+    TOOL_SECONDS.labels(tool=tool).observe(seconds)
+    if outcome in REFUSAL_CODES:
+        REFUSALS.labels(code=outcome).inc()
+
+
+# --- Who may read /metrics --------------------------------------------------------------
+
+
+def _allowed(scope: Scope) -> bool:
+    from django.conf import settings
+
+    mode = str(settings.METRICS_ACCESS)
+    if mode == "open":
+        return True
+    if mode == "token":
+        token = str(settings.METRICS_TOKEN)
+        given = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        return bool(token) and hmac.compare_digest(given, f"Bearer {token}")
+    if mode == "local":
+        client = scope.get("client") or ("", 0)
+        return str(client[0]) in ("127.0.0.1", "::1", "localhost")
+    return False
+
+
+async def metrics_app(scope: Scope, receive: Receive, send: Send) -> None:
+    if not _allowed(scope):
+        await _answer(send, 403, b"metrics are not open to this client (METRICS_ACCESS)\n")
+        return
+    from tenants.db import db_run
+
+    body = await db_run(metrics_text)
+    await _answer(send, 200, body, CONTENT_TYPE_LATEST.encode())
+
+
+async def _answer(send: Send, status: int, body: bytes, kind: bytes = b"text/plain") -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [(b"content-type", kind), (b"cache-control", b"no-store")],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+# --- Request ids ------------------------------------------------------------------------
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+_GIVEN_ID = re.compile(r"^[A-Za-z0-9._-]{8,64}$")
+
+
+def request_id() -> str:
+    return REQUEST_ID.get()
+
+
+def with_request_id(text: str) -> str:
+    """A failure's text, with the id a support person looks the log line up by."""
+    rid = REQUEST_ID.get()
+    return text if rid == "-" else f"{text} (request id {rid})"
+
+
+def request_ids(app: Callable[[Scope, Receive, Send], Awaitable[Any]]) -> Any:
+    """ASGI middleware: every HTTP request gets its id (the caller's X-Request-ID if it is
+    a plain token), in the context of everything it runs and on its response."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> Any:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        rid = given if _GIVEN_ID.match(given) else secrets.token_hex(8)
+        token = REQUEST_ID.set(rid)
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [h for h in message.get("headers", []) if h[0].lower() != b"x-request-id"]
+                message = {**message, "headers": [*headers, (b"x-request-id", rid.encode())]}
+            await send(message)
+
+        try:
+            return await app(scope, receive, sending)
+        finally:
+            REQUEST_ID.reset(token)
+
+    return wrapped
+
+
+# --- Logs -------------------------------------------------------------------------------
+
+
+class RequestIdFilter(logging.Filter):
+    """Every record carries the request id it was logged under ("-" outside a request)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.request_id = REQUEST_ID.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, request id, and the
+    exception's traceback when there is one."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "requestId": getattr(record, "request_id", "-"),
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, ensure_ascii=False)
