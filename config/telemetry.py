@@ -130,6 +130,11 @@ def _allowed(scope: Scope) -> bool:
         given = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
         return bool(token) and hmac.compare_digest(given, f"Bearer {token}")
     if mode == "local":
+        # A request that came through a proxy is not local, whatever address the proxy
+        # headers name (a client can write them; uvicorn may have taken them as the peer).
+        headers = dict(scope.get("headers") or [])
+        if b"x-forwarded-for" in headers or b"forwarded" in headers:
+            return False
         client = scope.get("client") or ("", 0)
         return str(client[0]) in ("127.0.0.1", "::1", "localhost")
     return False

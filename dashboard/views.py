@@ -509,9 +509,12 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "secret": secret,
             "base": base,
             "snippets": snippets,
+            # Only to those who may see the Keys page itself.
             "team_keys": [
                 k for k in selectors.keys_of_team(viewer.team.pk) if k.revoked_at is None
-            ][:20],
+            ][:20]
+            if viewer.may(Manage.KEYS)
+            else [],
         },
     )
 

@@ -82,15 +82,16 @@ async def _tool_run(
     )
     if tool.lifecycle:
         assert isinstance(args, SetRoomStatusInput)
-        moved = await archives.room_status_move(
-            room,
-            status=args.status,
-            actor=caller.actor,
-            by=args.agentId or services.UNNAMED_AGENT,
-        )
-        if moved is not None:
-            return moved
-        changed = await _written(caller, tool, args, room)
+        try:
+            changed = await _status_set(caller, tool, args, room)
+        except store.RoomMissing:
+            # Archived (or its keys lost) since the check: look again, and move it from there.
+            access.room_forget_cached(caller, room.room_id)
+            room = await access.room_access(
+                caller, args.roomId, write=True, epoch=None, lifecycle=True
+            )
+            changed = await _status_set(caller, tool, args, room)
+        # (An archive or a restore has recorded itself: this then records nothing twice.)
         await access.room_status_recorded(
             caller, room, changed["status"], changed["previousStatus"]
         )
@@ -109,6 +110,19 @@ async def _tool_run(
         live.credential_held(caller, room_id=room.room_id) as use,
     ):
         return await until_lost(tool.run(room, args), use.lost)
+
+
+async def _status_set(
+    caller: Caller, tool: registry.RoomTool[Any, Any], args: SetRoomStatusInput, room: RoomRef
+) -> Any:
+    """set_room_status: into or out of the archive (tenants.archives), else the room's own
+    status in its one write step."""
+    moved = await archives.room_status_move(
+        room, status=args.status, actor=caller.actor, by=args.agentId or services.UNNAMED_AGENT
+    )
+    if moved is not None:
+        return moved
+    return await services.tool_keyed(tool.name, args, tool.run(room, args))
 
 
 async def _written(

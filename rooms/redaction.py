@@ -70,6 +70,8 @@ NOT_TEXT = frozenset(
         "type",
         "key",
         "resource",
+        "owner",
+        "paths",
     }
 )
 
@@ -85,6 +87,12 @@ def arguments_checked(
     cleaned: dict[str, Any] = {}
     for name, value in given.items():
         if name in NOT_TEXT or value is None or isinstance(value, bool | int | float):
+            if name in NOT_TEXT and value is not None:
+                # Never rewritten (that would retarget the write), but this service's own
+                # keys are never kept, not even in a name: refused.
+                _, held = secrets.own_keys_redacted(value, name)
+                if held:
+                    raise refusal(held)
             cleaned[name] = value
             continue
         if tool == "set_shared_var" and name == "value" and isinstance(given.get("key"), str):
@@ -101,6 +109,16 @@ def arguments_checked(
         found += hits
     if not found:
         return args, []
+    # A secret in a dict key is found but not rewritten (rooms.secrets): what is left after
+    # the redaction is such a key, which cannot be stored, so the write is refused.
+    kept = [
+        hit
+        for name, value in cleaned.items()
+        if name not in NOT_TEXT and value is not None
+        for hit in find(value, name)[1]
+    ]
+    if kept:
+        raise refusal(kept)
     try:
         return type(args).model_validate(cleaned), found
     except ValidationError:

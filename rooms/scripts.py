@@ -407,8 +407,9 @@ if not owner then
 end
 if owner ~= ARGV[1] then return {-1} end
 local status = redis.call('HGET', KEYS[2], 'status') or 'active'
--- An archived room's read-only view keeps its own short life (it is a copy of the archive).
-if status == 'archived' then return {1, claimed, status} end
+-- An archived room's read-only view keeps its own short life (it is a copy of the archive),
+-- and a room being archived is not kept alive by its readers.
+if status == 'archived' or status == 'archiving' then return {1, claimed, status} end
 redis.call('HSETNX', KEYS[2], 'created_at', ARGV[3])
 touch(ARGV[2], 1, #KEYS)
 return {1, claimed, status}
@@ -2778,12 +2779,37 @@ def guarded(source: str) -> str:
 # -> the room's status before, now 'archiving' (no more writes land: GUARD_WRAP); false when
 #    Redis holds no room (nothing to freeze: its keys expired, or it was never written)
 FREEZE_ROOM_SCRIPT = r"""
-if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  -- No room here: a first touch racing this archive must not make one (OWNER_CACHE_SCRIPT
+  -- refuses while this mark lives; the archive's forget leaves a tombstone in its place).
+  redis.call('HSET', KEYS[2], 'status', 'archiving')
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+  return false
+end
 local before = redis.call('HGET', KEYS[2], 'status') or 'active'
 if before ~= 'archiving' then
   redis.call('HSET', KEYS[2], 'status', 'archiving', 'status_before_archive', before)
 end
 return redis.call('HGET', KEYS[2], 'status_before_archive') or before
+"""
+
+# KEYS[1] owner, KEYS[2] meta; ARGV[1] team id, ARGV[2] ttl ms, ARGV[3] the room's status as
+# the database records it
+# -> 1 the owner is recorded; 0 the room is being archived or was archived (a tombstone):
+#    nothing is made
+# The owner the database settled on, cached; a room whose keys Redis lost gets back the
+# status the database records (a paused room stays paused).
+OWNER_CACHE_SCRIPT = r"""
+local status = redis.call('HGET', KEYS[2], 'status')
+if status == 'archiving' or status == 'archived' then
+  if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[3] ~= '' and ARGV[3] ~= 'active' and ARGV[3] ~= 'archived' then
+  redis.call('HSETNX', KEYS[2], 'status', ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return 1
 """
 
 # KEYS[1] meta; ARGV[1] the status to go back to
@@ -2955,7 +2981,10 @@ local __eff = __order[1]
 for _, a in ipairs(__order) do if a == __holder then __eff = a end end
 if not __mine then
   local __why = 'sequential-absent'
-  if type(__mode.order) == 'table' and #__mode.order > 0 then __why = 'sequential-unlisted' end
+  if type(__mode.order) == 'table' and #__mode.order > 0 then
+    __why = 'sequential-unlisted'
+    for _, a in ipairs(__mode.order) do if a == __ta then __why = 'sequential-absent' end end
+  end
   return {'__turn', __why, __eff or '', cjson.encode(__order)}
 end
 if __eff ~= __ta then return {'__turn', 'sequential', __eff, cjson.encode(__order)} end

@@ -175,8 +175,14 @@ async def room_access(
         elif archived:
             status = recorded  # writes are refused below; set_room_status may restore it
         if not archived:
-            # The database says it is ours (a new claim, an expired or stale Redis entry).
-            await store.room_owner_cache(keys, team)
+            # The database says it is ours (a new claim, an expired or stale Redis entry);
+            # a room whose keys Redis lost gets back the status the database records.
+            if not await store.room_owner_cache(keys, team, recorded=recorded):
+                # An archive of it is under way, or just committed: make nothing.
+                raise errors.RoomClosedError(
+                    errors.ROOM_ARCHIVING.format(room_id=room_id),
+                    extra={"roomId": room_id, "status": "archiving"},
+                )
             _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=True)
     if write and not lifecycle:
         _writable(room_id, status)

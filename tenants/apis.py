@@ -303,30 +303,35 @@ class RoomStatusMoveOut(serializers.Serializer):  # type: ignore[type-arg]
     previousStatus = serializers.CharField()
 
 
-class RoomArchiveApi(BearerView):
+class RoomStatusMoveApi(BearerView):
+    """A move into or out of the archive, by a credential that may manage rooms and write."""
+
+    def moved(self, request: Request, room_id: str, restore: bool) -> Response:
+        caller = self.managing(request, Manage.ROOMS)
+        access.require_write(caller)
+        room = access.room_for_caller(caller, room_id)
+        move = archives.room_restore if restore else archives.room_archive
+        return Response(move(room.room_id, actor=caller.actor).result())
+
+
+class RoomArchiveApi(RoomStatusMoveApi):
     """Move a room to the database now; reads answer from the archive until a restore."""
 
     @extend_schema(
         request=None, responses={200: RoomStatusMoveOut, **ERRORS}, summary="Archive a room"
     )
     def post(self, request: Request, room_id: str) -> Response:
-        caller = self.managing(request, Manage.ROOMS)
-        access.require_write(caller)
-        room = access.room_for_caller(caller, room_id)
-        return Response(archives.room_archive(room.room_id, actor=caller.actor).result())
+        return self.moved(request, room_id, restore=False)
 
 
-class RoomRestoreApi(BearerView):
+class RoomRestoreApi(RoomStatusMoveApi):
     """Bring an archived room back exactly (event ids included) and active; idempotent."""
 
     @extend_schema(
         request=None, responses={200: RoomStatusMoveOut, **ERRORS}, summary="Restore a room"
     )
     def post(self, request: Request, room_id: str) -> Response:
-        caller = self.managing(request, Manage.ROOMS)
-        access.require_write(caller)
-        room = access.room_for_caller(caller, room_id)
-        return Response(archives.room_restore(room.room_id, actor=caller.actor).result())
+        return self.moved(request, room_id, restore=True)
 
 
 class RoomExportApi(BearerView):

@@ -22,6 +22,7 @@ active again.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -39,8 +40,9 @@ from tenants.db import db_run
 from tenants.models import Room, RoomArchive, Team
 from tenants.services import audit_record, room_insert
 
+log = logging.getLogger(__name__)
 # A loader that finds another at work waits this long for the room to appear.
-LOAD_WAIT_SECONDS = 10.0
+LOAD_WAIT_SECONDS = 5.0
 LOADING_MARK_SECONDS = 30
 
 
@@ -77,7 +79,12 @@ def room_archive(
         before = store.run_sync(store.room_freeze, keys)
         try:
             raw: list[store.RawKey] = []
-            if before is not None:
+            earlier = RoomArchive.objects.filter(room=room).first()
+            if before is None and earlier is not None and earlier.document.get("parts"):
+                # Redis holds nothing of the room (it lost it after a restore): the archive
+                # it was restored from is its last copy; keep it, never an empty one.
+                raw = _document_keys(earlier.document)[1]
+            elif before is not None:
                 store.run_sync(
                     store.room_status_event,
                     keys,
@@ -116,8 +123,11 @@ def room_archive(
         except BaseException:
             if before is not None:
                 store.run_sync(store.room_thaw, keys, before)
+                store.run_sync(store.room_claims_due_restore, keys)
+            else:
+                store.run_sync(store.room_forget, keys)  # drop the freeze's mark
             raise
-    store.run_sync(store.room_forget, keys)
+    store.run_sync(store.room_forget, keys, tombstone=True)
     store.run_sync(store.team_epoch_bump, room.team_id)
     return StatusMove(room_id, previous, Room.Status.ARCHIVED)
 
@@ -132,28 +142,25 @@ def room_restore(room_id: str, *, actor: str, by: str | None = None) -> StatusMo
             return StatusMove(room_id, room.status, room.status)
         archive = RoomArchive.objects.get(room=room)
         _, raw = _document_keys(archive.document)
-        store.run_sync(
-            store.room_load,
-            keys,
-            raw,
-            team_id=str(room.team_id),
-            status=Room.Status.ACTIVE,
-            ttl_ms=int(settings.ROOM_IDLE_TTL_SECONDS) * 1000,
-            view=False,
-        )
-        archive.restored_at = timezone.now()
-        archive.save(update_fields=["restored_at"])
-        room.status = Room.Status.ACTIVE
-        room.last_active_at = timezone.now()
-        room.save(update_fields=["status", "last_active_at"])
-        audit_record(
-            team=room.team,
-            actor=actor,
-            action="room.restore",
-            object_type="room",
-            object_id=room_id,
-            detail=snapshots.document_summary(archive.document),
-        )
+        _loaded(room_id, room.team_id, raw, status=Room.Status.ACTIVE, view=False)
+        try:
+            archive.restored_at = timezone.now()
+            archive.save(update_fields=["restored_at"])
+            room.status = Room.Status.ACTIVE
+            room.last_active_at = timezone.now()
+            room.save(update_fields=["status", "last_active_at"])
+            audit_record(
+                team=room.team,
+                actor=actor,
+                action="room.restore",
+                object_type="room",
+                object_id=room_id,
+                detail=snapshots.document_summary(archive.document),
+            )
+        except BaseException:
+            # The record says archived still: no live room may stand in Redis beside it.
+            store.run_sync(store.room_forget, keys, tombstone=True)
+            raise
     store.run_sync(
         store.room_status_event, keys, status="active", previous="archived", by=by or actor
     )
@@ -179,6 +186,23 @@ async def room_status_move(
     )
 
 
+def _loaded(
+    room_id: str, team_id: int, raw: list[store.RawKey], *, status: str, view: bool
+) -> bool:
+    """The room's keys in Redis from a document's: a live room for the idle TTL, or a
+    read-only view of an archived one for ROOM_ARCHIVE_VIEW_SECONDS."""
+    seconds = settings.ROOM_ARCHIVE_VIEW_SECONDS if view else settings.ROOM_IDLE_TTL_SECONDS
+    return store.run_sync(
+        store.room_load,
+        RoomKeys(room_id),
+        raw,
+        team_id=str(team_id),
+        status=status,
+        ttl_ms=int(seconds) * 1000,
+        view=view,
+    )
+
+
 def _document_keys(document: dict[str, Any]) -> tuple[str, list[store.RawKey]]:
     """An archive's own document: it was written by this service, so it is read as
     import reads a signed one."""
@@ -194,19 +218,13 @@ def room_view_load(room_id: str) -> bool:
     while True:
         if store.run_sync(store.room_loading, keys, seconds=LOADING_MARK_SECONDS):
             try:
-                room = Room.objects.select_related("archive").get(room_id=room_id)
+                room = Room.objects.select_related("archive").filter(room_id=room_id).first()
+                if room is None:
+                    raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED)  # deleted meanwhile
                 if room.status != Room.Status.ARCHIVED:
                     return False
                 _, raw = _document_keys(room.archive.document)
-                store.run_sync(
-                    store.room_load,
-                    keys,
-                    raw,
-                    team_id=str(room.team_id),
-                    status=Room.Status.ARCHIVED,
-                    ttl_ms=int(settings.ROOM_ARCHIVE_VIEW_SECONDS) * 1000,
-                    view=True,
-                )
+                _loaded(room_id, room.team_id, raw, status=Room.Status.ARCHIVED, view=True)
                 return True
             finally:
                 store.run_sync(store.room_loading_done, keys)
@@ -234,6 +252,8 @@ def room_import(*, team: Team, document: Any, room_id: str | None, actor: str) -
     document's own id): exactly the room that was exported, in its status. The id must be
     free; the team's room cap applies."""
     status, raw = snapshots.document_raw(document)
+    # What a room inherited is its own team's project memory, not the importer's.
+    raw = [key for key in raw if key.part != "inherited"]
     chosen = room_id or str(document.get("roomId") or "")
     if not room_id_valid(chosen):
         raise errors.ToolArgumentsError(errors.ROOM_ID_INVALID.format(room_id=chosen[:80]))
@@ -241,15 +261,7 @@ def room_import(*, team: Team, document: Any, room_id: str | None, actor: str) -
         raise errors.RoomIdTakenError(errors.ROOM_ID_TAKEN.format(room_id=chosen))
     room = room_insert(team_id=team.pk, room_id=chosen, name="", actor=actor, how="imported")
     try:
-        store.run_sync(
-            store.room_load,
-            RoomKeys(chosen),
-            raw,
-            team_id=str(team.pk),
-            status=status,
-            ttl_ms=int(settings.ROOM_IDLE_TTL_SECONDS) * 1000,
-            view=False,
-        )
+        _loaded(chosen, team.pk, raw, status=status, view=False)
     except BaseException:
         room.delete()
         raise
@@ -289,6 +301,11 @@ def archives_sweep() -> list[str]:
             )
         except Room.DoesNotExist:
             continue  # deleted meanwhile
+        except Exception:
+            # One room that fails (a store outage, a document the database refuses) must
+            # not leave every room behind it to expire: the next sweep tries it again.
+            log.exception("archiving idle room %s failed; the next sweep retries it", room_id)
+            continue
         if move.status != move.previous:
             done.append(room_id)
     return done

@@ -4,6 +4,7 @@ Teams are found by id; a slug is only ever shown."""
 from __future__ import annotations
 
 import difflib
+import re
 from datetime import datetime
 from typing import Any
 
@@ -51,19 +52,43 @@ def room_row(room: Room) -> RoomRow:
 
 
 def room_id_near(team_id: int, room_id: str) -> str | None:
-    """The team's room whose id `room_id` most looks like a typo of, if any: difflib's
-    ratio at least 0.85 (a character or two off in a typical id), but never a sibling that
-    differs only in its number (sprint-2 after sprint-1 is meant)."""
+    """The team's room whose id `room_id` looks like a typo of, if any: at most two edits
+    away (one for ids under 8 characters), found among difflib's closest, with as many
+    words (a word added, `api-v2` after `api`, is meant); never a sibling that differs only
+    in its number (`sprint-2` after `sprint-1` is meant)."""
     ids = list(
         Room.objects.filter(team_id=team_id)
         .order_by("-last_active_at")
         .values_list("room_id", flat=True)[:1000]
     )
+    most = 1 if len(room_id) < 8 else 2
     stem = room_id.rstrip("0123456789")
-    for near in difflib.get_close_matches(room_id, ids, n=3, cutoff=0.85):
-        if not (stem != room_id and near.rstrip("0123456789") == stem):
+    for near in difflib.get_close_matches(room_id, ids, n=5, cutoff=0.7):
+        if stem != room_id and near.rstrip("0123456789") == stem:
+            continue
+        if len(re.split(r"[-_]", near)) != len(re.split(r"[-_]", room_id)):
+            continue
+        if _edits(room_id, near, most) <= most:
             return near
     return None
+
+
+def _edits(a: str, b: str, most: int) -> int:
+    """Levenshtein distance with adjacent swaps counted once, stopping past `most`."""
+    if abs(len(a) - len(b)) > most:
+        return most + 1
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, 1):
+            current[j] = min(row[j] + 1, current[j - 1] + 1, row[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], before[j - 2] + 1)
+        if min(current) > most:
+            return most + 1
+        before, row = row, current
+    return row[-1]
 
 
 def room_list_for_caller(caller: Caller) -> list[RoomRow]:

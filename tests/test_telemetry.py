@@ -121,3 +121,11 @@ async def test_every_answer_carries_a_request_id_that_its_log_lines_carry_too(
         telemetry.REQUEST_ID.reset(token)
     assert line["requestId"] == "abc123def456" and line["message"] == "boom !"
     assert line["level"] == "ERROR" and line["time"].endswith("Z")
+
+
+async def test_local_metrics_refuse_a_request_that_came_through_a_proxy(settings: Any) -> None:
+    """The attack: a remote client names 127.0.0.1 in X-Forwarded-For. Refused."""
+    settings.METRICS_ACCESS = "local"
+    async with client() as http:
+        forged = await http.get("/metrics", headers={"X-Forwarded-For": "127.0.0.1"})
+    assert forged.status_code == 403

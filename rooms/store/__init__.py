@@ -1636,9 +1636,15 @@ async def bearers_forget(digests: list[str]) -> None:
         await _run(scripts.FORGET_BEARER_SCRIPT, [keys.cache, keys.generation], [])
 
 
-async def room_owner_cache(keys: RoomKeys, team_id: str) -> None:
-    """Record the owner the database settled on (the database is the record)."""
-    await client().set(keys.owner, team_id, px=_ttl())
+async def room_owner_cache(keys: RoomKeys, team_id: str, *, recorded: str = "") -> bool:
+    """Record the owner the database settled on (the database is the record), and for a
+    room whose keys Redis lost, the status the database records. False when the room is
+    being archived or was just archived: nothing is made (a first touch racing an archive
+    must not bring the room back to life)."""
+    res = await _run(
+        scripts.OWNER_CACHE_SCRIPT, [keys.owner, keys.meta], [team_id, _ttl(), recorded]
+    )
+    return int(res) == 1
 
 
 async def room_activity_due(keys: RoomKeys, *, every_seconds: int) -> bool:
@@ -1646,13 +1652,18 @@ async def room_activity_due(keys: RoomKeys, *, every_seconds: int) -> bool:
     return bool(await client().set(keys.active_mark, "1", nx=True, ex=every_seconds))
 
 
-async def room_forget(keys: RoomKeys) -> None:
-    """Delete every key of a room (the room, or its team, was deleted): its durable keys,
-    its live locks, and the activity mark."""
+async def room_forget(keys: RoomKeys, *, tombstone: bool = False) -> None:
+    """Delete every key of a room (the room, or its team, was deleted; or it was archived):
+    its durable keys, its live locks, and the activity mark. An archive's forget leaves a
+    `tombstone`: a meta of status "archived" for a few minutes, so a request that read the
+    room's record as live before the archive committed cannot make the room again."""
     r = client()
     resources = [str(x) for x in await r.zrange(keys.lock_index, 0, -1)]
     # UNLINK: a large room's memory is freed off Redis's main thread.
     await r.unlink(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
+    if tombstone:
+        await _awaited(r.hset(keys.meta, "status", "archived"))
+        await _awaited(r.pexpire(keys.meta, TOMBSTONE_MS))
     await _awaited(r.zrem(claims_due_key(), keys.room_id))
 
 
@@ -1695,10 +1706,14 @@ class RawKey:
     entries: list[tuple[bytes, list[bytes]]] = field(default_factory=list)
 
 
+TOMBSTONE_MS = 10 * 60 * 1000  # longer than any request an archive could race
+
+
 async def room_freeze(keys: RoomKeys) -> str | None:
     """The room's status before this archive (it is "archiving" now, and every write step
-    is refused), or None when Redis holds no room."""
-    res = await _run(scripts.FREEZE_ROOM_SCRIPT, [keys.owner, keys.meta], [])
+    is refused), or None when Redis holds no room (it is marked "archiving" all the same,
+    so no first touch makes one meanwhile)."""
+    res = await _run(scripts.FREEZE_ROOM_SCRIPT, [keys.owner, keys.meta], [TOMBSTONE_MS])
     return None if res is None else str(res)
 
 

@@ -166,7 +166,11 @@ async def test_an_archived_room_leaves_redis_answers_reads_and_comes_back_exactl
 
     moved = await call(team_a, room.room_id, "set_room_status", status="archived", agentId="lead")
     assert moved == {"roomId": room.room_id, "status": "archived", "previousStatus": "active"}
-    assert room_keys_in_redis(sync_redis, room.room_id) == []
+    # Nothing of the room is left but a tombstone of minutes: its meta, saying archived.
+    left = room_keys_in_redis(sync_redis, room.room_id)
+    assert left == [RoomKeys(room.room_id).meta]
+    assert sync_redis.hgetall(left[0]) == {"status": "archived"}
+    assert 0 < sync_redis.pttl(left[0]) <= 10 * 60 * 1000
     archive = await db_run(lambda: RoomArchive.objects.get(room__room_id=room.room_id))
     assert archive.reason == "requested" and archive.size_bytes > 1000
     assert {"tasks", "events", "ctx_versions", "idem", "search_events"} <= set(
@@ -329,7 +333,7 @@ async def test_the_sweep_archives_rooms_before_their_idle_ttl_runs_out(
     await asyncio.sleep(2.2)  # past the idle TTL: Redis has dropped the rest
     # (its minute-long activity mark aside, which holds no state)
     assert [k for k in room_keys_in_redis(sync_redis, unswept) if "active_mark" not in k] == []
-    assert room_keys_in_redis(sync_redis, idle) == []
+    assert room_keys_in_redis(sync_redis, idle) == [RoomKeys(idle).meta]  # the tombstone
     await call(team_a, idle, "set_room_status", status="active")
     plan = await call(team_a, idle, "read_plan")
     assert [t["title"] for t in plan["tasks"]] == [f"task of {idle}"]
@@ -443,3 +447,72 @@ async def test_a_room_whose_keys_redis_lost_takes_writes_again(
     assert first["id"] == again["id"]
     plan = await call(team_a, room.room_id, "read_plan")
     assert [t["title"] for t in plan["tasks"]] == ["keyed"]  # Redis lost "after" too
+
+
+async def test_a_room_redis_lost_keeps_its_last_archive_and_its_pause(
+    team_a: Caller, room: RoomRef, sync_redis: redis.Redis
+) -> None:
+    """Redis lost the room after a restore: archiving it again keeps the archive it was
+    restored from (never an empty one); a paused room whose keys were lost stays paused;
+    and no first touch can bring an archived room back to life in Redis."""
+    from rooms import store
+
+    await call(team_a, room.room_id, "add_task", title="kept")
+    await call(team_a, room.room_id, "set_room_status", status="archived")
+    await call(team_a, room.room_id, "set_room_status", status="active")
+    for key in room_keys_in_redis(sync_redis, room.room_id):
+        sync_redis.delete(key)
+    await db_run(archives.room_archive, room.room_id, actor="test")
+    # The tombstone: a request that read the record as live cannot make the room again.
+    assert not await store.room_owner_cache(room.keys, room.team_id, recorded="active")
+    await call(team_a, room.room_id, "set_room_status", status="active")
+    plan = await call(team_a, room.room_id, "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["kept"]
+
+    await call(team_a, room.room_id, "set_room_status", status="paused")
+    for key in room_keys_in_redis(sync_redis, room.room_id):
+        sync_redis.delete(key)
+    with pytest.raises(errors.RoomClosedError, match="is paused"):
+        await call(team_a, room.room_id, "add_task", title="refused")
+
+
+async def test_one_room_that_fails_does_not_stop_the_sweep(
+    team_a: Caller, room_id: str, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.ROOM_IDLE_TTL_SECONDS = 3
+    settings.ROOM_ARCHIVE_AHEAD_SECONDS = 2
+    settings.ROOM_ARCHIVE_SWEEP_SECONDS = 1
+    bad, good = f"{room_id}-bad", f"{room_id}-good"
+    for rid in (bad, good):
+        await call(team_a, rid, "add_task", title=rid)
+    await db_run(
+        lambda: Room.objects.filter(room_id=bad).update(
+            last_active_at=timezone.now() - timezone.timedelta(seconds=20)
+        )
+    )
+    real = archives.room_archive
+
+    def failing(room_id: str, **kwargs: Any) -> Any:
+        if room_id == bad:
+            raise RuntimeError("the database refused the document")
+        return real(room_id, **kwargs)
+
+    monkeypatch.setattr(archives, "room_archive", failing)
+    await asyncio.sleep(1.2)
+    assert await db_run(archives.archives_sweep) == [good]
+
+
+async def test_an_import_does_not_carry_another_teams_project_memory(
+    team_a: Caller, room: RoomRef
+) -> None:
+    document = await db_run(archives.room_export, room.room_id)
+    document["parts"]["inherited"] = {"type": "hash", "items": ["r/c", "{}"]}
+    signed = snapshots.document_signed({k: v for k, v in document.items() if k != "signature"})
+    copy_id = f"{room.room_id}-imp"
+    await db_run(
+        lambda: archives.room_import(
+            team=_team("team-a"), document=signed, room_id=copy_id, actor="t"
+        )
+    )
+    summary = await call(team_a, copy_id, "get_my_summary", agentId="x")
+    assert summary["inheritedContext"]["count"] == 0

@@ -103,3 +103,19 @@ async def test_a_guest_cannot_switch_the_checks_off(team_a: Caller, room: RoomRe
         await call(guest, room, "set_room_mode", agentId="mallory", secrets="off")
     task = await call(guest, room, "add_task", title=f"leak {OUR_KEY}")
     assert OUR_KEY not in task["title"]
+
+
+async def test_a_secret_that_cannot_be_rewritten_is_refused(team_a: Caller, room: RoomRef) -> None:
+    """A key of ours as a dict key, or in a name (which is never rewritten): refused, and
+    nothing is stored."""
+    with pytest.raises(errors.SecretRefusedError):
+        await call(team_a, room, "post_event", type="note", **{"from": "a"}, payload={OUR_KEY: 1})
+    with pytest.raises(errors.SecretRefusedError):
+        await call(team_a, room, "set_shared_var", key=OUR_KEY[:60], value="x", agentId="a")
+    assert await call(team_a, room, "list_shared_vars") in (
+        [],
+        {},
+        {"vars": {}},
+    ) or OUR_KEY not in str(await call(team_a, room, "list_shared_vars"))
+    events = await call(team_a, room, "read_events", limit=10)
+    assert OUR_KEY not in str(events)

@@ -139,3 +139,14 @@ async def test_a_guest_cannot_change_the_turns(team_a: Caller, room: RoomRef) ->
         await call(guest, room, "set_room_mode", agentId="mallory", turns="open")
     with pytest.raises(errors.TurnRefusedError):
         await say(guest, room, "mallory", "let me in")
+
+
+async def test_a_listed_agent_who_is_away_is_told_to_heartbeat(
+    team_a: Caller, room: RoomRef
+) -> None:
+    await call(team_a, room, "heartbeat", agentId="bob")
+    await call(
+        team_a, room, "set_room_mode", agentId="lead", turns="sequential", turnOrder=["bob", "zoe"]
+    )
+    with pytest.raises(errors.TurnRefusedError, match="Heartbeat to join"):
+        await say(team_a, room, "zoe", "I am listed")

@@ -71,3 +71,19 @@ async def test_the_instructions_of_a_team_key_list_its_rooms(redis_client_closed
     assert f"Your rooms: {room}" in text
     guest = callers.guest_of(team, room)
     assert room in await instructions_for(guest)
+
+
+def test_a_typo_is_two_edits_or_fewer_and_a_different_word_is_not(transactional_db: None) -> None:
+    from tenants import services
+    from tenants.models import Team
+    from tenants.selectors import room_id_near
+
+    team = Team.objects.create(slug="ids-e")
+    for rid in ("frontend-app", "payments-idle", "sprint-1"):
+        services.room_insert(team_id=team.pk, room_id=rid, name="", actor="t", how="created")
+    assert room_id_near(team.pk, "frontned-app") == "frontend-app"  # a swap
+    assert room_id_near(team.pk, "frontend-ap") == "frontend-app"  # a dropped letter
+    assert room_id_near(team.pk, "payments-lost") is None  # another word
+    assert room_id_near(team.pk, "sprint-2") is None  # a numbered sibling
+    assert room_id_near(team.pk, "frontend-app-b") is None  # a word added
+    assert room_id_near(team.pk, "backend-app") is None
