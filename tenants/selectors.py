@@ -63,6 +63,8 @@ def room_id_near(team_id: int, room_id: str) -> str | None:
     )
     most = 1 if len(room_id) < 8 else 2
     stem = room_id.rstrip("0123456789")
+    if room_id in ids:
+        return None  # made meanwhile (a claim at the same moment): it is that room
     for near in difflib.get_close_matches(room_id, ids, n=5, cutoff=0.7):
         if stem != room_id and near.rstrip("0123456789") == stem:
             continue

@@ -8,9 +8,8 @@ import os
 from typing import Any
 
 import pytest
-import redis
 
-from tests.conftest import new_room_id
+from tests.conftest import new_room_id, redis_for_assertions
 from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, RunningServer
 from tests.e2e.mcp_clients import call, call_error, mcp_client
 
@@ -30,7 +29,7 @@ READS: list[tuple[str, dict[str, Any]]] = [
 
 
 def room_keys(room: str) -> list[str]:
-    r = redis.Redis.from_url(os.environ["REDIS_URL"], decode_responses=True)
+    r = redis_for_assertions()  # on the cluster pass, every node is scanned
     try:
         pattern = f"{os.environ['REDIS_KEY_PREFIX']}:{{{room}}}:*"
         found = [str(k) for k in r.scan_iter(match=pattern, count=1000)]

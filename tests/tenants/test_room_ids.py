@@ -87,3 +87,5 @@ def test_a_typo_is_two_edits_or_fewer_and_a_different_word_is_not(transactional_
     assert room_id_near(team.pk, "sprint-2") is None  # a numbered sibling
     assert room_id_near(team.pk, "frontend-app-b") is None  # a word added
     assert room_id_near(team.pk, "backend-app") is None
+    # Two first touches at once: the second finds the first's room, not a near one.
+    assert room_id_near(team.pk, "frontend-app") is None
