@@ -153,13 +153,11 @@ def sign_in_once(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     if user is None:
         return HttpResponse(SIGN_IN_USED, status=400, content_type="text/plain")
     login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
-    team = next((t for t, _ in selectors.teams_for_user(user.pk) if t.slug == "demo"), None)
-    if team is not None:
-        request.session[SESSION_TEAM] = team.pk
-        room = selectors.rooms_of_team(team.pk).order_by("created_at").first()
-        if room is not None:
-            return redirect("room", room_id=room.room_id)
-    return redirect("rooms")
+    landing = firstrun.first_run_landing(user)
+    if landing is None:
+        return redirect("rooms")
+    request.session[SESSION_TEAM] = landing[0].pk
+    return redirect("room", room_id=landing[1])
 
 
 @require_POST

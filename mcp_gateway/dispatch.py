@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError
@@ -82,15 +82,10 @@ async def _tool_run(
     )
     if tool.lifecycle:
         assert isinstance(args, SetRoomStatusInput)
-        try:
-            changed = await _status_set(caller, tool, args, room)
-        except store.RoomMissing:
-            # Archived (or its keys lost) since the check: look again, and move it from there.
-            access.room_forget_cached(caller, room.room_id)
-            room = await access.room_access(
-                caller, args.roomId, write=True, epoch=None, lifecycle=True
-            )
-            changed = await _status_set(caller, tool, args, room)
+        status_args = args
+        room, changed = await _written(
+            caller, tool, args, room, lambda r: _status_set(caller, tool, status_args, r)
+        )
         # (An archive or a restore has recorded itself: this then records nothing twice.)
         await access.room_status_recorded(
             caller, room, changed["status"], changed["previousStatus"]
@@ -101,7 +96,13 @@ async def _tool_run(
             return await services.tool_keyed(tool.name, args, tool.run(room, args))
         checked, redacted = await redaction.arguments_for_room(room, tool.name, args)
         assert isinstance(checked, RoomInput)
-        result = await _written(caller, tool, checked, room)
+        _, result = await _written(
+            caller,
+            tool,
+            checked,
+            room,
+            lambda r: services.tool_keyed(tool.name, checked, tool.run(r, checked)),
+        )
         if redacted and isinstance(result, dict):
             result = {**result, "redacted": redaction.told(redacted)}
         return result
@@ -126,20 +127,25 @@ async def _status_set(
 
 
 async def _written(
-    caller: Caller, tool: registry.RoomTool[Any, Any], args: RoomInput, room: RoomRef
-) -> Any:
-    """A write tool's run. Its step found no room in Redis (store.RoomMissing): the room is
-    checked again without any cache, which refuses an archived or deleted room, or puts
-    back the owner of a room whose keys Redis lost, and the write runs once more."""
+    caller: Caller,
+    tool: registry.RoomTool[Any, Any],
+    args: RoomInput,
+    room: RoomRef,
+    run: Callable[[RoomRef], Awaitable[Any]],
+) -> tuple[RoomRef, Any]:
+    """(the room as last checked, `run`'s result) for a write tool. Its step found no room
+    in Redis (store.RoomMissing): the room is checked again without any cache, which
+    refuses an archived or deleted room, finds an archived one for set_room_status, or puts
+    back the owner of a room whose keys Redis lost, and `run` runs once more."""
     try:
-        return await services.tool_keyed(tool.name, args, tool.run(room, args))
+        return room, await run(room)
     except store.RoomMissing:
         access.room_forget_cached(caller, room.room_id)
     again = await access.room_access(
         caller, args.roomId, write=True, epoch=None, lifecycle=tool.lifecycle
     )
     try:
-        return await services.tool_keyed(tool.name, args, tool.run(again, args))
+        return again, await run(again)
     except store.RoomMissing:
         raise errors.RoomClosedError(errors.ROOM_GONE.format(room_id=room.room_id)) from None
 

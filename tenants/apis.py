@@ -372,7 +372,7 @@ class RoomImportApi(BearerView):
             )
         try:
             document = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise ToolArgumentsError(
                 ROOM_DOCUMENT_INVALID.format(why="the body is not JSON")
             ) from None

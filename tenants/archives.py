@@ -29,7 +29,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from rooms import clock, errors, snapshots, store
@@ -257,9 +257,10 @@ def room_import(*, team: Team, document: Any, room_id: str | None, actor: str) -
     chosen = room_id or str(document.get("roomId") or "")
     if not room_id_valid(chosen):
         raise errors.ToolArgumentsError(errors.ROOM_ID_INVALID.format(room_id=chosen[:80]))
-    if Room.objects.filter(room_id=chosen).exists():
-        raise errors.RoomIdTakenError(errors.ROOM_ID_TAKEN.format(room_id=chosen))
-    room = room_insert(team_id=team.pk, room_id=chosen, name="", actor=actor, how="imported")
+    try:
+        room = room_insert(team_id=team.pk, room_id=chosen, name="", actor=actor, how="imported")
+    except IntegrityError:  # taken, by anyone (two imports at once included)
+        raise errors.RoomIdTakenError(errors.ROOM_ID_TAKEN.format(room_id=chosen)) from None
     try:
         _loaded(chosen, team.pk, raw, status=status, view=False)
     except BaseException:

@@ -68,6 +68,17 @@ def first_run_prepare() -> FirstRun:
     )
 
 
+def first_run_landing(user: User) -> tuple[Team, str] | None:
+    """Where the operator's link lands: the demo team and its first room."""
+    membership = (
+        Membership.objects.filter(user=user, team__slug=DEMO_TEAM).select_related("team").first()
+    )
+    if membership is None:
+        return None
+    room = Room.objects.filter(team=membership.team).order_by("created_at").first()
+    return None if room is None else (membership.team, room.room_id)
+
+
 def first_run_user(uidb64: str, token: str) -> User | None:
     """The operator a link signs in, if it is still good (unused, unexpired)."""
     try:

@@ -80,6 +80,13 @@ def test_the_api_archives_exports_imports_and_restores_a_room() -> None:
         **auth_b,
     )
     assert garbled.status_code == 400 and "not JSON" in garbled.json()["message"]
+    deep = c.post(
+        "/api/v1/rooms/import?roomId=arch-api-deep",
+        b"[" * 100_000,
+        content_type="application/json",
+        **auth_b,
+    )
+    assert deep.status_code == 400 and "not JSON" in deep.json()["message"]
 
     for _ in range(2):  # idempotent: the second restore changes nothing
         r = c.post(f"/api/v1/rooms/{rid}/restore", **auth)
