@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
@@ -17,16 +18,18 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
-from dashboard import forms
+from dashboard import actions, forms
 from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
 from mcp_gateway.dispatch import tool_run
 from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import DomainError
+from rooms.eventwords import WORDS as EVENT_TYPES
+from rooms.eventwords import event_words
 from rooms.refs import RoomRef
 from rooms.report import room_report
 from rooms.results import RoomSnapshot
-from tenants import access, archives, firstrun, people, selectors, services, webhooks
+from tenants import access, acting, archives, firstrun, people, selectors, services, webhooks
 from tenants import errors as tenant_errors
 from tenants.auth import KeySession, ShareToken, caller_resolve_sync
 from tenants.backends import client_address
@@ -265,6 +268,16 @@ def _team_page(
 
 @require_POST
 @team_view(requires=Manage.TEAM)
+def team_acting(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    """Let people act for agents (accept handoffs, resolve reviews) or stop them."""
+    acting.acting_for_set(
+        team=viewer.team, allowed=request.POST.get("allowed") == "1", caller=viewer.caller
+    )
+    return redirect("team")
+
+
+@require_POST
+@team_view(requires=Manage.TEAM)
 def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
     membership = _membership(viewer, membership_id)
     form = forms.RoleForm(request.POST)
@@ -364,34 +377,99 @@ STATUS_LABELS = (
 )
 
 
-def _live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
+def _feed(events: list[Any], titles: dict[str, str]) -> list[dict[str, Any]]:
+    """Events as the feed shows them: each in words (rooms.eventwords), with its thread."""
+    rows: list[dict[str, Any]] = [dict(e) for e in events]
+    by_id = {e["id"]: e for e in rows}
+    for event in rows:
+        parent = event.get("reply_to_id")
+        event["parent"] = by_id.get(parent) if parent else None
+        event["words"] = event_words(event, titles)  # type: ignore[arg-type]
+    return rows
+
+
+def _agents_doing(snapshot: RoomSnapshot) -> list[dict[str, Any]]:
+    """Each agent in the room with what it is doing: its tasks in progress, its last action
+    (of the events the page holds) and its leases."""
+    tasks = snapshot["plan"]["tasks"]
+    titles = {t["id"]: t["title"] for t in tasks}
+    rows = []
+    for p in snapshot["presence"]:
+        agent = p["agentId"]
+        last = next((e for e in snapshot["events"] if e["from"] == agent), None)
+        rows.append(
+            {
+                **p,
+                "working_on": [
+                    t for t in tasks if t.get("owner") == agent and t["status"] == "in_progress"
+                ],
+                "last": {**last, "words": event_words(last, titles)} if last else None,
+                "leases": [lease for lease in snapshot["leases"] if lease["holder"] == agent],
+            }
+        )
+    return rows
+
+
+def _waiting(snapshot: RoomSnapshot, reviews: list[Any], handoffs: list[Any]) -> dict[str, Any]:
+    """What waits for a decision a person can take: submissions to verify, pending reviews,
+    offered handoffs, change requests nobody answered, blocked tasks."""
+    tasks = snapshot["plan"]["tasks"]
+    return {
+        "submitted": [
+            t for t in tasks if dict(t.get("verification") or {}).get("state") == "submitted"
+        ],
+        "reviews": [r for r in reviews if r["status"] == "pending"],
+        "handoffs": [h for h in handoffs if h["status"] == "offered"],
+        "change_requests": [
+            c
+            for c in snapshot["context"]
+            if c["type"] == "change_request" and not (c.get("payload") or {}).get("status")
+        ],
+        "blocked": [t for t in tasks if t["status"] == "blocked"],
+    }
+
+
+def _live_context(
+    snapshot: RoomSnapshot, reviews: list[Any] | None = None, handoffs: list[Any] | None = None
+) -> dict[str, Any]:
     tasks = snapshot["plan"]["tasks"]
     titles = {t["id"]: t["title"] for t in tasks}
     columns = [
         (status, label, [t for t in tasks if t["status"] == status])
         for status, label in STATUS_LABELS
     ]
-    events: list[dict[str, Any]] = [dict(e) for e in snapshot["events"]]
-    by_id = {e["id"]: e for e in events}
-    threads: list[dict[str, Any]] = []
-    for event in events:
-        parent = event.get("reply_to_id")
-        event["parent"] = by_id.get(parent) if parent else None
-        event["payload_json"] = json.dumps(event["payload"], ensure_ascii=False)[:400]
-        threads.append(event)
     return {
         "snapshot": snapshot,
         "columns": columns,
         "titles": titles,
-        "events": threads,
+        "events": _feed(snapshot["events"], titles),
+        "agents": _agents_doing(snapshot),
+        "waiting": _waiting(snapshot, reviews or [], handoffs or []),
         "context": _context_view([dict(e) for e in snapshot["context"]]),
+    }
+
+
+async def _room_state(room: RoomRef) -> dict[str, Any]:
+    return {
+        "snapshot": await room_selectors.room_snapshot(room),
+        "reviews": await room_selectors.review_list(room, status="pending"),
+        "handoffs": await room_selectors.handoffs_all(room),
+    }
+
+
+def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
+    state = store.run_sync(_room_state, _ref(viewer.caller, found))
+    return {
+        **_live_context(state["snapshot"], state["reviews"], state["handoffs"]),
+        "can_act": viewer.can_write and found.status == "active",
+        "acts_for_agents": viewer.team.people_act_for_agents,
+        "me": acting.person_agent(viewer.caller, viewer.user),
     }
 
 
 @team_view()
 def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
-    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(viewer.caller, found))
     return render(
         request,
         "dashboard/room.html",
@@ -401,7 +479,8 @@ def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "live_url": "live",
             "stream_url": f"/api/v1/rooms/{found.room_id}/events/stream",
             "archive": selectors.room_archive_info(found),
-            **_live_context(snapshot),
+            "room_tab": "live",
+            **_live(viewer, found),
         },
     )
 
@@ -449,9 +528,129 @@ def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
 @team_view()
 def room_live(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = _room(viewer, room_id)
-    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(viewer.caller, found))
     return render(
-        request, "dashboard/_live.html", {"room": found, "oob": True, **_live_context(snapshot)}
+        request,
+        "dashboard/_live.html",
+        {"viewer": viewer, "room": found, "oob": True, **_live(viewer, found)},
+    )
+
+
+def _back(request: HttpRequest, found: Room) -> str:
+    """Where an action returns to: the page it was posted from, within this room."""
+    back = request.POST.get("next", "")
+    base = f"/rooms/{found.room_id}/"
+    return back if back.startswith(base) and "//" not in back[1:] else base
+
+
+@require_POST
+@team_view()
+def room_act(request: HttpRequest, viewer: Viewer, room_id: str, action: str) -> HttpResponse:
+    """A person acts in the room (dashboard.actions): the outcome, or what was wrong, is
+    shown on the page it came from. A credential that may not write is refused by the
+    tool's own access check, like an agent's."""
+    found = _room(viewer, room_id)
+    actor = actions.Actor(caller=viewer.caller, user=viewer.user, team=viewer.team, room=found)
+    form = {k: v for k, v in request.POST.items() if isinstance(v, str)}
+    try:
+        said = actions.room_act(actor, action, form)
+    except (actions.ActionInputError, DomainError) as exc:
+        text = exc.message if isinstance(exc, DomainError) else str(exc)
+        messages.error(request, text)
+        status = exc.status if isinstance(exc, DomainError) else 400
+        if request.headers.get("accept", "").startswith("application/json"):
+            return HttpResponse(text, status=status, content_type="text/plain")
+    else:
+        messages.success(request, said)
+    return redirect(_back(request, found))
+
+
+@team_view()
+def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str) -> HttpResponse:
+    """One task opened: description, notes, history, leases, evidence, related context and
+    events, and what a person can do with it."""
+    found = _room(viewer, room_id)
+    try:
+        detail = store.run_sync(
+            room_selectors.task_detail, _ref(viewer.caller, found), task_id=task_id
+        )
+    except DomainError:
+        raise Http404("not found") from None
+    plan_titles = {t["id"]: t["title"] for t in detail["dependents"]}
+    plan_titles[detail["task"]["id"]] = detail["task"]["title"]
+    offered = [h for h in detail["handoffs"] if h["status"] == "offered"]
+    return render(
+        request,
+        "dashboard/task.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "room_tab": "live",
+            "t": detail["task"],
+            "detail": detail,
+            "offered": offered,
+            "events": _feed(detail["events"], plan_titles),
+            "statuses": STATUS_LABELS,
+            "can_act": viewer.can_write and found.status == "active",
+            "acts_for_agents": viewer.team.people_act_for_agents,
+            "me": acting.person_agent(viewer.caller, viewer.user),
+        },
+    )
+
+
+EVENTS_PER_PAGE = 50
+
+
+@team_view()
+def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """The whole log, page by page (older), filtered by agent and type, or searched (the
+    search tool)."""
+    found = _room(viewer, room_id)
+    agent = request.GET.get("agent", "").strip()[:128] or None
+    kind = request.GET.get("type", "").strip()[:64] or None
+    before = request.GET.get("before", "").strip()[:64] or None
+    q = request.GET.get("q", "").strip()[:200]
+    ref = _ref(viewer.caller, found)
+    hits: list[Any] = []
+    error = ""
+    if q:
+        try:
+            hits = store.run_sync(
+                tool_run, viewer.caller, "search", {"roomId": found.room_id, "q": q, "limit": 50}
+            )["hits"]
+        except DomainError as exc:
+            error = exc.message
+    page = store.run_sync(
+        room_selectors.event_page,
+        ref,
+        before=before,
+        limit=EVENTS_PER_PAGE,
+        agent=agent,
+        type_=kind,
+    )
+    plan = store.run_sync(room_selectors.plan_get, ref)
+    titles = {t["id"]: t["title"] for t in plan["tasks"]}
+    query = {k: v for k, v in (("agent", agent), ("type", kind)) if v}
+    return render(
+        request,
+        "dashboard/events.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "room_tab": "events",
+            "events": _feed(page["events"], titles),
+            "older": page["older"],
+            "scanned": page["scanned"],
+            "agent": agent or "",
+            "type": kind or "",
+            "q": q,
+            "hits": hits,
+            "error": error,
+            "filtered": bool(query),
+            "query": query,
+            "before": before,
+            "titles": titles,
+            "event_types": sorted(EVENT_TYPES),
+        },
     )
 
 
@@ -474,6 +673,8 @@ def context_entry(
             "room": found,
             "history": _context_view([dict(e) for e in reversed(history)]),
             "current": history[-1],
+            "can_act": viewer.can_write and found.status == "active",
+            "me": acting.person_agent(viewer.caller, viewer.user),
         },
     )
 

@@ -36,13 +36,7 @@ def payload_diff(old: Any, new: Any) -> list[str]:
             for name in sorted(set(before) - set(after)):
                 lines.append(f"endpoint removed: {name}")
             for name in sorted(set(before) & set(after)):
-                if before[name] != after[name]:
-                    changed = sorted(
-                        k
-                        for k in set(before[name]) | set(after[name])
-                        if before[name].get(k) != after[name].get(k)
-                    )
-                    lines.append(f"endpoint changed: {name} ({', '.join(changed)})")
+                lines += [f"{name}: {line}" for line in field_changes(before[name], after[name])]
             continue
         if key not in old:
             lines.append(f"{key} added: {_short(new[key])}")
@@ -51,6 +45,26 @@ def payload_diff(old: Any, new: Any) -> list[str]:
         elif old[key] != new[key]:
             lines.append(f"{key}: {_short(old[key])} -> {_short(new[key])}")
     return lines
+
+
+def field_changes(old: Any, new: Any, at: str = "") -> list[str]:
+    """Each changed field named by its path, with its values: `response.currency: "USD"
+    -> "EUR"`, `response.total added: "number"` — what a consumer must change in its code,
+    not just that something did."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        lines: list[str] = []
+        for key in sorted(set(old) | set(new)):
+            here = _path(at, key)
+            if key not in old:
+                lines.append(f"{here} added: {_short(new[key])}")
+            elif key not in new:
+                lines.append(f"{here} removed (was {_short(old[key])})")
+            else:
+                lines += field_changes(old[key], new[key], here)
+        return lines
+    if old == new and type(old) is type(new):
+        return []
+    return [f"{at or 'value'}: {_short(old)} -> {_short(new)}"]
 
 
 def _path(base: str, key: str | int) -> str:

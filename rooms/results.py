@@ -364,6 +364,26 @@ class RoomSnapshot(TypedDict):
     messages: list[SentMessage]  # the newest, with every recipient's state
 
 
+class TaskDetail(TypedDict):
+    """One task with everything around it, for a person opening it (the dashboard)."""
+
+    task: Task
+    leases: list[Lease]  # live, taken for this task
+    handoffs: list[Handoff]  # of this task, oldest first
+    reviews: list[Review]  # asked of this task, newest first
+    context: list[ContextEntry]  # entries naming the task or handed over with it
+    events: list[Event]  # about this task, newest first (of the newest EVENTS_SCANNED)
+    dependents: list[Task]  # tasks waiting for this one
+
+
+class EventPage(TypedDict):
+    """A page of the log, newest first, ending before `before`; `older` continues it."""
+
+    events: list[Event]
+    older: str | None  # pass as `before` for the next page; None at the start of the log
+    scanned: int
+
+
 class SearchHit(TypedDict):
     kind: Literal["task", "context", "event"]
     id: str  # the task id, context entry id or event id

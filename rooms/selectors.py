@@ -34,6 +34,7 @@ from rooms.results import (
     Delivery,
     DeliveryState,
     Event,
+    EventPage,
     EventReads,
     Handoff,
     Lease,
@@ -47,6 +48,7 @@ from rooms.results import (
     RoomSnapshot,
     SentMessage,
     Task,
+    TaskDetail,
     VarGot,
     VarList,
 )
@@ -616,3 +618,117 @@ async def event_follow(
                 await asyncio.wait_for(woken.wait(), keepalive_seconds)
             except TimeoutError:
                 yield None
+
+
+TASK_EVENTS_SCANNED = 2_000  # a task page looks this far back in the log for its events
+PAGE_SCAN_MOST = 5_000  # a filtered page of the log reads at most this many events
+
+
+def event_about_task(event: Event, task_id: str) -> bool:
+    """Whether `event` is about the task: it carries the task, its id, or a handoff, review
+    or lease of it."""
+    payload = event.get("payload")
+    if not isinstance(payload, dict):
+        return False
+    for key in ("task", "handoff", "review", "lease"):
+        inner = payload.get(key)
+        if isinstance(inner, dict) and task_id in (inner.get("id"), inner.get("taskId")):
+            return True
+        if isinstance(inner, dict) and inner.get("targetId") == task_id:
+            return True
+    return task_id in (payload.get("taskId"), payload.get("task_id"), payload.get("targetId"))
+
+
+def _context_names_task(entry: ContextEntry, task_id: str) -> bool:
+    payload = entry.get("payload")
+    if not isinstance(payload, dict):
+        return False
+    refs = payload.get("references")
+    return task_id in (payload.get("task_id"), payload.get("blocking_task_id")) or (
+        isinstance(refs, list) and task_id in refs
+    )
+
+
+async def task_detail(room: RoomRef, *, task_id: str) -> TaskDetail:
+    """The task and what surrounds it: its leases, handoffs, reviews, the context that
+    names it or was handed over with it, the tasks that wait for it, and its events."""
+    task = await task_get(room, task_id=task_id)
+    plan = await plan_get(room)
+    handoffs = [h for h in await handoffs_all(room) if h["taskId"] == task_id]
+    handed = {cid for h in handoffs for cid in h.get("contextIds") or []}
+    context = [
+        e
+        for e in await context_list(room, type_=None, author=None)
+        if e["id"] in handed or _context_names_task(e, task_id)
+    ]
+    now = clock.now_ms()
+    leases = [
+        lease
+        for lease in (
+            lease_from_json(raw)
+            for raw in await store.leases_live(room.keys, now_ms=now, overlapping=None)
+        )
+        if lease.get("taskId") == task_id
+    ]
+    events: list[Event] = []
+    before: str | None = None
+    scanned = 0
+    while scanned < TASK_EVENTS_SCANNED:
+        page = await event_page(room, before=before, limit=500)
+        scanned += len(page["events"])
+        events += [e for e in page["events"] if event_about_task(e, task_id)]
+        if page["older"] is None:
+            break
+        before = page["older"]
+    return {
+        "task": task,
+        "leases": leases,
+        "handoffs": handoffs,
+        "reviews": [
+            r
+            for r in await review_list(room, status=None)
+            if r["targetType"] == "task" and r["targetId"] == task_id
+        ],
+        "context": context,
+        "events": events,
+        "dependents": [t for t in plan["tasks"] if task_id in (t.get("depends_on") or [])],
+    }
+
+
+async def event_page(
+    room: RoomRef,
+    *,
+    before: str | None,
+    limit: int,
+    agent: str | None = None,
+    type_: str | None = None,
+) -> EventPage:
+    """The newest `limit` events before `before` (an event id; None = from the newest),
+    those from `agent` and of `type_` only when given. A filtered page reads at most
+    PAGE_SCAN_MOST events, so a filter nothing matches costs a bounded read, and says
+    where it stopped (`older`)."""
+    end = "+"
+    if before is not None:
+        if not is_event_id(before):
+            return {"events": [], "older": None, "scanned": 0}
+        end = f"({before}"
+    found: list[Event] = []
+    scanned = 0
+    while len(found) < limit and scanned < PAGE_SCAN_MOST:
+        want = limit if agent is None and type_ is None else 200
+        entries = await store.event_range(room.keys, start="-", end=end, count=want, reverse=True)
+        if not entries:
+            return {"events": found, "older": None, "scanned": scanned}
+        for entry in entries:
+            scanned += 1
+            event = event_from_entry(entry)
+            if (agent is None or event["from"] == agent) and (
+                type_ is None or event["type"] == type_
+            ):
+                found.append(event)
+                if len(found) == limit:
+                    return {"events": found, "older": event["id"], "scanned": scanned}
+        end = f"({entries[-1][0]}"
+        if len(entries) < want:
+            return {"events": found, "older": None, "scanned": scanned}
+    return {"events": found, "older": end[1:], "scanned": scanned}

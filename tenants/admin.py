@@ -25,7 +25,7 @@ class TeamAdmin(admin.ModelAdmin):  # type: ignore[type-arg]
     slug must not start naming someone else). Deleting a team here removes its Redis state
     and cached credentials too (tenants.purges)."""
 
-    list_display = ["slug", "name", "is_static", "room_cap", "created_at"]
+    list_display = ["slug", "name", "is_static", "room_cap", "people_act_for_agents", "created_at"]
     search_fields = ["slug", "name"]
     inlines = [MembershipInline]
 

@@ -27,6 +27,13 @@ class Team(models.Model):
     room_cap = models.PositiveIntegerField(
         null=True, blank=True, help_text="Most rooms this team may own; empty = no cap."
     )
+    people_act_for_agents = models.BooleanField(
+        default=False,
+        help_text=(
+            "People may accept a handoff or resolve a review on an agent's behalf from the "
+            "room page (each such action names the person in the log)."
+        ),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

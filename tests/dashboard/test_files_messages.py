@@ -98,8 +98,10 @@ def test_the_context_panel_says_who_is_behind(ann: Person) -> None:
 def test_the_message_event_reads_as_words(ann: Person) -> None:
     room, _ = _busy_room(ann)
     page = html.unescape(ann.client.get(f"/rooms/{room.room_id}/").content.decode())
-    assert "sent a message <strong>schema</strong> to alice, carol: “users table changed”" in page
-    assert "leased <code>docs/*.md</code> (shared)" in page
+    assert "<strong>bob</strong> sent a message “schema”: “users table changed”" in page
+    assert '<p class="meta">to alice, carol</p>' in page
+    assert "<strong>carol</strong> leased docs/*.md (shared)" in page
+    assert "{&quot;" not in page and '{"' not in page.split("<main", 1)[1]  # no raw JSON
 
 
 def test_another_team_sees_none_of_it(ann: Person, bob: Person) -> None:

@@ -25,7 +25,7 @@ PUBLIC = {
     "sign-in-once",
 }
 # Pages about the signed-in person's own things (no object of team A in the URL).
-OWN = {"account", "team", "team-switch", "rooms", "keys", "audit"}
+OWN = {"account", "team", "team-switch", "team-acting", "rooms", "keys", "audit"}
 
 
 @pytest.fixture
@@ -38,6 +38,16 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
     )
     membership = ann.team.memberships.get()
     entry_id = "c_doesnotmatter"
+    from mcp_gateway.dispatch import tool_run
+    from rooms import store
+    from tests import callers
+
+    task = store.run_sync(
+        tool_run,
+        callers.team_caller(ann.team.slug),
+        "add_task",
+        {"roomId": room.room_id, "title": "a task of team A"},
+    )
     from django.test import override_settings
 
     from tenants import webhooks
@@ -53,6 +63,8 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
         "entry_id": entry_id,
         "token": share.token,
         "webhook_id": hook.pk,
+        "task_id": task["id"],
+        "action": "broadcast",
     }
 
 
@@ -87,6 +99,8 @@ def test_every_url_is_classified() -> None:
                         "entry_id",
                         "token",
                         "webhook_id",
+                        "task_id",
+                        "action",
                     )
                 }
             )
@@ -99,7 +113,7 @@ def test_team_b_gets_404_on_every_url_of_team_a(
     team_a_objects: dict[str, Any], ann: Person, bob: Person
 ) -> None:
     urls = team_a_urls(team_a_objects)
-    assert len(urls) == 17
+    assert len(urls) == 20
     for name, path in urls:
         for method in ("get", "post"):
             response = getattr(bob.client, method)(path)
@@ -108,6 +122,7 @@ def test_team_b_gets_404_on_every_url_of_team_a(
                 continue
             body = response.content.decode()
             assert "team-a-room" not in body or name == "context", (name, method)
+            assert "a task of team A" not in body, (name, method)
         # Team A's owner reaches the same URL (a GET or POST answers something other than 404),
         # so the 404 above is about tenancy, not a broken URL.
     for name, path in urls:

@@ -943,7 +943,13 @@ PAGES: dict[str, tuple[str, str, dict[str, str] | None, str | None]] = {
     "webhooks": ("get", f"/rooms/{ROOM_A}/webhooks", None, "webhooks"),
     "audit": ("get", "/audit", None, "team"),
     "member_invite": ("post", "/team", {"email": "new@a.example", "role": "member"}, "team"),
+    "events": ("get", f"/rooms/{ROOM_A}/events?agent=x&q=anything", None, None),
+    # A person acting in the room: the tool's own write check decides (a read-only key
+    # session is told so on the page it returns to, and nothing changes).
+    "act": ("post", f"/rooms/{ROOM_A}/act/broadcast", {"text": "hello"}, None),
+    "team_acting": ("post", "/team/acting", {"allowed": "1"}, "team"),
 }
+REDIRECTING = ("room_create", "invite_create", "act", "team_acting")
 SESSION_CAPS: dict[str, set[str]] = {
     "owner": {"rooms", "keys", "invites", "webhooks", "team"},
     "admin": {"rooms", "keys", "invites", "webhooks"},
@@ -961,12 +967,12 @@ def page_outcome(page: str, cred: str) -> int:
         # Team-b's owner: team-a's rooms are not there; the team-wide pages are team-b's.
         if ROOM_A in path:
             return 404
-        return 302 if page == "room_create" else 200
+        return 302 if page in ("room_create", "team_acting") else 200
     if needs is None or needs in SESSION_CAPS[cred]:
         if page == "member_invite" and cred == "static_session":
             return 404  # inviting people needs a person, not a key
         # Creations redirect to the page that shows what they made (once).
-        return 302 if page in ("room_create", "invite_create") else 200
+        return 302 if page in REDIRECTING else 200
     return 404
 
 
@@ -999,6 +1005,9 @@ def dashboard_cell(page: str, cred: str, world: World, raw_redis: redis.Redis) -
     if expected == 404:
         assert db_state() == db_before
         assert redis_room_state(raw_redis, ROOM_A) == room_a_before
+    if page == "act" and expected != 404:
+        changed = redis_room_state(raw_redis, ROOM_A) != room_a_before
+        assert changed == (cred != "ro_key_session"), (cred, "wrote" if changed else "refused")
     if expected != 404 and page == "key_create":
         minted = ApiKey.objects.filter(name="minted").order_by("-pk").first()
         assert minted is not None and minted.team_id == world.team_a.pk
