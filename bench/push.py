@@ -372,18 +372,26 @@ class HookReceiver:
         self.delivery_ids: list[str] = []
         self.port = 0
         self._server: asyncio.Server | None = None
+        self._writers: set[asyncio.StreamWriter] = set()
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         self.port = int(self._server.sockets[0].getsockname()[1])
 
     async def stop(self) -> None:
+        """Stop, hanging up on the server's keep-alive delivery connections first: a handler
+        still reading at the loop's shutdown is cancelled there, and asyncio logs that as
+        an error in the middle of the report."""
+        for writer in list(self._writers):
+            writer.close()
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self._server.wait_closed(), 2)
+        await asyncio.sleep(0)
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._writers.add(writer)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -419,6 +427,7 @@ class HookReceiver:
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError):
             pass
         finally:
+            self._writers.discard(writer)
             writer.close()
 
     def _check(self, request_line: str, headers: dict[str, str], body: bytes) -> None:

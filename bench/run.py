@@ -19,7 +19,11 @@ DATABASE_URL / REDIS_URL say otherwise), and the bench measures, for each:
   once, in stream order;
 - push latency (thin server only): from a post_event to the waiting agent's wake-up, for
   wait_for_events, the SSE stream and a webhook to a local receiver (signatures checked),
-  and "many waiters": hundreds of wait_for_events on one server, one write wakes them all.
+  and "many waiters": hundreds of wait_for_events on one server, one write wakes them all;
+- the paper's evaluation (thin server only; bench/paper.py): coordination tool calls per
+  handoff for a scripted backend -> frontend handoff with a mid-stream change request over
+  the official `mcp` client, a newcomer's cold start (get_my_summary against replaying the
+  log) and the staleness window of update_context through wait_for_events, SSE, webhooks.
 
 Exit status: 0 when every correctness check passed, 1 when one failed, 2 when the bench
 could not run. Knobs (env): BENCH_WRK_SECONDS (5), BENCH_LATENCY_CALLS (500),
@@ -28,9 +32,10 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
-messages, archive, events, push, denials, growth, storm, cost, sizes, search; e.g.
+messages, archive, events, push, denials, growth, storm, cost, sizes, search, paper; e.g.
 BENCH_ONLY=push runs section 6 alone,
-against the thin server only unless BENCH_DISPATCH says otherwise).
+against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
+own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from bench import (
     denials,
     loads,
     messages,
+    paper,
     push,
     server,
     sizes,
@@ -115,6 +121,7 @@ SECTIONS = (
     "cost",
     "sizes",
     "search",
+    "paper",
 )
 
 
@@ -195,6 +202,7 @@ class ModeFigures:
     cost: cost.CostFigures | None = None
     sizes: sizes.SizeFigures | None = None
     search: search_bench.SearchFigures | None = None
+    paper: paper.PaperFigures | None = None
     cross_team: str = ""
     log_problems: list[str] = field(default_factory=list)
     phase_seconds: dict[str, float] = field(default_factory=dict)
@@ -892,6 +900,14 @@ def bench_all(
             # One server is enough: the thin one (the default), else the first.
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
             push_phases(t, fails, run)
+        if "paper" in ONLY and targets:
+            t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
+            label = (
+                f"paper ({paper.HANDOFFS} handoffs over the mcp client, cold starts, "
+                f"{paper.UPDATES} updates per push path)"
+            )
+            with phase(t.fig, label):
+                t.fig.paper = run(paper.measure(t.srv.mcp_url, keys.secret, t.ep, fails))
         if targets and ("growth" in ONLY or "storm" in ONLY):
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
             if "growth" in ONLY:
@@ -1262,6 +1278,8 @@ def report(
             lines += sizes.section(f.sizes)
         if f.search is not None:
             lines += search_bench.section(f.search)
+        if f.paper is not None:
+            lines += paper.section(f.paper)
     for f in figs:
         if f.growth is not None:
             lines += tenancy.growth_section(f.growth)
@@ -1305,7 +1323,7 @@ def main() -> int:
         loop_factory = None
     runner = asyncio.Runner(loop_factory=loop_factory)
     # Section 6 runs against one server (thin): alone, it needs no second one.
-    one_server = {"push", "denials", "growth", "storm"}
+    one_server = {"push", "denials", "growth", "storm", "paper"}
     default_dispatch = "thin" if set(ONLY) <= one_server else "thin,sdk"
     dispatches = [
         d.strip()
