@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 
-.PHONY: install run test test-cluster cluster-server bench lint format browsers
+.PHONY: install run test test-cluster cluster-server bench lint format browsers conformance browsers-chromium
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,8 +48,14 @@ cluster-server:
 		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq redis-server >/dev/null 2>&1)) ) || \
 		echo "redis-server could not be installed: the cluster pass will be skipped."
 
-## Debian's Chromium for the browser tests (they skip, saying why, when none can be had).
-browsers:
+## Debian's Chromium for the browser tests (they skip, saying why, when none can be had),
+## and axe-core from npm for their accessibility check.
+AXE := $(VENV)/axe/node_modules/axe-core/axe.min.js
+browsers: browsers-chromium $(AXE)
+$(AXE):
+	@command -v npm >/dev/null 2>&1 && npm install --silent --no-audit --no-fund --prefix $(VENV)/axe axe-core@4.14.1 >/dev/null 2>&1 || \
+		echo "axe-core could not be installed (npm): the accessibility checks will be skipped."
+browsers-chromium:
 	@test -x /usr/bin/chromium || command -v chromium >/dev/null 2>&1 || \
 		( [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 		  (apt-get install -y -qq chromium >/dev/null 2>&1 || \
@@ -62,6 +68,18 @@ bench: install
 		(apt-get install -y -qq wrk >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq wrk >/dev/null 2>&1)) || \
 		echo "wrk unavailable: throughput falls back to the Python load generator")
 	$(BIN)/python -m bench.run
+
+## The conformance kit (docs/conformance.md) against any Room Protocol server, ours or roomd:
+##   make conformance URL=http://host:port/mcp KEY=<a team key> [KEY_B=<another team's key>]
+## KEY_B runs the cross-team isolation checks (without it they skip, saying why). The keys
+## reach the kit through the environment, so they are not echoed or shown in `ps`.
+conformance: install
+	@if [ -z "$(URL)" ] || [ -z "$(KEY)" ]; then \
+		echo "make conformance needs URL and KEY: make conformance URL=http://host:port/mcp KEY=<team key> [KEY_B=<another team's key>]" >&2; \
+		exit 2; \
+	fi
+	@CONFORMANCE_URL="$(URL)" CONFORMANCE_KEY="$(KEY)" CONFORMANCE_KEY_B="$(KEY_B)" \
+		$(BIN)/python -m conformance
 
 lint: install
 	$(BIN)/ruff check .

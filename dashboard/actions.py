@@ -203,7 +203,9 @@ def review_resolve(actor: Actor, form: dict[str, str]) -> str:
         raise ActionInputError(f"No review {review_id} in this room.")
     note = _text(form, "note", required=False)
     arguments: dict[str, Any] = {"reviewId": review_id}
-    for_agent = None if review["reviewer"] == actor.name else review["reviewer"]
+    # A submission (kind "submission", reviewer "*") is anyone's to judge but its submitter's.
+    anyone = review.get("kind") == "submission"
+    for_agent = None if anyone or review["reviewer"] == actor.name else review["reviewer"]
     if for_agent is not None:
         note = f"{verdict}d by {actor.name} on {for_agent}'s behalf" + (f": {note}" if note else "")
     if note:
@@ -231,7 +233,8 @@ def change_request_answer(actor: Actor, form: dict[str, str]) -> str:
     and consumers are told through context_updated), by the person."""
     entry_id = _text(form, "entry_id", most=128)
     answer = _choice(form, "answer", ("accepted", "declined", "done"))
-    entry = actor.call("read_context", {"id": entry_id})
+    # (Its history, not read_context: a person answering is not one of the entry's readers.)
+    entry = actor.call("get_context_history", {"id": entry_id})["current"]
     if entry.get("type") != "change_request":
         raise ActionInputError("Only a change request can be answered.")
     payload = {

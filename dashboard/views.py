@@ -418,7 +418,10 @@ def _waiting(snapshot: RoomSnapshot, reviews: list[Any], handoffs: list[Any]) ->
         "submitted": [
             t for t in tasks if dict(t.get("verification") or {}).get("state") == "submitted"
         ],
-        "reviews": [r for r in reviews if r["status"] == "pending"],
+        # (A submission is a review of kind "submission": it is listed with the tasks.)
+        "reviews": [
+            r for r in reviews if r["status"] == "pending" and r.get("kind") != "submission"
+        ],
         "handoffs": [h for h in handoffs if h["status"] == "offered"],
         "change_requests": [
             c

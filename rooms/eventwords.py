@@ -39,7 +39,8 @@ def _quoted(value: Any) -> str:
 
 
 def _task(p: dict[str, Any], titles: Mapping[str, str]) -> tuple[str, str | None]:
-    task = _obj(p.get("task"))
+    # task_added carries the task itself; the others carry it under "task".
+    task = _obj(p.get("task")) or (p if "title" in p else {})
     task_id = task.get("id") or p.get("taskId") or p.get("task_id")
     title = task.get("title") or (titles.get(task_id) if isinstance(task_id, str) else None)
     return (f"“{_short(title, 80)}”" if title else f"task {task_id}"), (
@@ -47,8 +48,8 @@ def _task(p: dict[str, Any], titles: Mapping[str, str]) -> tuple[str, str | None
     )
 
 
-def _with_note(text: str, p: dict[str, Any]) -> str:
-    note = p.get("note")
+def _with_note(text: str, p: dict[str, Any], key: str = "note") -> str:
+    note = p.get(key)
     return f"{text} — {_quoted(note)}" if isinstance(note, str) and note else text
 
 
@@ -119,9 +120,9 @@ def _handoff(verb: str) -> Callable[[dict[str, Any], Mapping[str, str]], EventWo
         title = titles.get(task_id) if isinstance(task_id, str) else None
         name = f"“{_short(title, 80)}”" if title else f"task {task_id}"
         text = verb.format(task=name, source=h.get("from"), target=h.get("to"))
-        return EventWords(
-            _with_note(text, h), task_id=task_id if isinstance(task_id, str) else None
-        )
+        # An answer's own note (resolutionNote) says who answered for whom; an offer's, why.
+        text = _with_note(text, h, "resolutionNote" if h.get("resolutionNote") else "note")
+        return EventWords(text, task_id=task_id if isinstance(task_id, str) else None)
 
     return words
 
@@ -136,8 +137,11 @@ def _review(verb: str) -> Callable[[dict[str, Any], Mapping[str, str]], EventWor
             else f"{kind} {target}"
         )
         text = verb.format(target=name, reviewer=review.get("reviewer"))
+        text = _with_note(
+            text, review, "resolutionNote" if review.get("resolutionNote") else "note"
+        )
         return EventWords(
-            _with_note(text, review),
+            text,
             task_id=target if kind == "task" and isinstance(target, str) else None,
             context_id=target if kind == "context" and isinstance(target, str) else None,
         )

@@ -18,6 +18,8 @@ document.addEventListener("click", async (event) => {
   }
   const label = button.textContent;
   button.textContent = "Copied";
+  const announcer = document.getElementById("announcer");
+  if (announcer) announcer.textContent = "Copied to the clipboard";
   setTimeout(() => { button.textContent = label; }, 1500);
 });
 

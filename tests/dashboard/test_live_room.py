@@ -119,6 +119,10 @@ def test_every_event_of_a_busy_room_reads_as_words(ann: Person) -> None:
         assert words.text and "{" not in words.text and "[" not in words.text, event
         if event["type"] in WORDS:
             assert not words.text.startswith("posted "), event
+    added = next(e for e in events if e["type"] == "task_added")
+    assert event_words(added, {}).text == "added task “Orders API”"
+    moved = next(e for e in events if e["type"] == "task_updated")
+    assert "“Orders API”" in event_words(moved, {}).text
     custom = next(e for e in events if e["type"] == "deploy_started")
     assert event_words(custom, {}).text == "posted deploy started — env: staging"
     page = html.unescape(ann.client.get(f"/rooms/{room.room_id}/").content.decode())
