@@ -266,9 +266,13 @@ CREDENTIAL_LOST = (
 TASK_NOT_FOUND = 'Unknown taskId "{task_id}". {hint}'
 TASK_HINT_CLOSEST = "Closest existing tasks: {closest}. Call read_plan to see every task."
 TASK_HINT_EMPTY = "This room has no tasks yet: add one with add_task, or check the roomId."
+TASK_HINT_NONE_CLOSE = "No task id of this room looks like it: call read_plan to see every task."
 CONTEXT_NOT_FOUND = 'Unknown context id "{entry_id}". {hint}'
 CONTEXT_HINT_CLOSEST = "Closest existing entries: {closest}. Call list_context to see them all."
 CONTEXT_HINT_EMPTY = "This room has no context entries yet; write one with write_context."
+CONTEXT_HINT_NONE_CLOSE = (
+    "No context id of this room looks like it: call list_context to see every entry."
+)
 EVENT_NOT_FOUND = 'Unknown event id "{event_id}". {hint}'
 EVENT_HINT_CLOSEST = (
     "Event ids are stream ids like 1732871234567-0; the nearest events are: {closest}. "
@@ -325,6 +329,7 @@ DEPENDENCY_FULL = 'Task "{task_id}" already has {most} dependencies, the most a 
 REVIEW_NOT_FOUND = 'Unknown reviewId "{review_id}". {hint}'
 REVIEW_HINT_CLOSEST = "Reviews of this room: {closest}. Call list_reviews to see them all."
 REVIEW_HINT_EMPTY = "This room has no reviews yet: ask for one with request_review."
+REVIEW_HINT_NONE_CLOSE = "No review id of this room looks like it: call list_reviews to see them."
 REVIEW_NOT_REVIEWER = (
     'Review "{review_id}" asks "{reviewer}" to review it, not "{agent_id}": only the named '
     "reviewer approves or rejects it."

@@ -87,6 +87,8 @@ async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundErro
     hint = (
         errors.TASK_HINT_CLOSEST.format(closest=describe(pairs))
         if pairs
+        else errors.TASK_HINT_NONE_CLOSE
+        if found.examined
         else errors.TASK_HINT_EMPTY
     )
     return errors.TaskNotFoundError(
@@ -164,6 +166,8 @@ async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFo
     hint = (
         errors.CONTEXT_HINT_CLOSEST.format(closest=describe(pairs))
         if pairs
+        else errors.CONTEXT_HINT_NONE_CLOSE
+        if found.examined
         else errors.CONTEXT_HINT_EMPTY
     )
     return errors.ContextNotFoundError(
@@ -373,6 +377,8 @@ async def review_not_found(room: RoomRef, review_id: str) -> errors.ReviewNotFou
     hint = (
         errors.REVIEW_HINT_CLOSEST.format(closest=describe(found.pairs))
         if found.pairs
+        else errors.REVIEW_HINT_NONE_CLOSE
+        if found.examined
         else errors.REVIEW_HINT_EMPTY
     )
     return errors.ReviewNotFoundError(

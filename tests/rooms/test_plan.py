@@ -398,6 +398,19 @@ async def test_unknown_task_id_in_an_empty_room_says_there_are_no_tasks(room: Ro
     )
 
 
+async def test_unknown_task_id_like_none_of_the_rooms_tasks_does_not_say_the_room_is_empty(
+    room: RoomRef,
+) -> None:
+    await add(room, "Write the parser")
+    with pytest.raises(errors.TaskNotFoundError) as caught:
+        await selectors.task_get(room, task_id="zzconformancemissing")
+
+    assert caught.value.message == errors.TASK_NOT_FOUND.format(
+        task_id="zzconformancemissing", hint=errors.TASK_HINT_NONE_CLOSE
+    )
+    assert caught.value.extra["examined"] == 1
+
+
 # --- read_plan --------------------------------------------------------------------------
 
 
