@@ -295,6 +295,9 @@ class SdkDispatcher:
             raise RpcError(data.code, data.message, data.data) from None
         finally:
             _current_caller.reset(token)
+        if method == "initialize" and isinstance(result, dict) and "instructions" in result:
+            # The SDK's server has one static text; the rooms are this caller's.
+            result["instructions"] = await instructions_for(admitted.caller)
         return result
 
 
