@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib import messages
@@ -23,12 +23,12 @@ from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view
 from mcp_gateway.dispatch import tool_run
 from rooms import selectors as room_selectors
 from rooms import store
-from rooms.errors import DomainError
+from rooms.errors import DomainError, TaskNotFoundError
 from rooms.eventwords import WORDS as EVENT_TYPES
 from rooms.eventwords import event_words
 from rooms.refs import RoomRef
 from rooms.report import room_report
-from rooms.results import RoomSnapshot
+from rooms.results import Event, RoomSnapshot
 from tenants import access, acting, archives, firstrun, people, selectors, services, webhooks
 from tenants import errors as tenant_errors
 from tenants.auth import KeySession, ShareToken, caller_resolve_sync
@@ -384,7 +384,7 @@ def _feed(events: list[Any], titles: dict[str, str]) -> list[dict[str, Any]]:
     for event in rows:
         parent = event.get("reply_to_id")
         event["parent"] = by_id.get(parent) if parent else None
-        event["words"] = event_words(event, titles)  # type: ignore[arg-type]
+        event["words"] = event_words(cast(Event, event), titles)
     return rows
 
 
@@ -460,12 +460,18 @@ async def _room_state(room: RoomRef) -> dict[str, Any]:
     }
 
 
+def _acts_for_agents(viewer: Viewer) -> bool:
+    """Whether the page offers acting for agents: the team allows it, and this is not a
+    key bound to one agent (tenants.acting refuses those anyway)."""
+    return bool(viewer.team.people_act_for_agents) and viewer.caller.agent is None
+
+
 def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
     state = store.run_sync(_room_state, _ref(viewer.caller, found))
     return {
         **_live_context(state["snapshot"], state["reviews"], state["handoffs"]),
         "can_act": viewer.can_write and found.status == "active",
-        "acts_for_agents": viewer.team.people_act_for_agents,
+        "acts_for_agents": _acts_for_agents(viewer),
         "me": acting.person_agent(viewer.caller, viewer.user),
     }
 
@@ -555,15 +561,9 @@ def room_act(request: HttpRequest, viewer: Viewer, room_id: str, action: str) ->
     actor = actions.Actor(caller=viewer.caller, user=viewer.user, team=viewer.team, room=found)
     form = {k: v for k, v in request.POST.items() if isinstance(v, str)}
     try:
-        said = actions.room_act(actor, action, form)
-    except (actions.ActionInputError, DomainError) as exc:
-        text = exc.message if isinstance(exc, DomainError) else str(exc)
-        messages.error(request, text)
-        status = exc.status if isinstance(exc, DomainError) else 400
-        if request.headers.get("accept", "").startswith("application/json"):
-            return HttpResponse(text, status=status, content_type="text/plain")
-    else:
-        messages.success(request, said)
+        messages.success(request, actions.person_act(actor, action, form))
+    except DomainError as exc:
+        messages.error(request, exc.message)
     return redirect(_back(request, found))
 
 
@@ -576,7 +576,7 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
         detail = store.run_sync(
             room_selectors.task_detail, _ref(viewer.caller, found), task_id=task_id
         )
-    except DomainError:
+    except TaskNotFoundError:
         raise Http404("not found") from None
     plan_titles = {t["id"]: t["title"] for t in detail["dependents"]}
     plan_titles[detail["task"]["id"]] = detail["task"]["title"]
@@ -594,7 +594,7 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
             "events": _feed(detail["events"], plan_titles),
             "statuses": STATUS_LABELS,
             "can_act": viewer.can_write and found.status == "active",
-            "acts_for_agents": viewer.team.people_act_for_agents,
+            "acts_for_agents": _acts_for_agents(viewer),
             "me": acting.person_agent(viewer.caller, viewer.user),
         },
     )
@@ -622,6 +622,10 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             )["hits"]
         except DomainError as exc:
             error = exc.message
+        for hit in hits:  # an event hit opens the page that starts with it
+            if hit["kind"] == "event" and "-" in hit["id"]:
+                ms, _, seq = hit["id"].partition("-")
+                hit["page_before"] = f"{ms}-{int(seq) + 1}" if seq.isdigit() else hit["id"]
     page = store.run_sync(
         room_selectors.event_page,
         ref,
@@ -653,6 +657,7 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             "before": before,
             "titles": titles,
             "event_types": sorted(EVENT_TYPES),
+            "per_page": EVENTS_PER_PAGE,
         },
     )
 

@@ -47,24 +47,42 @@ def payload_diff(old: Any, new: Any) -> list[str]:
     return lines
 
 
-def field_changes(old: Any, new: Any, at: str = "") -> list[str]:
+FIELD_LINES_MOST = 40  # a change past this many fields is summed up, not listed
+
+
+def field_changes(old: Any, new: Any) -> list[str]:
     """Each changed field named by its path, with its values: `response.currency: "USD"
-    -> "EUR"`, `response.total added: "number"` — what a consumer must change in its code,
-    not just that something did."""
+    -> "EUR"`, `items[0].name added: "sku"` — what a consumer must change in its code, not
+    just that something did. At most FIELD_LINES_MOST lines, then how many more."""
+    lines: list[str] = []
+    _field_walk(old, new, "", lines)
+    if len(lines) > FIELD_LINES_MOST:
+        rest = len(lines) - FIELD_LINES_MOST
+        lines = [*lines[:FIELD_LINES_MOST], f"and {rest} more changed fields"]
+    return lines
+
+
+def _field_walk(old: Any, new: Any, at: str, out: list[str]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
-        lines: list[str] = []
         for key in sorted(set(old) | set(new)):
             here = _path(at, key)
             if key not in old:
-                lines.append(f"{here} added: {_short(new[key])}")
+                out.append(f"{here} added: {_short(new[key])}")
             elif key not in new:
-                lines.append(f"{here} removed (was {_short(old[key])})")
+                out.append(f"{here} removed (was {_short(old[key])})")
             else:
-                lines += field_changes(old[key], new[key], here)
-        return lines
-    if old == new and type(old) is type(new):
-        return []
-    return [f"{at or 'value'}: {_short(old)} -> {_short(new)}"]
+                _field_walk(old[key], new[key], here, out)
+    elif isinstance(old, list) and isinstance(new, list):
+        for i in range(max(len(old), len(new))):
+            here = _path(at, i)
+            if i >= len(old):
+                out.append(f"{here} added: {_short(new[i])}")
+            elif i >= len(new):
+                out.append(f"{here} removed (was {_short(old[i])})")
+            else:
+                _field_walk(old[i], new[i], here, out)
+    elif old != new or type(old) is not type(new):
+        out.append(f"{at or 'value'}: {_short(old)} -> {_short(new)}")
 
 
 def _path(base: str, key: str | int) -> str:

@@ -96,7 +96,7 @@ def _context(verb: str) -> Callable[[dict[str, Any], Mapping[str, str]], EventWo
         elif version:
             text += f" (v{version})"
         if p.get("readVersion"):
-            text += f": you read v{p['readVersion']}, read it again"
+            text += f" after its reader had v{p['readVersion']}: that copy is stale"
         consumers = p.get("consuming_agents")
         if verb == "wrote" and isinstance(consumers, list) and consumers:
             text += f" for {', '.join(str(c) for c in consumers)}"
@@ -104,6 +104,11 @@ def _context(verb: str) -> Callable[[dict[str, Any], Mapping[str, str]], EventWo
         return EventWords(text, context_id=entry if isinstance(entry, str) else None)
 
     return words
+
+
+def _broadcast(p: dict[str, Any], titles: Mapping[str, str]) -> EventWords:
+    text = _quoted(p.get("text"))
+    return EventWords(f"broadcast to everyone: {text}" if text else "broadcast to everyone")
 
 
 def _message(p: dict[str, Any], titles: Mapping[str, str]) -> EventWords:
@@ -117,7 +122,9 @@ def _handoff(verb: str) -> Callable[[dict[str, Any], Mapping[str, str]], EventWo
     def words(p: dict[str, Any], titles: Mapping[str, str]) -> EventWords:
         h = _obj(p.get("handoff")) or p
         task_id = h.get("taskId")
-        title = titles.get(task_id) if isinstance(task_id, str) else None
+        title = _obj(p.get("task")).get("title") or (
+            titles.get(task_id) if isinstance(task_id, str) else None
+        )
         name = f"“{_short(title, 80)}”" if title else f"task {task_id}"
         text = verb.format(task=name, source=h.get("from"), target=h.get("to"))
         # An answer's own note (resolutionNote) says who answered for whom; an offer's, why.
@@ -154,7 +161,7 @@ def _lease(verb: str) -> Callable[[dict[str, Any], Mapping[str, str]], EventWord
         lease = _obj(p.get("lease")) or p
         mode = lease.get("mode")
         text = verb.format(path=lease.get("path"), mode=f" ({mode})" if mode else "")
-        task_id = lease.get("taskId")
+        task_id = lease.get("taskId") or lease.get("task_id")  # (the stored lease: task_id)
         return EventWords(text, task_id=task_id if isinstance(task_id, str) else None)
 
     return words
@@ -179,7 +186,7 @@ WORDS: dict[str, Callable[[dict[str, Any], Mapping[str, str]], EventWords]] = {
     "context_stale": _context("changed"),
     "context_deleted": _context("deleted"),
     "message": _message,
-    "broadcast": _message,
+    "broadcast": _broadcast,
     "message_acked": _fixed("acknowledged a message"),
     "lease_granted": _lease("leased {path}{mode}"),
     "lease_released": _lease("released the lease on {path}"),

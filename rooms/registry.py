@@ -521,7 +521,12 @@ async def _room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased
 async def _room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
     with turns.posting(a.agentId, "all"):
         return await services.event_post(
-            room, type_="broadcast", from_=a.agentId, to="all", payload={"text": a.text}
+            room,
+            type_="broadcast",
+            from_=a.agentId,
+            to="all",
+            payload={"text": a.text},
+            reserved=True,
         )
 
 

@@ -372,7 +372,7 @@ class TaskDetail(TypedDict):
     handoffs: list[Handoff]  # of this task, oldest first
     reviews: list[Review]  # asked of this task, newest first
     context: list[ContextEntry]  # entries naming the task or handed over with it
-    events: list[Event]  # about this task, newest first (of the newest EVENTS_SCANNED)
+    events: list[Event]  # about this task, newest first (of the newest TASK_EVENTS_SCANNED)
     dependents: list[Task]  # tasks waiting for this one
 
 

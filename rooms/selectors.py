@@ -636,12 +636,16 @@ def event_about_task(event: Event, task_id: str) -> bool:
     payload = event.get("payload")
     if not isinstance(payload, dict):
         return False
+    if event["type"] == "task_added":  # its payload is the task itself
+        return payload.get("id") == task_id
     for key in ("task", "handoff", "review", "lease"):
         inner = payload.get(key)
         if isinstance(inner, dict) and task_id in (inner.get("id"), inner.get("taskId")):
             return True
         if isinstance(inner, dict) and inner.get("targetId") == task_id:
             return True
+    if isinstance(payload.get("lease"), dict) and payload["lease"].get("task_id") == task_id:
+        return True
     return task_id in (payload.get("taskId"), payload.get("task_id"), payload.get("targetId"))
 
 
@@ -715,7 +719,7 @@ async def event_page(
     where it stopped (`older`)."""
     end = "+"
     if before is not None:
-        if not is_event_id(before):
+        if not is_event_id(before) or before == FIRST_EVENT_ID:  # nothing is before 0-0
             return {"events": [], "older": None, "scanned": 0}
         end = f"({before}"
     found: list[Event] = []

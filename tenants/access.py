@@ -28,7 +28,7 @@ from rooms.results import RoomRow
 from rooms.schemas import ToolInput, room_id_valid
 from tenants import archives, selectors, services
 from tenants import errors as tenant_errors
-from tenants.capabilities import Caller, Manage
+from tenants.capabilities import PERSON_PREFIX, Caller, Manage
 from tenants.db import db_run
 from tenants.models import Room
 
@@ -61,6 +61,15 @@ def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInp
     """A bound credential acts only as its agent: every argument naming the actor must be
     its name (a mismatch is refused, naming the bound agent) and is filled in when left
     out. Arguments naming someone else (a task's new owner, a message's `to`) stay free."""
+    if not caller.person:
+        for name in tool.actors():
+            given = getattr(args, name)
+            if isinstance(given, str) and given.startswith(PERSON_PREFIX):
+                field = type(args).model_fields[name].alias or name
+                raise tenant_errors.ActorMismatchError(
+                    tenant_errors.ACTOR_PERSON.format(field=field, given=given[:128]),
+                    extra={"field": field},
+                )
     if caller.agent is None:
         return args
     updates: dict[str, str] = {}

@@ -15,10 +15,9 @@ import dataclasses
 from django.contrib.auth.models import User
 
 from tenants import errors, services
-from tenants.capabilities import Caller, Manage
+from tenants.capabilities import PERSON_PREFIX, Caller, Manage
 from tenants.models import Team
 
-PERSON_PREFIX = "person:"
 ACTING_FOR_OFF = (
     "This team does not let people act on an agent's behalf. A team owner can allow it on "
     "the Team page ('People may act for agents')."
@@ -38,8 +37,9 @@ def person_agent(caller: Caller, user: User | None) -> str:
 
 def acting_as(caller: Caller, user: User | None) -> Caller:
     """The caller bound to the person's own name: every argument naming the actor is that
-    name, whatever a form posted (tenants.access.actors_bind)."""
-    return dataclasses.replace(caller, agent=person_agent(caller, user))
+    name, whatever a form posted (tenants.access.actors_bind). Only a person's session
+    becomes one; no credential may name itself `person:` otherwise."""
+    return dataclasses.replace(caller, agent=person_agent(caller, user), person=True)
 
 
 def acting_for(caller: Caller, team: Team, agent: str) -> Caller:
@@ -49,7 +49,7 @@ def acting_for(caller: Caller, team: Team, agent: str) -> Caller:
         raise errors.NotPermittedError(ACTING_FOR_BOUND)
     if not team.people_act_for_agents:
         raise errors.NotPermittedError(ACTING_FOR_OFF, extra={"agent": agent})
-    return dataclasses.replace(caller, agent=agent)
+    return dataclasses.replace(caller, agent=agent, person=False)
 
 
 def acting_for_set(*, team: Team, allowed: bool, caller: Caller) -> Team:

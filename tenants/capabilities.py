@@ -45,6 +45,10 @@ TEAM_MANAGEMENT = frozenset({Manage.KEYS, Manage.INVITES, Manage.WEBHOOKS, Manag
 OWNER_MANAGEMENT = TEAM_MANAGEMENT | {Manage.TEAM}
 STATIC_MANAGEMENT = OWNER_MANAGEMENT | {Manage.TEAMS}
 
+# The names people act under in rooms (tenants.acting): no agent may take one, so what a
+# person did is never forged by an agent, nor an agent's act blamed on a person.
+PERSON_PREFIX = "person:"
+
 CallerKind = Literal["static", "key", "invite", "session", "key_session", "share"]
 
 
@@ -65,6 +69,9 @@ class Caller:
     expires_at_ms: int | None = None
     user_id: int | None = None
     role: str | None = None  # a person's role in the team (sessions)
+    # Bound to a person's own name for one dashboard action (tenants.acting.acting_as): the
+    # only caller whose acting names may start with PERSON_PREFIX.
+    person: bool = False
 
     def may(self, what: Manage) -> bool:
         return what in self.manage

@@ -72,6 +72,14 @@ MANAGE_HOW = {
     "team": "Managing members and reading the audit log takes a team owner.",
     "teams": "Only a static key (API_KEYS) may create a team (seeds/000 §8.4).",
 }
+ACTOR_PERSON = (
+    '{field} "{given}" is a person\'s name: names starting with "person:" are for people '
+    "acting from the dashboard. Use your agent's own name."
+)
+AGENT_NAME_PERSON = (
+    'A credential cannot be bound to "{given}": names starting with "person:" are for people '
+    "acting from the dashboard."
+)
 ACTOR_MISMATCH = (
     'This credential is bound to agent "{agent}": {field} must be "{agent}" (or left out), '
     'not "{given}".'

@@ -24,6 +24,7 @@ from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
 from tenants import errors, projects, purges
 from tenants.auth import static_slugs
+from tenants.capabilities import PERSON_PREFIX
 from tenants.credentials import INVITE_PREFIX, KEY_PREFIX, secret_new
 from tenants.models import (
     ApiKey,
@@ -212,6 +213,12 @@ def membership_remove(*, membership: Membership, actor: str) -> None:
 # --- Keys ----------------------------------------------------------------------------------
 
 
+def agent_name_check(agent_name: str) -> None:
+    """A credential is never bound to a person's name (tenants.capabilities.PERSON_PREFIX)."""
+    if agent_name.startswith(PERSON_PREFIX):
+        raise errors.NotPermittedError(errors.AGENT_NAME_PERSON.format(given=agent_name[:128]))
+
+
 def api_key_create(
     *,
     team: Team,
@@ -221,6 +228,7 @@ def api_key_create(
     agent_name: str = "",
     read_only: bool = False,
 ) -> MintedKey:
+    agent_name_check(agent_name)
     with transaction.atomic():
         live = team_locked(team.pk).api_keys.filter(revoked_at__isnull=True).count()
         if live >= quota_limit("TEAM_KEYS_MAX"):
@@ -373,6 +381,7 @@ def invite_create(
     actor: str = "system",
     created_by: User | None = None,
 ) -> MintedInvite:
+    agent_name_check(agent_name)
     with transaction.atomic():
         room_guests_check(room)
         invite, secret = credential_mint(

@@ -189,3 +189,28 @@ def test_search_finds_tasks_and_context(ann: Person) -> None:
     page = html.unescape(ann.client.get(f"/rooms/{room.room_id}/events?q=orders").content.decode())
     assert "result" in page and f"/tasks/{objects['task']['id']}" in page
     assert f"/context/{objects['entry']['id']}" in page
+
+
+def test_odd_cursors_and_the_task_history_from_its_first_event(ann: Person) -> None:
+    room, _, objects = _busy_room(ann)
+    for before in ("0-0", "1-0", "99999999999999-0", "x" * 70):
+        assert ann.client.get(f"/rooms/{room.room_id}/events?before={before}").status_code == 200
+    page = html.unescape(
+        ann.client.get(f"/rooms/{room.room_id}/tasks/{objects['task']['id']}").content.decode()
+    )
+    history = page.split('id="h-history"', 1)[1]
+    assert "added task “Orders API”" in history and "leased src/orders/** (exclusive)" in history
+
+
+def test_a_contract_change_inside_a_list_is_named_to_the_field() -> None:
+    from rooms.diff import FIELD_LINES_MOST, field_changes
+
+    old = {"items": [{"name": "a"}], "total": 1}
+    new = {"items": [{"name": "b"}, {"name": "c"}], "total": 1.0}
+    assert field_changes(old, new) == [
+        'items[0].name: "a" -> "b"',
+        'items[1] added: {"name": "c"}',
+        "total: 1 -> 1.0",
+    ]
+    many = field_changes({str(i): 1 for i in range(100)}, {str(i): 2 for i in range(100)})
+    assert len(many) == FIELD_LINES_MOST + 1 and many[-1] == "and 60 more changed fields"

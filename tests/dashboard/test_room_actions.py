@@ -267,3 +267,78 @@ def test_the_task_page_shows_everything_about_the_task(ann: Person, bob: Person)
     assert 'aria-current="page">Live' in text
     assert bob.client.get(f"/rooms/{room.room_id}/tasks/{task['id']}").status_code == 404
     assert ann.client.get(f"/rooms/{room.room_id}/tasks/nope").status_code == 404
+
+
+def test_an_agent_cannot_act_under_a_persons_name(ann: Person) -> None:
+    """The attack: an agent's key signs its writes `person:ann@example.com`, to pass its
+    work off as Ann's or to resolve a review asked of her. Refused, and nothing written;
+    binding a key to such a name is refused too. Ann's own action still goes through."""
+    import pytest
+
+    from tenants import errors as tenant_errors
+
+    room, agent = _room(ann)
+    for tool, args in [
+        ("add_task", {"title": "forged", "agentId": ANN}),
+        ("room_broadcast", {"text": "forged", "agentId": ANN}),
+        ("send_message", {"to": "*", "body": "forged", "from": ANN}),
+    ]:
+        with pytest.raises(tenant_errors.ActorMismatchError) as refused:
+            _call(agent, tool, room, **args)
+        assert "person's name" in refused.value.message
+    assert _events(agent, room) == []
+    with pytest.raises(tenant_errors.NotPermittedError):
+        services.api_key_create(team=ann.team, name="k", agent_name=ANN)
+    _act(ann, room, "broadcast", text="mine")
+    assert [e["from"] for e in _events(agent, room)] == [ANN]
+
+
+def test_an_agent_cannot_forge_the_servers_own_events(ann: Person) -> None:
+    """The attack: post_event with a type the server writes (a verdict, a handoff, a
+    broadcast), which the room page would show as a trusted sentence. Refused."""
+    import pytest
+
+    from rooms import errors as room_errors
+
+    room, agent = _room(ann)
+    for kind in ("task_verified", "handoff_accepted", "room_status_changed", "broadcast"):
+        with pytest.raises(room_errors.ToolArgumentsError):
+            _call(
+                agent,
+                "post_event",
+                room,
+                type=kind,
+                to="all",
+                payload={"task": {"id": "t", "title": "Ship"}},
+                **{"from": "backend"},
+            )
+    assert _events(agent, room) == []
+    _call(agent, "room_broadcast", room, agentId="backend", text="the real one")
+    assert [e["type"] for e in _events(agent, room)] == ["broadcast"]
+
+
+def test_unassigning_a_task_in_progress_leaves_it_pending(ann: Person) -> None:
+    room, agent = _room(ann)
+    task = _call(agent, "add_task", room, title="Parser")
+    _call(agent, "claim_task", room, taskId=task["id"], agentId="backend")
+    page = _act(ann, room, "task-assign", task_id=task["id"], owner="").content.decode()
+    assert "now unowned" in page
+    moved = _call(agent, "get_task", room, taskId=task["id"])
+    assert (moved["owner"], moved["status"]) == (None, "pending")
+
+
+def test_a_handoff_is_accepted_for_whom_the_room_says_not_the_form(ann: Person) -> None:
+    room, agent = _room(ann)
+    ann.client.post("/team/acting", {"allowed": "1"})
+    task = _call(agent, "add_task", room, title="API")
+    _call(agent, "claim_task", room, taskId=task["id"], agentId="backend")
+    _call(agent, "heartbeat", room, agentId="frontend")
+    handoff = _call(
+        agent, "handoff_task", room, taskId=task["id"], to="frontend", **{"from": "backend"}
+    )
+    _act(ann, room, "handoff-accept", handoff_id=handoff["id"], to="mallory")
+    assert _call(agent, "get_task", room, taskId=task["id"])["owner"] == "frontend"
+    audit = AuditEvent.objects.get(action="room.handoff-accept", object_id=room.room_id)
+    assert audit.detail["for"] == "frontend" and audit.detail["as"] == ANN
+    again = _act(ann, room, "handoff-accept", handoff_id=handoff["id"]).content.decode()
+    assert "No handoff" in again
