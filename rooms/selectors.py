@@ -725,11 +725,13 @@ async def event_page(
     found: list[Event] = []
     scanned = 0
     while len(found) < limit and scanned < PAGE_SCAN_MOST:
-        want = limit if agent is None and type_ is None else 200
+        # One more than a page unfiltered, so a log of exactly N pages ends without an
+        # "older" link to an empty one.
+        want = limit + 1 if agent is None and type_ is None else 200
         entries = await store.event_range(room.keys, start="-", end=end, count=want, reverse=True)
         if not entries:
             return {"events": found, "older": None, "scanned": scanned}
-        for entry in entries:
+        for at, entry in enumerate(entries):
             scanned += 1
             event = event_from_entry(entry)
             if (agent is None or event["from"] == agent) and (
@@ -737,7 +739,12 @@ async def event_page(
             ):
                 found.append(event)
                 if len(found) == limit:
-                    return {"events": found, "older": event["id"], "scanned": scanned}
+                    more = at + 1 < len(entries) or len(entries) == want
+                    return {
+                        "events": found,
+                        "older": event["id"] if more else None,
+                        "scanned": scanned,
+                    }
         end = f"({entries[-1][0]}"
         if len(entries) < want:
             return {"events": found, "older": None, "scanned": scanned}

@@ -91,16 +91,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """On the cluster run, the tests that stop, kill or restart the single embedded Redis
     they start with the service (marker single_redis) are skipped: a cluster's outage is
-    the failover test's (tests/cluster/test_failover.py)."""
+    the failover test's (tests/cluster/test_failover.py). The browser tests marked
+    browser_only run once, in the single pass: what a page shows does not depend on how
+    the store is laid out, and the cluster pass is the longer of the two."""
     if not on_cluster():
         return
     skip = pytest.mark.skip(
         reason="stops or kills the service's single embedded Redis; on a cluster, "
         "tests/cluster/test_failover.py kills a master instead"
     )
+    once = pytest.mark.skip(
+        reason="checks what a browser shows (accessibility, every page action), which the "
+        "store's topology does not change: run once, in the single-Redis pass"
+    )
     for item in items:
         if item.get_closest_marker("single_redis"):
             item.add_marker(skip)
+        elif item.get_closest_marker("browser_only"):
+            item.add_marker(once)
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from tests.browser.test_dashboard_flow import in_thread, shot
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
 
 EMAIL = "actor@example.com"
 ME = f"person:{EMAIL}"

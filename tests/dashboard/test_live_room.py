@@ -214,3 +214,17 @@ def test_a_contract_change_inside_a_list_is_named_to_the_field() -> None:
     ]
     many = field_changes({str(i): 1 for i in range(100)}, {str(i): 2 for i in range(100)})
     assert len(many) == FIELD_LINES_MOST + 1 and many[-1] == "and 60 more changed fields"
+
+
+def test_a_log_of_exactly_two_pages_offers_no_third(ann: Person) -> None:
+    room = services.room_create(team=ann.team, room_id=new_room_id("twopages"), actor="t")
+    agent = callers.team_caller(ann.team.slug)
+    for i in range(100):
+        _call(agent, "post_event", room, type="tick", to="all", payload={"n": i}, **{"from": "a"})
+    first = ann.client.get(f"/rooms/{room.room_id}/events").content.decode()
+    older = re.search(r'href="\?([^"]*before=[^"]+)" rel="next"', first)
+    assert older is not None
+    second = ann.client.get(f"/rooms/{room.room_id}/events?{html.unescape(older.group(1))}")
+    text = second.content.decode()
+    assert len(re.findall(r"n: (\d+)</p>", text)) == 50
+    assert 'rel="next"' not in text and "The start of the log." in text
