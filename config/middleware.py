@@ -1,5 +1,7 @@
 """Site-wide response rules for the Django-served pages: a Content-Security-Policy on every
-page, and a clear 503 (not a 500) when a store is away while a page is built."""
+page, a clear 503 (not a 500) when a store is away while a page is built, and, for any
+refusal a page did not answer itself (a quota, a name it may not use), its own status
+and message."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from rooms import store
-from rooms.errors import DATABASE_UNAVAILABLE, STORE_UNAVAILABLE
+from rooms.errors import DATABASE_UNAVAILABLE, STORE_UNAVAILABLE, DomainError
 
 # Only our own files: no inline script (so no injected one runs), no eval, no framing.
 CSP = (
@@ -37,6 +39,13 @@ class SecurityHeaders:
             message = STORE_UNAVAILABLE
         elif isinstance(exception, OperationalError | InterfaceError):
             message = DATABASE_UNAVAILABLE
+        elif isinstance(exception, DomainError) and not request.path.startswith("/api/"):
+            # (The API answers these itself, as JSON: tenants.apis.exception_handler.)
+            return HttpResponse(
+                exception.message,
+                status=exception.status,
+                content_type="text/plain; charset=utf-8",
+            )
         else:
             return None
         if request.path.startswith("/api/"):

@@ -26,6 +26,7 @@ from rooms import store
 from rooms.errors import DomainError, TaskNotFoundError
 from rooms.eventwords import WORDS as EVENT_TYPES
 from rooms.eventwords import event_words
+from rooms.records import event_id_after, is_event_id
 from rooms.refs import RoomRef
 from rooms.report import room_report
 from rooms.results import Event, RoomSnapshot
@@ -388,53 +389,7 @@ def _feed(events: list[Any], titles: dict[str, str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _agents_doing(snapshot: RoomSnapshot) -> list[dict[str, Any]]:
-    """Each agent in the room with what it is doing: its tasks in progress, its last action
-    (of the events the page holds) and its leases."""
-    tasks = snapshot["plan"]["tasks"]
-    titles = {t["id"]: t["title"] for t in tasks}
-    rows = []
-    for p in snapshot["presence"]:
-        agent = p["agentId"]
-        last = next((e for e in snapshot["events"] if e["from"] == agent), None)
-        rows.append(
-            {
-                **p,
-                "working_on": [
-                    t for t in tasks if t.get("owner") == agent and t["status"] == "in_progress"
-                ],
-                "last": {**last, "words": event_words(last, titles)} if last else None,
-                "leases": [lease for lease in snapshot["leases"] if lease["holder"] == agent],
-            }
-        )
-    return rows
-
-
-def _waiting(snapshot: RoomSnapshot, reviews: list[Any], handoffs: list[Any]) -> dict[str, Any]:
-    """What waits for a decision a person can take: submissions to verify, pending reviews,
-    offered handoffs, change requests nobody answered, blocked tasks."""
-    tasks = snapshot["plan"]["tasks"]
-    return {
-        "submitted": [
-            t for t in tasks if dict(t.get("verification") or {}).get("state") == "submitted"
-        ],
-        # (A submission is a review of kind "submission": it is listed with the tasks.)
-        "reviews": [
-            r for r in reviews if r["status"] == "pending" and r.get("kind") != "submission"
-        ],
-        "handoffs": [h for h in handoffs if h["status"] == "offered"],
-        "change_requests": [
-            c
-            for c in snapshot["context"]
-            if c["type"] == "change_request" and not (c.get("payload") or {}).get("status")
-        ],
-        "blocked": [t for t in tasks if t["status"] == "blocked"],
-    }
-
-
-def _live_context(
-    snapshot: RoomSnapshot, reviews: list[Any] | None = None, handoffs: list[Any] | None = None
-) -> dict[str, Any]:
+def _live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
     tasks = snapshot["plan"]["tasks"]
     titles = {t["id"]: t["title"] for t in tasks}
     columns = [
@@ -446,33 +401,32 @@ def _live_context(
         "columns": columns,
         "titles": titles,
         "events": _feed(snapshot["events"], titles),
-        "agents": _agents_doing(snapshot),
-        "waiting": _waiting(snapshot, reviews or [], handoffs or []),
         "context": _context_view([dict(e) for e in snapshot["context"]]),
     }
 
 
-async def _room_state(room: RoomRef) -> dict[str, Any]:
+def _acting(viewer: Viewer, found: Room) -> dict[str, Any]:
+    """What the page lets this person do: act at all (a writer, in an active room), act for
+    agents (tenants.acting), and under which name."""
     return {
-        "snapshot": await room_selectors.room_snapshot(room),
-        "reviews": await room_selectors.review_list(room, status="pending"),
-        "handoffs": await room_selectors.handoffs_all(room),
+        "can_act": viewer.can_write and found.status == "active",
+        "acts_for_agents": acting.acting_for_allowed(viewer.caller, viewer.team),
+        "me": acting.person_agent(viewer.caller, viewer.user),
     }
 
 
-def _acts_for_agents(viewer: Viewer) -> bool:
-    """Whether the page offers acting for agents: the team allows it, and this is not a
-    key bound to one agent (tenants.acting refuses those anyway)."""
-    return bool(viewer.team.people_act_for_agents) and viewer.caller.agent is None
-
-
 def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
-    state = store.run_sync(_room_state, _ref(viewer.caller, found))
+    live = store.run_sync(room_selectors.room_live, _ref(viewer.caller, found))
+    titles = {t["id"]: t["title"] for t in live["snapshot"]["plan"]["tasks"]}
+    agents = [
+        {**a, "last": {**a["last"], "words": event_words(a["last"], titles)} if a["last"] else None}
+        for a in live["agents"]
+    ]
     return {
-        **_live_context(state["snapshot"], state["reviews"], state["handoffs"]),
-        "can_act": viewer.can_write and found.status == "active",
-        "acts_for_agents": _acts_for_agents(viewer),
-        "me": acting.person_agent(viewer.caller, viewer.user),
+        **_live_context(live["snapshot"]),
+        "agents": agents,
+        "waiting": live["waiting"],
+        **_acting(viewer, found),
     }
 
 
@@ -593,9 +547,7 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
             "offered": offered,
             "events": _feed(detail["events"], plan_titles),
             "statuses": STATUS_LABELS,
-            "can_act": viewer.can_write and found.status == "active",
-            "acts_for_agents": _acts_for_agents(viewer),
-            "me": acting.person_agent(viewer.caller, viewer.user),
+            **_acting(viewer, found),
         },
     )
 
@@ -623,9 +575,8 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
         except DomainError as exc:
             error = exc.message
         for hit in hits:  # an event hit opens the page that starts with it
-            if hit["kind"] == "event" and "-" in hit["id"]:
-                ms, _, seq = hit["id"].partition("-")
-                hit["page_before"] = f"{ms}-{int(seq) + 1}" if seq.isdigit() else hit["id"]
+            if hit["kind"] == "event" and is_event_id(hit["id"]):
+                hit["page_before"] = event_id_after(hit["id"])
     page = store.run_sync(
         room_selectors.event_page,
         ref,
@@ -681,8 +632,7 @@ def context_entry(
             "room": found,
             "history": _context_view([dict(e) for e in reversed(history)]),
             "current": history[-1],
-            "can_act": viewer.can_write and found.status == "active",
-            "me": acting.person_agent(viewer.caller, viewer.user),
+            **_acting(viewer, found),
         },
     )
 
@@ -787,15 +737,19 @@ def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     form = forms.KeyForm(request.POST or None)
     minted = None
     if request.method == "POST" and form.is_valid():
-        minted = services.api_key_create(
-            team=viewer.team,
-            name=form.cleaned_data["name"],
-            agent_name=form.cleaned_data["agent_name"],
-            read_only=form.cleaned_data["read_only"],
-            actor=viewer.actor,
-            created_by=viewer.user,
-        )
-        form = forms.KeyForm()
+        try:
+            minted = services.api_key_create(
+                team=viewer.team,
+                name=form.cleaned_data["name"],
+                agent_name=form.cleaned_data["agent_name"],
+                read_only=form.cleaned_data["read_only"],
+                actor=viewer.actor,
+                created_by=viewer.user,
+            )
+        except DomainError as exc:  # a quota, a person's name: said on the form
+            form.add_error(None, exc.message)
+        else:
+            form = forms.KeyForm()
     return render(
         request,
         "dashboard/keys.html",
@@ -838,18 +792,22 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     form = forms.InviteForm(request.POST or None)
     flash = f"invite-secret:{found.room_id}"
     if request.method == "POST" and form.is_valid():
-        minted = services.invite_create(
-            room=found,
-            label=form.cleaned_data["label"],
-            expires_at=_expiry(form.cleaned_data["expires_in"]),
-            agent_name=form.cleaned_data["agent_name"],
-            read_only=form.cleaned_data["read_only"],
-            actor=viewer.actor,
-            created_by=viewer.user,
-        )
-        # Shown once, on the page the redirect lands on: a reload makes no second invite.
-        request.session[flash] = [minted.invite.pk, minted.secret]
-        return redirect("invites", room_id=found.room_id)
+        try:
+            minted = services.invite_create(
+                room=found,
+                label=form.cleaned_data["label"],
+                expires_at=_expiry(form.cleaned_data["expires_in"]),
+                agent_name=form.cleaned_data["agent_name"],
+                read_only=form.cleaned_data["read_only"],
+                actor=viewer.actor,
+                created_by=viewer.user,
+            )
+        except DomainError as exc:  # a quota, a person's name: said on the form
+            form.add_error(None, exc.message)
+        else:
+            # Shown once, on the page the redirect lands on: a reload makes no second one.
+            request.session[flash] = [minted.invite.pk, minted.secret]
+            return redirect("invites", room_id=found.room_id)
     shown = request.session.pop(flash, None)
     guest = None
     if shown:

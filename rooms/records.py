@@ -24,6 +24,12 @@ def is_event_id(value: str) -> bool:
     return m is not None and int(m.group(1)) < _U64 and int(m.group(2)) < _U64
 
 
+def event_id_after(event_id: str) -> str:
+    """The smallest id after `event_id` (a valid one): a page "before" it starts with it."""
+    ms, _, seq = event_id.partition("-")
+    return f"{ms}-{int(seq) + 1}"
+
+
 def task_from_json(raw: str) -> Task:
     """A stored task, as the protocol shows it (the store wrote it from a `Task`)."""
     task: dict[str, Any] = json.loads(raw)

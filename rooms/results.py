@@ -364,6 +364,36 @@ class RoomSnapshot(TypedDict):
     messages: list[SentMessage]  # the newest, with every recipient's state
 
 
+class AgentAtWork(TypedDict):
+    """An agent in the room's presence, with what it is doing."""
+
+    agentId: str
+    status: str
+    lastSeen: str
+    working_on: list[Task]  # its tasks in progress
+    last: Event | None  # its newest event among the snapshot's
+    leases: list[Lease]  # the live leases it holds
+
+
+class RoomWaiting(TypedDict):
+    """What waits for a decision a person can take."""
+
+    submitted: list[Task]  # submissions to verify
+    reviews: list[Review]  # pending reviews (submissions are listed with their tasks)
+    handoffs: list[Handoff]  # offered, not answered
+    change_requests: list[ContextEntry]  # nobody answered them yet
+    blocked: list[Task]
+
+
+class RoomLive(TypedDict):
+    """The room as a person watching it sees it: the snapshot, each agent at work, and
+    what waits for a person."""
+
+    snapshot: RoomSnapshot
+    agents: list[AgentAtWork]
+    waiting: RoomWaiting
+
+
 class TaskDetail(TypedDict):
     """One task with everything around it, for a person opening it (the dashboard)."""
 

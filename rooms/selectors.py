@@ -26,6 +26,7 @@ from rooms.records import (
 )
 from rooms.refs import RoomRef
 from rooms.results import (
+    AgentAtWork,
     AgentPresence,
     BlockingTask,
     ContextDiff,
@@ -44,8 +45,10 @@ from rooms.results import (
     Review,
     RoomAnalytics,
     RoomInfo,
+    RoomLive,
     RoomOverview,
     RoomSnapshot,
+    RoomWaiting,
     SentMessage,
     Task,
     TaskDetail,
@@ -587,6 +590,58 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
         ),
         "messages": await message_rows(room, sender=None, limit=SNAPSHOT_MESSAGES),
     }
+
+
+def agents_at_work(snapshot: RoomSnapshot) -> list[AgentAtWork]:
+    """Each agent of the room's presence with its tasks in progress, its last action (of
+    the events the snapshot holds) and its leases."""
+    tasks = snapshot["plan"]["tasks"]
+    return [
+        {
+            "agentId": p["agentId"],
+            "status": p["status"],
+            "lastSeen": p["lastSeen"],
+            "working_on": [
+                t for t in tasks if t.get("owner") == p["agentId"] and t["status"] == "in_progress"
+            ],
+            "last": next((e for e in snapshot["events"] if e["from"] == p["agentId"]), None),
+            "leases": [lease for lease in snapshot["leases"] if lease["holder"] == p["agentId"]],
+        }
+        for p in snapshot["presence"]
+    ]
+
+
+def room_waiting(
+    snapshot: RoomSnapshot, reviews: list[Review], handoffs: list[Handoff]
+) -> RoomWaiting:
+    """What waits for a person: submissions to verify, pending reviews (a submission is a
+    review of kind "submission", listed with its task), offered handoffs, change requests
+    nobody answered (an answer sets the entry's payload `status`), blocked tasks."""
+    tasks = snapshot["plan"]["tasks"]
+    return {
+        "submitted": [
+            t for t in tasks if dict(t.get("verification") or {}).get("state") == "submitted"
+        ],
+        "reviews": [
+            r for r in reviews if r["status"] == "pending" and r.get("kind") != "submission"
+        ],
+        "handoffs": [h for h in handoffs if h["status"] == "offered"],
+        "change_requests": [
+            c
+            for c in snapshot["context"]
+            if c["type"] == "change_request" and not dict(c.get("payload") or {}).get("status")
+        ],
+        "blocked": [t for t in tasks if t["status"] == "blocked"],
+    }
+
+
+async def room_live(room: RoomRef) -> RoomLive:
+    """The room page's one read: the snapshot, each agent at work, what waits."""
+    snapshot = await room_snapshot(room)
+    waiting = room_waiting(
+        snapshot, await review_list(room, status="pending"), await handoffs_all(room)
+    )
+    return {"snapshot": snapshot, "agents": agents_at_work(snapshot), "waiting": waiting}
 
 
 async def event_newest_id(room: RoomRef) -> str:

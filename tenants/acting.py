@@ -39,16 +39,23 @@ def acting_as(caller: Caller, user: User | None) -> Caller:
     """The caller bound to the person's own name: every argument naming the actor is that
     name, whatever a form posted (tenants.access.actors_bind). Only a person's session
     becomes one; no credential may name itself `person:` otherwise."""
-    return dataclasses.replace(caller, agent=person_agent(caller, user), person=True)
+    name = person_agent(caller, user)
+    # (A key session acts as its bound agent or its credential: no person's name.)
+    return dataclasses.replace(caller, agent=name, person=name.startswith(PERSON_PREFIX))
+
+
+def acting_for_allowed(caller: Caller, team: Team) -> bool:
+    """Whether this caller may act for an agent at all: the team allows people to, and the
+    caller is not a key bound to one agent (which acts as that agent only)."""
+    return bool(team.people_act_for_agents) and caller.agent is None
 
 
 def acting_for(caller: Caller, team: Team, agent: str) -> Caller:
     """The caller bound to `agent`, for one call made on its behalf; refused unless the team
     allows people to act for agents."""
-    if caller.agent is not None and caller.agent != agent:
-        raise errors.NotPermittedError(ACTING_FOR_BOUND)
-    if not team.people_act_for_agents:
-        raise errors.NotPermittedError(ACTING_FOR_OFF, extra={"agent": agent})
+    if not acting_for_allowed(caller, team):
+        refusal = ACTING_FOR_BOUND if caller.agent is not None else ACTING_FOR_OFF
+        raise errors.NotPermittedError(refusal, extra={"agent": agent})
     return dataclasses.replace(caller, agent=agent, person=False)
 
 

@@ -50,10 +50,12 @@ def test_a_person_posts_messages_and_broadcasts_under_their_own_name(
     assert "Broadcast posted" in _act(ann, room, "broadcast", text="Freeze at 5").content.decode()
     broadcast = [e for e in _events(agent, room) if e["type"] == "broadcast"]
     assert [(e["from"], e["payload"]["text"]) for e in broadcast] == [(ANN, "Freeze at 5")]
-    nobody = _act(ann, room, "message", to="*", body="anyone?").content.decode()
-    assert "reached nobody" in nobody or "Message sent" in nobody
+    everyone = _act(ann, room, "message", to="*", body="anyone?").content.decode()
+    assert "Message sent to backend." in everyone  # "*": the room's agents, the sender aside
+    nobody = _act(ann, room, "message", to="tag:absent", body="anyone?").content.decode()
+    assert "reached nobody" in nobody
     audit = AuditEvent.objects.filter(object_id=room.room_id, action="room.message")
-    assert audit.count() == 2 and audit.first().detail["as"] == ANN  # type: ignore[union-attr]
+    assert audit.count() == 3 and audit.first().detail["as"] == ANN  # type: ignore[union-attr]
 
     # Another team: a 404, and nothing was sent.
     assert bob.client.post(f"/rooms/{room.room_id}/act/broadcast", {"text": "x"}).status_code == 404
@@ -342,3 +344,39 @@ def test_a_handoff_is_accepted_for_whom_the_room_says_not_the_form(ann: Person) 
     assert audit.detail["for"] == "frontend" and audit.detail["as"] == ANN
     again = _act(ann, room, "handoff-accept", handoff_id=handoff["id"]).content.decode()
     assert "No handoff" in again
+
+
+def test_minting_for_a_persons_name_or_over_a_quota_is_said_on_the_page(
+    ann: Person, settings: Any
+) -> None:
+    """Refusals the key, invite and Connect pages meet (a person's name, the key quota)
+    are answered on the page with their own status, never a 500, and mint nothing."""
+    from tenants.models import ApiKey, Invite
+
+    room, _ = _room(ann)
+    keys = ann.client.post("/keys", {"name": "k", "agent_name": ANN})
+    assert keys.status_code == 200 and "for people acting" in keys.content.decode()
+    invite = ann.client.post(
+        f"/rooms/{room.room_id}/invites", {"label": "g", "agent_name": ANN, "expires_in": ""}
+    )
+    assert invite.status_code == 200 and "for people acting" in invite.content.decode()
+    assert not ApiKey.objects.filter(agent_name=ANN).exists()
+    assert not Invite.objects.filter(agent_name=ANN).exists()
+
+    settings.TEAM_KEYS_MAX = ApiKey.objects.filter(team=ann.team, revoked_at=None).count()
+    full = ann.client.post(f"/rooms/{room.room_id}/connect")
+    assert 400 <= full.status_code < 500 and "Quota reached" in full.content.decode()
+    assert ApiKey.objects.filter(team=ann.team).count() == settings.TEAM_KEYS_MAX
+
+
+def test_a_key_session_is_never_a_person() -> None:
+    """acting_as gives the person flag (which lets `person:` names through) only to a
+    person's own name: a key session acts as its bound agent or its credential."""
+    from tenants import acting
+    from tenants.capabilities import Caller
+
+    bound = Caller(team_id=1, team_slug="t", kind="key_session", credential="key:1", agent="ci")
+    unbound = Caller(team_id=1, team_slug="t", kind="key_session", credential="key:2")
+    assert acting.acting_as(bound, None).person is False
+    assert acting.acting_as(unbound, None).agent == "key:2"
+    assert acting.acting_as(unbound, None).person is False
