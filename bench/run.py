@@ -32,7 +32,7 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
-messages, archive, events, push, denials, growth, storm, cost, sizes, search, paper; e.g.
+messages, archive, events, push, denials, globs, growth, storm, cost, sizes, search, paper; e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
 own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
@@ -62,6 +62,7 @@ from bench import (
     claims,
     cost,
     denials,
+    globs,
     loads,
     messages,
     paper,
@@ -116,6 +117,7 @@ SECTIONS = (
     "events",
     "push",
     "denials",
+    "globs",
     "growth",
     "storm",
     "cost",
@@ -1248,6 +1250,7 @@ def report(
     fails: Failures,
     wrk_used: bool,
     denial_figs: denials.DenialFigures | None = None,
+    glob_figs: globs.GlobFigures | None = None,
 ) -> str:
     lines = ["", "=" * 100, "Roomservice bench", environment_line(), "=" * 100, ""]
     if "floor" in ONLY:
@@ -1271,6 +1274,8 @@ def report(
         lines += _push_section(figs)
     if denial_figs is not None:
         lines += denials.section(denial_figs)
+    if glob_figs is not None:
+        lines += globs.section(glob_figs)
     for f in figs:
         if f.cost is not None:
             lines += cost.section(f.cost)
@@ -1323,7 +1328,7 @@ def main() -> int:
         loop_factory = None
     runner = asyncio.Runner(loop_factory=loop_factory)
     # Section 6 runs against one server (thin): alone, it needs no second one.
-    one_server = {"push", "denials", "growth", "storm", "paper"}
+    one_server = {"push", "denials", "globs", "growth", "storm", "paper"}
     default_dispatch = "thin" if set(ONLY) <= one_server else "thin,sdk"
     dispatches = [
         d.strip()
@@ -1344,12 +1349,16 @@ def main() -> int:
     t0 = time.perf_counter()
     status = 0
     denial_figs: denials.DenialFigures | None = None
+    glob_figs: globs.GlobFigures | None = None
     try:
-        if set(ONLY) - {"denials"}:
+        if set(ONLY) - {"denials", "globs"}:
             bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
         if "denials" in ONLY:
             with step("  [thin, claiming off] room denials"):
                 denial_figs = runner.run(denials.measure(var_root, keys, key_prefix, fails))
+        if "globs" in ONLY:
+            with step("  [thin] hostile globs"):
+                glob_figs = runner.run(globs.measure(var_root, keys, key_prefix, fails))
     except RuntimeError as exc:
         print(f"\nThe bench could not run: {exc}", file=sys.stderr, flush=True)
         status = 2
@@ -1363,8 +1372,8 @@ def main() -> int:
     finally:
         runner.close()
         _cleanup(var_root, key_prefix, keep=bool(fails) or status != 0)
-    if figs or denial_figs:
-        print(report(figs, fails, wrk_used, denial_figs), flush=True)
+    if figs or denial_figs or glob_figs:
+        print(report(figs, fails, wrk_used, denial_figs, glob_figs), flush=True)
     print(f"Total bench time: {time.perf_counter() - t0:.0f} s", flush=True)
     if status:
         return status

@@ -2,9 +2,10 @@
 
 An exclusive lease keeps every other agent off overlapping paths; shared leases coexist
 with each other and keep exclusive ones off. A lease lapses at its expiry (it is never
-shown or counted after it) unless its holder renews it. The check and the grant are one
-script, so of agents claiming overlapping paths at once exactly one exclusive claim wins.
-What overlapping means is rooms/paths.py's and scripts._LEASES': conservative.
+shown or counted after it) unless its holder renews it. Which leases a path overlaps is
+decided in the web process (rooms/overlaps.py, rooms/paths.py: conservative), and the grant
+is taken only if no lease was granted since that view, so of agents claiming overlapping
+paths at once exactly one exclusive claim wins.
 """
 
 from __future__ import annotations
@@ -13,6 +14,13 @@ import json
 from typing import Any, Literal, cast
 
 from rooms import clock, errors, idempotency, store
+from rooms.overlaps import (
+    lease_decide,
+    leases_live,
+    leases_overlapping,
+    matched,
+    on_lease_view,
+)
 from rooms.paths import is_glob, path_normalize
 from rooms.quotas import quota_error
 from rooms.records import lease_from_json
@@ -58,17 +66,29 @@ async def lease_claim(
     reason: str | None,
 ) -> LeaseClaimed:
     normal = path_normalize(path)
-    step = await store.lease_claim(
-        room.keys,
-        lease_id=new_id("l_"),
-        agent_id=agent_id,
-        path=normal,
-        mode=mode,
-        ttl_ms=ttl_seconds * 1000,
-        task_id=task_id,
-        reason=reason,
-        now_ms=clock.now_ms(),
-    )
+    lease_id = new_id("l_")
+
+    async def claim(view: store.LeaseView) -> store.LeaseStep:
+        now = clock.now_ms()
+        return await store.lease_claim(
+            room.keys,
+            lease_id=lease_id,
+            agent_id=agent_id,
+            path=normal,
+            mode=mode,
+            ttl_ms=ttl_seconds * 1000,
+            task_id=task_id,
+            reason=reason,
+            now_ms=now,
+            decided=await matched(
+                view,
+                lambda: lease_decide(
+                    view, agent_id=agent_id, paths=[normal], mode=mode, now_ms=now
+                ),
+            ),
+        )
+
+    step = await on_lease_view(room.keys, claim)
     if step.outcome == "unknown_task":
         assert task_id is not None
         missing = await task_not_found(room, task_id)
@@ -91,8 +111,17 @@ async def lease_claim(
     return claimed
 
 
+async def _leases_now(room: RoomRef, overlapping: str | None) -> list[str]:
+    """The live leases' JSON, all of them or those whose path overlaps `overlapping`."""
+    view, now = await store.leases_view(room.keys), clock.now_ms()
+    if overlapping is None:
+        return [raw for _, raw in leases_live(view, now)]
+    found = await matched(view, lambda: leases_overlapping(view, overlapping, now))
+    return [raw for _, raw in found]
+
+
 async def _lease_not_found(room: RoomRef, ref: str) -> errors.LeaseNotFoundError:
-    live = await store.leases_live(room.keys, now_ms=clock.now_ms(), overlapping=None)
+    live = await _leases_now(room, None)
     sample = [
         (lease["id"], f"{lease['path']}, {lease['holder']}")
         for lease in (lease_from_json(raw) for raw in live[:HINT_SAMPLE])
@@ -173,20 +202,14 @@ async def lease_release(
 
 async def lease_check(room: RoomRef, *, path: str, agent_id: str | None) -> LeaseCheck:
     normal = path_normalize(path)
-    live = [
-        lease_from_json(raw)
-        for raw in await store.leases_live(room.keys, now_ms=clock.now_ms(), overlapping=normal)
-    ]
+    live = [lease_from_json(raw) for raw in await _leases_now(room, normal)]
     live.sort(key=lambda lease: (lease["holder"] == agent_id, lease["expiresAt"]))
     others = [lease for lease in live if lease["holder"] != agent_id]
     return {"path": normal, "free": not others, "leases": live}
 
 
 async def lease_list(room: RoomRef, *, agent_id: str | None) -> LeaseList:
-    live = [
-        lease_from_json(raw)
-        for raw in await store.leases_live(room.keys, now_ms=clock.now_ms(), overlapping=None)
-    ]
+    live = [lease_from_json(raw) for raw in await _leases_now(room, None)]
     if agent_id is not None:
         live = [lease for lease in live if lease["holder"] == agent_id]
     live.sort(key=lambda lease: (lease["path"], lease["holder"]))
@@ -239,10 +262,13 @@ async def drift_check(room: RoomRef, *, agent_id: str, path: str, sha256: str) -
     """SAFE: no noted read, or the file is as read. MINOR: it changed, nobody else leases
     it. CRITICAL: it changed, and another agent holds a lease on it now."""
     normal = _one_file(path)
-    baseline_json, lease_json = await store.file_drift(
-        room.keys, agent_id=agent_id, path=normal, now_ms=clock.now_ms()
-    )
-    lease = lease_from_json(lease_json) if lease_json else None
+    baseline_json, leases = await store.file_drift(room.keys, agent_id=agent_id, path=normal)
+    view, now = store.LeaseView("", leases), clock.now_ms()
+    overlapping = await matched(view, lambda: leases_overlapping(view, normal, now))
+    others = [(held, raw) for held, raw in overlapping if held["holder"] != agent_id]
+    # An exclusive lease first: it is the one that keeps the agent off the file.
+    others.sort(key=lambda pair: pair[0]["mode"] != "exclusive")
+    lease = lease_from_json(others[0][1]) if others else None
     holder = lease["holder"] if lease else None
     if baseline_json is None:
         message = NO_BASELINE.format(path=normal, agent=agent_id)

@@ -17,6 +17,7 @@ import json
 from typing import Any, cast
 
 from rooms import clock, errors, store
+from rooms.overlaps import leases_overlapping, matched, on_lease_view
 from rooms.paths import path_normalize
 from rooms.records import dumps
 from rooms.refs import RoomRef
@@ -114,19 +115,31 @@ async def message_send(
         "ackRequired": ack_required,
         "expiresAt": clock.iso_from_ms(expires_ms) if expires_ms else None,
     }
-    step = await store.message_send(
-        room.keys,
-        sender=sender,
-        kind=kind,
-        value=value,
-        to=to,
-        message_id=message_id,
-        message_json=dumps(stored),
-        reply_to=reply_to,
-        expires_ms=expires_ms,
-        now_ms=now,
-        hint_sample=HINT_SAMPLE,
-    )
+
+    async def send(view: store.LeaseView) -> store.MessageStep:
+        holders = None
+        if kind == "file":
+            found = await matched(view, lambda: leases_overlapping(view, value, now))
+            holders = (view.generation, [(str(h["holder"]), str(h["id"])) for h, _ in found])
+        return await store.message_send(
+            room.keys,
+            sender=sender,
+            kind=kind,
+            value=value,
+            to=to,
+            message_id=message_id,
+            message_json=dumps(stored),
+            reply_to=reply_to,
+            expires_ms=expires_ms,
+            now_ms=now,
+            hint_sample=HINT_SAMPLE,
+            holders=holders,
+        )
+
+    if kind == "file":
+        step = await on_lease_view(room.keys, send)
+    else:
+        step = await send(store.LeaseView("", []))
     if step.outcome == "unknown_agent":
         raise agent_not_found(value, step.known)
     if step.outcome == "unknown_reply":

@@ -474,78 +474,24 @@ return {1, n}
 """
 )
 
-# What the lease scripts share (after _PRELUDE): does a glob match, do two globs overlap.
-# Overlap is decided segment by segment (`**` stands for any number of segments, none
-# included); two segments that both hold wildcards are taken to overlap unless their
-# literal heads or tails differ. So it may answer yes where no path matches both, never no
-# where one does (tests/rooms/test_leases.py holds it to rooms.paths.path_matches).
+# What the lease scripts share (after _PRELUDE). No script matches a path against a glob:
+# patterns are any tenant's input, and matching runs in the web process (rooms/paths.py),
+# on a view of the room's leases (LEASES_VIEW_SCRIPT). A write step made on that view
+# carries the view's generation (meta's `lease_gen`, counted up by every grant of a new
+# lease) and is refused, writing nothing, if a lease was granted since: the service reads
+# again and decides again. Releases and expiries only free paths, so they leave it be.
 _LEASES = r"""
-local function lease_seg_pattern(seg)
-  local out, i = {'^'}, 1
-  while i <= #seg do
-    local c = string.sub(seg, i, i)
-    if c == '*' then
-      out[#out + 1] = '[^/]*'
-    elseif c == '?' then
-      out[#out + 1] = '[^/]'
-    elseif c == '[' and string.find(seg, ']', i + 2, true) then
-      local close = string.find(seg, ']', i + 2, true)
-      local body = string.sub(seg, i + 1, close - 1)
-      local negate = string.sub(body, 1, 1) == '!'
-      if negate then body = string.sub(body, 2) end
-      body = string.gsub(body, '[%%%]%^]', '%%%0')
-      out[#out + 1] = '[' .. (negate and '^' or '') .. body .. ']'
-      i = close
-    else
-      out[#out + 1] = (string.gsub(c, '[%^%$%(%)%%%.%[%]%*%+%-%?]', '%%%0'))
-    end
-    i = i + 1
+local function lease_generation(meta)
+  return redis.call('HGET', meta, 'lease_gen') or '0'
+end
+-- Leases past their expiry leave (at most 256 a step); the live ones are counted.
+local function lease_sweep(leases, expiry, now_ms)
+  local gone = redis.call('ZRANGEBYSCORE', expiry, '-inf', now_ms, 'LIMIT', 0, 256)
+  for _, id in ipairs(gone) do
+    redis.call('HDEL', leases, id)
+    redis.call('ZREM', expiry, id)
   end
-  out[#out + 1] = '$'
-  return table.concat(out)
-end
-local function lease_has_glob(s) return string.find(s, '[%*%?%[]') ~= nil end
-local function lease_seg_overlap(a, b)
-  local ga, gb = lease_has_glob(a), lease_has_glob(b)
-  if not ga and not gb then return a == b end
-  if not ga then return string.find(a, lease_seg_pattern(b)) ~= nil end
-  if not gb then return string.find(b, lease_seg_pattern(a)) ~= nil end
-  local ha, hb = string.match(a, '^[^%*%?%[]*'), string.match(b, '^[^%*%?%[]*')
-  local n = math.min(#ha, #hb)
-  if string.sub(ha, 1, n) ~= string.sub(hb, 1, n) then return false end
-  local ta, tb = string.match(a, '[^%*%?%]]*$'), string.match(b, '[^%*%?%]]*$')
-  local m = math.min(#ta, #tb)
-  return m == 0 or string.sub(ta, -m) == string.sub(tb, -m)
-end
-local function lease_split(p)
-  local t = {}
-  for s in string.gmatch(p, '[^/]+') do t[#t + 1] = s end
-  return t
-end
-local function lease_overlap(p, q)
-  if p == q then return true end
-  local a, b = lease_split(p), lease_split(q)
-  local memo = {}
-  local function at(i, j)
-    local k = i * 128 + j
-    local found = memo[k]
-    if found ~= nil then return found end
-    local r
-    if i > #a and j > #b then
-      r = true
-    elseif i <= #a and a[i] == '**' then
-      r = at(i + 1, j) or (j <= #b and at(i, j + 1))
-    elseif j <= #b and b[j] == '**' then
-      r = at(i, j + 1) or (i <= #a and at(i + 1, j))
-    elseif i > #a or j > #b then
-      r = false
-    else
-      r = lease_seg_overlap(a[i], b[j]) and at(i + 1, j + 1)
-    end
-    memo[k] = r
-    return r
-  end
-  return at(1, 1)
+  return redis.call('ZCOUNT', expiry, '(' .. now_ms, '+inf')
 end
 -- The room's live leases (those past their expiry leave first).
 local function lease_live(leases, expiry, now_ms)
@@ -746,11 +692,13 @@ return {1, out, eid}
 # ARGV[1] task id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] now ms, ARGV[5] lease ms
 # (0: no lease), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
 # channel, ARGV[10] paths JSON (normalised; [] for none), ARGV[11] their leases' ms,
-# ARGV[12] new lease ids JSON (one per path), ARGV[13] most leases
+# ARGV[12] new lease ids JSON (one per path), ARGV[13] most leases, ARGV[14] the lease
+# generation the service decided on, ARGV[15] the conflicts it found (JSON; [] none),
+# ARGV[16] the agent's own live leases of those paths ({path: lease id} JSON)
 # -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} another agent owns it;
 #    {-3, task JSON, unmet JSON [{id, status}]} pending with dependencies not done;
 #    {-4, task JSON, conflicts JSON} another agent leases one of the paths; {-5, task JSON,
-#    live leases} at ROOM_LEASES_MAX;
+#    live leases} at ROOM_LEASES_MAX; {-9} a lease was granted since the service's view;
 #    {1, task JSON, event id ("" when the holder only renewed its claim), leases JSON}
 # Of any number of agents claiming at once, the first one's step wins and every later one
 # sees its owner: the claim and the check are one step.
@@ -776,25 +724,17 @@ if task.status == 'pending' and type(task.depends_on) == 'table' and #task.depen
 end
 -- The task's paths: leased to the claimant, exclusively, in this same step, or the claim
 -- is refused naming who holds them.
-local paths, own = cjson.decode(ARGV[10]), {}
+local paths, own, fresh = cjson.decode(ARGV[10]), {}, 0
 if #paths > 0 then
-  local live = lease_live(KEYS[7], KEYS[8], tonumber(ARGV[4]))
-  local conflicts, fresh = {}, 0
+  if ARGV[15] ~= '[]' then return {-4, raw, ARGV[15]} end
+  if lease_generation(KEYS[2]) ~= ARGV[14] then return {-9} end
+  local used = lease_sweep(KEYS[7], KEYS[8], tonumber(ARGV[4]))
+  local mine = cjson.decode(ARGV[16])
   for _, p in ipairs(paths) do
-    local mine = nil
-    for _, l in ipairs(live) do
-      if l.holder ~= ARGV[2] and lease_overlap(p, l.path) then
-        conflicts[#conflicts + 1] = {path = l.path, holder = l.holder, mode = l.mode,
-          expires_ms = l.expires_ms, wanted = p}
-      elseif l.holder == ARGV[2] and l.path == p then
-        mine = l
-      end
-    end
-    own[p] = mine
-    if not mine then fresh = fresh + 1 end
+    local found = mine[p] and redis.call('HGET', KEYS[7], mine[p])
+    if found then own[p] = cjson.decode(found) else fresh = fresh + 1 end
   end
-  if #conflicts > 0 then return {-4, raw, cjson.encode(conflicts)} end
-  if #live + fresh > tonumber(ARGV[13]) then return {-5, raw, #live} end
+  if used + fresh > tonumber(ARGV[13]) then return {-5, raw, used} end
 end
 local renewal = owner == ARGV[2] and task.status == 'in_progress'
 local previous = task.status
@@ -837,6 +777,7 @@ for i, p in ipairs(paths) do
   end
   granted[#granted + 1] = json
 end
+if fresh > 0 then redis.call('HINCRBY', KEYS[2], 'lease_gen', 1) end
 touch(ARGV[6], 1, 8)
 return {1, out, eid, '[' .. table.concat(granted, ',') .. ']'}
 """
@@ -2153,12 +2094,16 @@ return out
 # KEYS[6] tasks
 # ARGV[1] agent, ARGV[2] path (normalised), ARGV[3] mode, ARGV[4] ttl ms, ARGV[5] task id
 # or "", ARGV[6] reason or "", ARGV[7] now ms, ARGV[8] room ttl ms, ARGV[9] event cap,
-# ARGV[10] event bytes cap, ARGV[11] wake channel, ARGV[12] new lease id, ARGV[13] most leases
+# ARGV[10] event bytes cap, ARGV[11] wake channel, ARGV[12] new lease id, ARGV[13] most
+# leases, ARGV[14] the lease generation the service decided on, ARGV[15] the conflicts it
+# found (JSON; [] none), ARGV[16] the agent's own live lease of that path and mode, or ""
 # -> {1, lease JSON, event id} granted; {2, lease JSON} the agent's own lease of that path,
-#    renewed; {0, conflicts JSON} refused; {-1, leases} at the quota; {-3} unknown task
+#    renewed; {0, conflicts JSON} refused; {-1, leases} at the quota; {-3} unknown task;
+#    {-9} a lease was granted since the service's view (nothing written: decide again)
 # An exclusive lease conflicts with every other agent's lease on an overlapping path; a
-# shared one only with exclusive ones. The check and the grant are one step: of agents
-# claiming overlapping paths at once, one is granted and the others see its lease.
+# shared one only with exclusive ones (rooms.leases decides, on a view of one generation).
+# The grant is taken only on that generation: of agents claiming overlapping paths at
+# once, one is granted and the others, deciding again, see its lease.
 LEASE_CLAIM_SCRIPT = (
     _PRELUDE
     + _LEASES
@@ -2166,18 +2111,12 @@ LEASE_CLAIM_SCRIPT = (
 local agent, path, mode = ARGV[1], ARGV[2], ARGV[3]
 local now = tonumber(ARGV[7])
 if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[5]) == 0 then return {-3} end
-local live = lease_live(KEYS[1], KEYS[2], now)
-local conflicts, own = {}, nil
-for _, l in ipairs(live) do
-  if l.holder == agent then
-    if l.path == path and l.mode == mode then own = l end
-  elseif (mode == 'exclusive' or l.mode == 'exclusive') and lease_overlap(path, l.path) then
-    conflicts[#conflicts + 1] = {path = l.path, holder = l.holder, mode = l.mode,
-      expires_ms = l.expires_ms}
-  end
-end
-if #conflicts > 0 then return {0, cjson.encode(conflicts)} end
-if own then
+if ARGV[15] ~= '[]' then return {0, ARGV[15]} end
+if lease_generation(KEYS[3]) ~= ARGV[14] then return {-9} end
+local used = lease_sweep(KEYS[1], KEYS[2], now)
+local found = ARGV[16] ~= '' and redis.call('HGET', KEYS[1], ARGV[16])
+if found then
+  local own = cjson.decode(found)
   own.expires_ms = now + tonumber(ARGV[4])
   if ARGV[5] ~= '' then own.task_id = ARGV[5] end
   if ARGV[6] ~= '' then own.reason = ARGV[6] end
@@ -2185,12 +2124,13 @@ if own then
   touch(ARGV[8], 1, 2)
   return {2, out}
 end
-if #live >= tonumber(ARGV[13]) then return {-1, #live} end
+if used >= tonumber(ARGV[13]) then return {-1, used} end
 local lease = {id = ARGV[12], path = path, mode = mode, holder = agent,
   expires_ms = now + tonumber(ARGV[4]), created_ms = now}
 if ARGV[5] ~= '' then lease.task_id = ARGV[5] end
 if ARGV[6] ~= '' then lease.reason = ARGV[6] end
 local out = lease_store(KEYS[1], KEYS[2], lease)
+redis.call('HINCRBY', KEYS[3], 'lease_gen', 1)
 local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[9], ARGV[10], ARGV[11],
   {'type', 'lease_granted', 'from', agent, 'to', 'all', 'payload', out})
 touch(ARGV[8], 1, 5)
@@ -2229,24 +2169,12 @@ return {1, out, eid}
 """
 )
 
-# KEYS[1] leases, KEYS[2] lease_expiry
-# ARGV[1] now ms, ARGV[2] path to check against ("" for every live lease)
-# -> the live leases (JSON) overlapping the path; none past its expiry, whether or not a
-#    write has removed it yet
-LEASE_READ_SCRIPT = (
-    _LEASES
-    + r"""
-local now, path = tonumber(ARGV[1]), ARGV[2]
-local out = {}
-for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
-  local l = cjson.decode(raw)
-  if tonumber(l.expires_ms) > now and (path == '' or lease_overlap(path, l.path)) then
-    out[#out + 1] = raw
-  end
-end
-return out
+# KEYS[1] leases, KEYS[2] meta
+# -> {the lease generation, every lease's JSON (some may be past their expiry)}: the view
+#    the services match paths on (rooms/paths.py), in the web process, never here
+LEASES_VIEW_SCRIPT = r"""
+return {redis.call('HGET', KEYS[2], 'lease_gen') or '0', redis.call('HVALS', KEYS[1])}
 """
-)
 
 
 # KEYS[1] file_reads
@@ -2264,24 +2192,12 @@ return {1}
 """
 
 # KEYS[1] file_reads, KEYS[2] leases
-# ARGV[1] "<agent>\n<path>", ARGV[2] agent, ARGV[3] path, ARGV[4] now ms
-# -> {the agent's noted read of the path (JSON) or "", the live lease of another agent
-#    overlapping the path (JSON; an exclusive one first) or ""}
-DRIFT_SCRIPT = (
-    _LEASES
-    + r"""
-local baseline = redis.call('HGET', KEYS[1], ARGV[1]) or ''
-local now, found = tonumber(ARGV[4]), ''
-for _, raw in ipairs(redis.call('HVALS', KEYS[2])) do
-  local l = cjson.decode(raw)
-  if l.holder ~= ARGV[2] and tonumber(l.expires_ms) > now and lease_overlap(ARGV[3], l.path) then
-    if found == '' or l.mode == 'exclusive' then found = raw end
-    if l.mode == 'exclusive' then break end
-  end
-end
-return {baseline, found}
+# ARGV[1] "<agent>\n<path>"
+# -> {the agent's noted read of the path (JSON) or "", every lease's JSON}: the service
+#    finds the one overlapping the path (rooms.leases.drift_check)
+DRIFT_SCRIPT = r"""
+return {redis.call('HGET', KEYS[1], ARGV[1]) or '', redis.call('HVALS', KEYS[2])}
 """
-)
 
 
 # KEYS[1] ctx_readers
@@ -2376,9 +2292,12 @@ end
 # ms or "0", ARGV[9] now ms, ARGV[10] room ttl ms, ARGV[11] event cap, ARGV[12] event bytes
 # cap, ARGV[13] wake channel, ARGV[14] most messages kept, ARGV[15] most deliveries kept,
 # ARGV[16] most message bytes kept, ARGV[17] how many agents an unknown-agent hint samples,
-# ARGV[18] most agents whose delivery counts are kept (message_stats)
+# ARGV[18] most agents whose delivery counts are kept (message_stats), ARGV[19] (file:) the
+# lease generation the service decided on, ARGV[20] (file:) the holders it found, JSON
+# [[agent, lease id], ...] (rooms.messages matches the glob, never this script)
 # -> {1, message JSON as stored (with rcpt, eid), event id}; {-3} unknown replyTo;
-#    {-4, {agent, ...}} the agentId is nobody the room has seen (a sample of who it has)
+#    {-4, {agent, ...}} the agentId is nobody the room has seen (a sample of who it has);
+#    {-9} (file:) a lease was granted since the service's view: nothing written
 # Who a selector reaches is decided in the same step as the deliveries are written, so a
 # lease taken or a heartbeat's tags changed at the same moment is either in or out, whole.
 SEND_MESSAGE_SCRIPT = (
@@ -2420,8 +2339,10 @@ elseif kind == 'tag' then
     end
   end
 elseif kind == 'file' then
-  for _, l in ipairs(lease_live(KEYS[10], KEYS[11], now)) do
-    if lease_overlap(value, l.path) then reach(l.holder) end
+  if lease_generation(KEYS[12]) ~= ARGV[19] then return {-9} end
+  for _, held in ipairs(cjson.decode(ARGV[20])) do
+    local raw = redis.call('HGET', KEYS[10], held[2])
+    if raw and tonumber(cjson.decode(raw).expires_ms) > now then reach(held[1]) end
   end
 end
 local rcpt_json = '[]'

@@ -584,7 +584,7 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
         "leases": sorted(
             (
                 lease_from_json(raw)
-                for raw in await store.leases_live(room.keys, now_ms=now, overlapping=None)
+                for raw in await store.leases_live(room.keys, now_ms=now)
             ),
             key=lambda lease: (lease["path"], lease["holder"]),
         ),
@@ -731,7 +731,7 @@ async def task_detail(room: RoomRef, *, task_id: str) -> TaskDetail:
         lease
         for lease in (
             lease_from_json(raw)
-            for raw in await store.leases_live(room.keys, now_ms=now, overlapping=None)
+            for raw in await store.leases_live(room.keys, now_ms=now)
         )
         if lease.get("taskId") == task_id
     ]

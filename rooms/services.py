@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from rooms import clock, errors, idempotency, memory, selectors, store, templates
 from rooms.keys import RoomKeys
+from rooms.overlaps import lease_decide, matched, on_lease_view
 from rooms.paths import path_normalize
 from rooms.quotas import quota_error
 from rooms.records import (
@@ -264,18 +265,30 @@ async def task_claim(
             errors.LEASE_TOO_SHORT.format(least=least), extra={"fields": ["leaseSeconds"]}
         )
     wanted = list(dict.fromkeys(path_normalize(p) for p in paths or []))
-    now = clock.now_ms()
-    step = await store.task_claim(
-        room.keys,
-        task_id=task_id,
-        agent_id=agent_id,
-        now_iso=clock.iso_from_ms(now),
-        now_ms=now,
-        lease_ms=(lease_seconds or 0) * 1000,
-        paths=wanted,
-        paths_ms=(lease_seconds or TASK_PATHS_SECONDS) * 1000,
-        lease_ids=[new_id("l_") for _ in wanted],
-    )
+    lease_ids = [new_id("l_") for _ in wanted]
+
+    async def claim(view: store.LeaseView) -> store.TaskStep:
+        now = clock.now_ms()
+        return await store.task_claim(
+            room.keys,
+            task_id=task_id,
+            agent_id=agent_id,
+            now_iso=clock.iso_from_ms(now),
+            now_ms=now,
+            lease_ms=(lease_seconds or 0) * 1000,
+            paths=wanted,
+            paths_ms=(lease_seconds or TASK_PATHS_SECONDS) * 1000,
+            lease_ids=lease_ids,
+            leases_seen=await matched(
+                view,
+                lambda: lease_decide(view, agent_id=agent_id, paths=wanted, mode=None, now_ms=now),
+            ),
+        )
+
+    if wanted:
+        step = await on_lease_view(room.keys, claim)
+    else:
+        step = await claim(store.LeaseView("", []))
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
     current = task_from_json(step.task_json)

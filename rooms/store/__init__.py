@@ -456,6 +456,9 @@ def _task_step(res: Any, outcomes: dict[int, str]) -> TaskStep:
     code = int(res[0])
     if code == 0:
         return TaskStep("unknown")
+    if code == LEASES_MOVED:
+        _unwritten()
+        return TaskStep("moved")
     task_json = str(res[1])
     if code == 1:
         return TaskStep(
@@ -503,9 +506,12 @@ async def task_claim(
     paths: list[str],
     paths_ms: int,
     lease_ids: list[str],
+    leases_seen: LeaseDecision,
 ) -> TaskStep:
-    """ok, unknown, done, owned or unmet. A leased claim is also marked in the sweeper's
-    index (a second, single-key step: the index is not in the room's slot)."""
+    """ok, unknown, done, owned, unmet, leased, lease_quota or moved (a lease was granted
+    since `leases_seen`'s view: nothing written, decide again). A leased claim is also
+    marked in the sweeper's index (a second, single-key step: the index is not in the
+    room's slot)."""
     res = await _run_write(
         keys,
         scripts.CLAIM_TASK_SCRIPT,
@@ -522,6 +528,9 @@ async def task_claim(
             paths_ms,
             json.dumps(lease_ids),
             int(settings.ROOM_LEASES_MAX),
+            leases_seen.generation,
+            leases_seen.conflicts_json,
+            json.dumps(leases_seen.own or {}),
         ],
     )
     step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
@@ -2120,6 +2129,7 @@ async def lease_claim(
     task_id: str | None,
     reason: str | None,
     now_ms: int,
+    decided: LeaseDecision,
 ) -> LeaseStep:
     res = await _run_write(
         keys,
@@ -2137,6 +2147,9 @@ async def lease_claim(
             *_event_args(keys),
             lease_id,
             int(settings.ROOM_LEASES_MAX),
+            decided.generation,
+            decided.conflicts_json,
+            (decided.own or {}).get(path, ""),
         ],
         wrote="type(__res) == 'table' and (__res[1] == 1 or __res[1] == 2)",
     )
@@ -2149,6 +2162,9 @@ async def lease_claim(
         return LeaseStep("conflict", conflicts_json=str(res[1]))
     if code == -1:
         return LeaseStep("quota", used=int(res[1]))
+    if code == LEASES_MOVED:
+        _unwritten()
+        return LeaseStep("moved")
     return LeaseStep("unknown_task")
 
 
@@ -2185,14 +2201,6 @@ async def lease_change(
     return LeaseStep("unknown")
 
 
-async def leases_live(keys: RoomKeys, *, now_ms: int, overlapping: str | None) -> list[str]:
-    """The live leases' JSON, all of them or those whose path overlaps `overlapping`."""
-    res = await _run(
-        scripts.LEASE_READ_SCRIPT, [keys.leases, keys.lease_expiry], [now_ms, overlapping or ""]
-    )
-    return [str(x) for x in res]
-
-
 async def file_read_note(
     keys: RoomKeys, *, agent_id: str, path: str, record_json: str
 ) -> int | None:
@@ -2206,16 +2214,10 @@ async def file_read_note(
     return None if int(res[0]) == 1 else int(res[1])
 
 
-async def file_drift(
-    keys: RoomKeys, *, agent_id: str, path: str, now_ms: int
-) -> tuple[str | None, str | None]:
-    """(the agent's noted read of the path, another agent's live lease overlapping it)."""
-    res = await _run(
-        scripts.DRIFT_SCRIPT,
-        [keys.file_reads, keys.leases],
-        [f"{agent_id}\n{path}", agent_id, path, now_ms],
-    )
-    return (str(res[0]) or None), (str(res[1]) or None)
+async def file_drift(keys: RoomKeys, *, agent_id: str, path: str) -> tuple[str | None, list[str]]:
+    """(the agent's noted read of the path, every lease's JSON) in one step."""
+    res = await _run(scripts.DRIFT_SCRIPT, [keys.file_reads, keys.leases], [f"{agent_id}\n{path}"])
+    return (str(res[0]) or None), [str(x) for x in res[1]]
 
 
 # --- Messages ---------------------------------------------------------------------------
@@ -2247,7 +2249,10 @@ async def message_send(
     expires_ms: int,
     now_ms: int,
     hint_sample: int,
+    holders: tuple[str, list[tuple[str, str]]] | None = None,
 ) -> MessageStep:
+    """`holders` (a file: selector): the lease generation the service matched the glob on,
+    and the (agent, lease id) pairs it found; "moved" when a lease was granted since."""
     res = await _run_write(
         keys,
         scripts.SEND_MESSAGE_SCRIPT,
@@ -2279,11 +2284,16 @@ async def message_send(
             int(settings.ROOM_MESSAGE_BYTES_MAX),
             hint_sample,
             int(settings.ROOM_MESSAGE_AGENTS_MAX),
+            holders[0] if holders else "",
+            json.dumps(holders[1] if holders else []),
         ],
     )
     code = int(res[0])
     if code == 1:
         return MessageStep("sent", str(res[1]), str(res[2]))
+    if code == LEASES_MOVED:
+        _unwritten()
+        return MessageStep("moved")
     if code == -4:
         return MessageStep("unknown_agent", known=[str(a) for a in res[1]])
     return MessageStep("unknown_reply")
