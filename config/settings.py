@@ -29,6 +29,11 @@ def env_int(name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
+def env_int_or_none(name: str) -> int | None:
+    raw = os.environ.get(name)
+    return int(raw) if raw not in (None, "") else None
+
+
 DEBUG = env_bool("DEBUG", False)
 PRODUCTION = env_bool("PRODUCTION", False)
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
@@ -232,6 +237,12 @@ TEAM_WEBHOOKS_MAX = env_int("TEAM_WEBHOOKS_MAX", 50)
 # Open streams and waiting calls one server process holds, whoever they belong to.
 PROCESS_STREAMS_MAX = env_int("PROCESS_STREAMS_MAX", 2_000)
 PROCESS_WAITERS_MAX = env_int("PROCESS_WAITERS_MAX", 5_000)
+# Kept for other teams: once a process holds all but this share (percent, rounded down) of
+# its streams, or of its waiters, the rest go only to teams that hold fewer than
+# PROCESS_RESERVED_PER_TEAM of them there (its guests included), so no team, with any
+# number of guests, takes the last ones from another team.
+PROCESS_RESERVE_PERCENT = env_int("PROCESS_RESERVE_PERCENT", 10)
+PROCESS_RESERVED_PER_TEAM = env_int("PROCESS_RESERVED_PER_TEAM", 2)
 
 # --- Access ---------------------------------------------------------------------------
 # The protocol's rule: the first team to touch an unknown room id owns it. Off: rooms are
@@ -241,6 +252,14 @@ ROOM_CLAIM_ON_FIRST_TOUCH = env_bool("ROOM_CLAIM_ON_FIRST_TOUCH", True)
 # Tool calls a minute per team (and per invite), sliding window; 0 turns limiting off.
 RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600)
 RATE_LIMIT_INVITE_PER_MINUTE = env_int("RATE_LIMIT_INVITE_PER_MINUTE", 600)
+# A team's guests (invites and share links) together: calls a minute, streams, waiting
+# calls. Each guest keeps its own budget too; none counts against the team's own. Unset
+# (None): the larger of the team's own and one guest's (RATE_LIMIT_PER_MINUTE and
+# RATE_LIMIT_INVITE_PER_MINUTE, ...), read when used; calls, unset, have no ceiling when
+# the team's own limit is off.
+RATE_LIMIT_GUESTS_PER_MINUTE = env_int_or_none("RATE_LIMIT_GUESTS_PER_MINUTE")
+SSE_STREAMS_GUESTS_PER_TEAM = env_int_or_none("SSE_STREAMS_GUESTS_PER_TEAM")
+WAITERS_GUESTS_PER_TEAM = env_int_or_none("WAITERS_GUESTS_PER_TEAM")
 # The limiter's Redis (default: REDIS_URL). When it fails, requests go through (fail open).
 RATE_LIMIT_REDIS_URL = os.environ.get("RATE_LIMIT_REDIS_URL", "")
 # Server-sent event streams a team may hold open at once; a guest (an invite, a share

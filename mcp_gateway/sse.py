@@ -2,10 +2,12 @@
 stream id as the SSE id; resumes after `Last-Event-ID`; keep-alive comments.
 
 Authenticated by a bearer, or by a dashboard session (the room page follows its room live).
-A stream spends one of its caller's stream slots (a guest's own, never its team's), renews
-it at every keep-alive, and ends — with an `event: revoked` frame — as soon as its
-credential is revoked, expires, or loses the room (tenants.live), and in any case after
-SSE_MAX_LIFETIME_SECONDS, so every long-lived client is checked again when it reconnects.
+A stream spends one of its caller's stream slots (a guest's own and one of its team's
+guests' together, never its team's own; tenants.budgets, which also keeps a process's last
+streams for other teams), renews it at every keep-alive, and ends — with an
+`event: revoked` frame — as soon as its credential is revoked, expires, or loses the room
+(tenants.live), and in any case after SSE_MAX_LIFETIME_SECONDS, so every long-lived client
+is checked again when it reconnects.
 `?addressedTo=<agentId>` carries only the events for that agent (a message to its
 recipients, any other event to "all" or to it: rooms.records.event_addressed_to).
 """

@@ -1,10 +1,18 @@
 """What each caller may spend: tool calls a minute, open event streams, waiting calls.
 
 A budget belongs to the team, or, for a guest (an invite or a share link), to that one
-credential: a guest's calls, streams and waits count only against its own budget, so one
-guest can never lock its team out. Calls are a sliding window in Redis that fails open
+credential; a guest's calls, streams and waits also count against its team's guests'
+ceiling (all its guests together: RATE_LIMIT_GUESTS_PER_MINUTE, SSE_STREAMS_GUESTS_PER_TEAM,
+WAITERS_GUESTS_PER_TEAM; unset, the larger of the team's own budget and one guest's), never
+against the team's own budget, so no number of guests can lock their team out, nor spend
+more together than that ceiling. Calls are a sliding window in Redis that fails open
 (seeds/000 §8.3: availability over perfect abuse protection; roomd fails closed); streams
 and waiters are leased slots, so a server that dies frees its slots when they lapse.
+
+A server process holds at most PROCESS_STREAMS_MAX streams and PROCESS_WAITERS_MAX waiting
+calls, and keeps the last PROCESS_RESERVE_PERCENT of each for teams holding fewer than
+PROCESS_RESERVED_PER_TEAM there: no team, whatever its budgets and however many guests it
+has, takes another team's first stream or waiter.
 """
 
 from __future__ import annotations
@@ -27,8 +35,23 @@ log = logging.getLogger(__name__)
 WINDOW_MS = 60_000
 SlotKind = Literal["streams", "waiters"]
 SLOT_WHAT = {"streams": "Event streams", "waiters": "Waiting calls"}
-# What this server process holds at once, whoever it belongs to (PROCESS_*_MAX).
+# What this server process holds at once, whoever it belongs to (PROCESS_*_MAX), and of
+# that, each team's (its guests included). Taken before the step that asks Redis, so
+# callers arriving at once never pass the caps between them.
 _held: dict[str, int] = {"streams": 0, "waiters": 0}
+_held_by_team: dict[tuple[str, int], int] = {}
+# The scope a refusal by the guests' ceiling names (errors.RATE_LIMITED's "this {scope}").
+GUESTS_SCOPE = "team's guests together (invites and share links; the team's own keys still work)"
+TOO_MANY_GUESTS = (
+    "{what}: this team's guests (invites and share links) together already have {cap} open "
+    "at once (the most they may; the team's own keys still have theirs). Close one of them "
+    "and retry."
+)
+TOO_MANY_TEAM_HERE = (
+    "{what}: this team holds {held} of this server's {cap}, and the last {reserve} are kept "
+    "for other teams. Close one of this team's (its guests' count too) and retry in a few "
+    "seconds (another server may take it)."
+)
 
 
 def held_here(kind: SlotKind) -> int:
@@ -54,10 +77,37 @@ def _call_limit(caller: Caller) -> int:
     )
 
 
+def _guests_setting(name: str, team: str, guest: str) -> int:
+    """A team's guests' ceiling: its own setting; unset (None), as much as the team's own
+    budget or one guest's, whichever is more (a ceiling never below what one guest may)."""
+    value = getattr(settings, name, None)
+    if value is not None:
+        return int(value)
+    return max(int(getattr(settings, team)), int(getattr(settings, guest)))
+
+
+def guests_call_limit() -> int:
+    """Calls a minute of all a team's guests together (0: no ceiling; unset, none either
+    when the team's own limit is off)."""
+    unset = getattr(settings, "RATE_LIMIT_GUESTS_PER_MINUTE", None) is None
+    if unset and int(settings.RATE_LIMIT_PER_MINUTE) <= 0:
+        return 0
+    return _guests_setting(
+        "RATE_LIMIT_GUESTS_PER_MINUTE", "RATE_LIMIT_PER_MINUTE", "RATE_LIMIT_INVITE_PER_MINUTE"
+    )
+
+
+# The team's window that all its guests' calls are counted in too (TeamKeys.calls).
+GUESTS_BUCKET = "guests"
+
+
 async def budget_step(caller: Caller, *, charge: bool) -> Charge:
     """Count one call against the caller's budget (when `charge`), and read its team's
     epoch, in one round trip. Fails open: with the limiter away the call is let through."""
     limit = _call_limit(caller) if charge else 0
+    ceiling = None
+    if caller.guest:
+        ceiling = (GUESTS_BUCKET, max(0, guests_call_limit()) if charge else 0)
     now = clock.now_ms()
     try:
         step = await store.budget_step(
@@ -67,6 +117,7 @@ async def budget_step(caller: Caller, *, charge: bool) -> Charge:
             window_ms=WINDOW_MS,
             limit=max(0, limit),
             member=f"{now}-{secrets.token_hex(4)}",
+            ceiling=ceiling,
         )
     except store.LimiterError as exc:
         log.warning("rate limiter unavailable, letting the call through: %s", exc)
@@ -74,12 +125,15 @@ async def budget_step(caller: Caller, *, charge: bool) -> Charge:
     if step.allowed:
         return Charge(epoch=step.epoch)
     retry = max(1, -(-step.value // 1000))
+    if step.by_ceiling:
+        message = errors.RATE_LIMITED.format(
+            limit=guests_call_limit(), scope=GUESTS_SCOPE, retry=retry
+        )
+    else:
+        message = errors.RATE_LIMITED.format(limit=limit, scope=_scope(caller), retry=retry)
     return Charge(
         epoch=step.epoch,
-        refused=errors.RateLimitedError(
-            errors.RATE_LIMITED.format(limit=limit, scope=_scope(caller), retry=retry),
-            retry_after_seconds=retry,
-        ),
+        refused=errors.RateLimitedError(message, retry_after_seconds=retry),
     )
 
 
@@ -99,6 +153,19 @@ def slot_cap(caller: Caller, kind: SlotKind) -> int:
     return int(settings.WAITERS_PER_GUEST if caller.guest else settings.WAITERS_PER_TEAM)
 
 
+def guests_slot_cap(kind: SlotKind) -> int:
+    """Streams or waiting calls all a team's guests together may hold at once."""
+    if kind == "streams":
+        return _guests_setting(
+            "SSE_STREAMS_GUESTS_PER_TEAM", "SSE_STREAMS_PER_TEAM", "SSE_STREAMS_PER_GUEST"
+        )
+    return _guests_setting("WAITERS_GUESTS_PER_TEAM", "WAITERS_PER_TEAM", "WAITERS_PER_GUEST")
+
+
+def _retry_soon() -> int:
+    return max(1, int(settings.SSE_KEEPALIVE_SECONDS))
+
+
 @dataclass
 class Slot:
     """A held slot; `renew()` extends its lease and says whether it is still held."""
@@ -109,43 +176,85 @@ class Slot:
     lease_ms: int
 
     @property
-    def bucket(self) -> str:
-        return f"{self.kind}:{self.caller.budget}"
+    def buckets(self) -> list[tuple[str, int]]:
+        """(slot set, cap) this slot is held in: the team's own; or a guest's own and its
+        team's guests' together (one hash tag: one step on a cluster too)."""
+        if not self.caller.guest:
+            return [(f"{self.kind}:{self.caller.budget}", slot_cap(self.caller, self.kind))]
+        team = f"{self.kind}:{{team:{self.caller.team_id}}}"
+        return [
+            (f"{team}:{self.caller.budget}", slot_cap(self.caller, self.kind)),
+            (f"{team}:guests", guests_slot_cap(self.kind)),
+        ]
+
+    async def admit(self) -> int:
+        """0: held (taken, or its lease renewed); i: the i-th of `buckets` is full."""
+        return await store.slots_admit(
+            self.buckets, self.slot_id, now_ms=clock.now_ms(), lease_ms=self.lease_ms
+        )
 
     async def renew(self) -> bool:
-        return await store.slot_admit(
-            self.bucket,
-            self.slot_id,
-            now_ms=clock.now_ms(),
-            lease_ms=self.lease_ms,
-            cap=slot_cap(self.caller, self.kind),
+        return await self.admit() == 0
+
+
+def _process_refusal(caller: Caller, kind: SlotKind) -> errors.TooManyError | None:
+    """Why this process takes no more of `kind` for the caller's team, if it does not."""
+    cap = int(settings.PROCESS_STREAMS_MAX if kind == "streams" else settings.PROCESS_WAITERS_MAX)
+    held = _held[kind]
+    if held >= cap:
+        return errors.TooManyError(
+            errors.TOO_MANY_HERE.format(what=SLOT_WHAT[kind], cap=cap),
+            retry_after_seconds=_retry_soon(),
         )
+    reserve = cap * max(0, int(settings.PROCESS_RESERVE_PERCENT)) // 100
+    mine = _held_by_team.get((kind, caller.team_id), 0)
+    if held >= cap - reserve and mine >= int(settings.PROCESS_RESERVED_PER_TEAM):
+        return errors.TooManyError(
+            TOO_MANY_TEAM_HERE.format(what=SLOT_WHAT[kind], held=mine, cap=cap, reserve=reserve),
+            retry_after_seconds=_retry_soon(),
+        )
+    return None
+
+
+def _count(caller: Caller, kind: SlotKind, step: int) -> None:
+    _held[kind] += step
+    team = (kind, caller.team_id)
+    mine = _held_by_team.get(team, 0) + step
+    if mine:
+        _held_by_team[team] = mine
+    else:
+        del _held_by_team[team]
 
 
 @contextlib.asynccontextmanager
 async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIterator[Slot]:
-    """Hold one of the caller's stream or waiter slots; TooManyError when none is free, or
-    when this server process already holds its most."""
-    process_cap = int(
-        settings.PROCESS_STREAMS_MAX if kind == "streams" else settings.PROCESS_WAITERS_MAX
-    )
-    if _held[kind] >= process_cap:
-        raise errors.TooManyError(
-            errors.TOO_MANY_HERE.format(what=SLOT_WHAT[kind], cap=process_cap),
-            retry_after_seconds=max(1, int(settings.SSE_KEEPALIVE_SECONDS)),
-        )
+    """Hold one of the caller's stream or waiter slots; TooManyError when none is free (the
+    caller's own, or its team's guests' together), or when this server process holds its
+    most, or all but the part it keeps for other teams."""
+    refused = _process_refusal(caller, kind)
+    if refused is not None:
+        raise refused
+    _count(caller, kind, 1)  # before the await: arrivals at once see each other
     slot = Slot(caller=caller, kind=kind, slot_id=secrets.token_hex(8), lease_ms=lease_ms)
-    if not await slot.renew():
-        cap = slot_cap(caller, kind)
-        raise errors.TooManyError(
-            errors.TOO_MANY.format(what=SLOT_WHAT[kind], scope=_scope(caller), cap=cap),
-            retry_after_seconds=max(1, int(settings.SSE_KEEPALIVE_SECONDS)),
-        )
-    _held[kind] += 1
+    try:
+        full = await slot.admit()
+    except BaseException:
+        _count(caller, kind, -1)
+        raise
+    if full:
+        _count(caller, kind, -1)
+        what = SLOT_WHAT[kind]
+        if full == 2:
+            message = TOO_MANY_GUESTS.format(what=what, cap=guests_slot_cap(kind))
+        else:
+            cap = slot_cap(caller, kind)
+            message = errors.TOO_MANY.format(what=what, scope=_scope(caller), cap=cap)
+        raise errors.TooManyError(message, retry_after_seconds=_retry_soon())
     telemetry.OPEN.labels(kind=kind).inc()
     try:
         yield slot
     finally:
-        _held[kind] -= 1
+        _count(caller, kind, -1)
         telemetry.OPEN.labels(kind=kind).dec()
-        store.slot_release_soon(slot.bucket, slot.slot_id)
+        for bucket, _ in slot.buckets:
+            store.slot_release_soon(bucket, slot.slot_id)
