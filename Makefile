@@ -70,16 +70,16 @@ bench: install
 	$(BIN)/python -m bench.run
 
 ## The conformance kit (docs/conformance.md) against any Room Protocol server, ours or roomd:
-##   make conformance URL=http://host:port/mcp KEY=<a team key> [KEY_B=<another team's key>]
+##   make conformance URL=http://host:port[/mcp] KEY=<a team key> [KEY_B=<another team's key>]
 ## KEY_B runs the cross-team isolation checks (without it they skip, saying why). The keys
 ## reach the kit through the environment, so they are not echoed or shown in `ps`.
 conformance: install
 	@if [ -z "$(URL)" ] || [ -z "$(KEY)" ]; then \
-		echo "make conformance needs URL and KEY: make conformance URL=http://host:port/mcp KEY=<team key> [KEY_B=<another team's key>]" >&2; \
+		echo "make conformance needs URL and KEY: make conformance URL=http://host:port[/mcp] KEY=<team key> [KEY_B=<another team's key>] [RATE_WAIT=<seconds>]" >&2; \
 		exit 2; \
 	fi
 	@CONFORMANCE_URL="$(URL)" CONFORMANCE_KEY="$(KEY)" CONFORMANCE_KEY_B="$(KEY_B)" \
-		$(BIN)/python -m conformance
+		$(BIN)/python -m conformance $(if $(RATE_WAIT),--rate-wait $(RATE_WAIT))
 
 lint: install
 	$(BIN)/ruff check .

@@ -24,7 +24,11 @@ def parse(argv: list[str]) -> argparse.Namespace:
         description="Black-box conformance checks of a Room Protocol MCP server (TOOLS.md).",
     )
     env = os.environ.get
-    parser.add_argument("--url", default=env("CONFORMANCE_URL", ""), help="the MCP endpoint")
+    parser.add_argument(
+        "--url",
+        default=env("CONFORMANCE_URL", ""),
+        help="the MCP endpoint, or the server's base URL (the kit then tries URL/mcp)",
+    )
     parser.add_argument("--key", default=env("CONFORMANCE_KEY", ""), help="a team's bearer key")
     parser.add_argument(
         "--key-b",
@@ -39,7 +43,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "--rate-wait",
         type=float,
         default=180.0,
-        help="seconds the run may wait in all for the server's rate limit (default 180)",
+        help="seconds the run may wait in all for the server's rate limit, pacing itself as "
+        "its Retry-After says (default 180)",
     )
     parser.add_argument("--only", default="", help="run only checks naming this (a tool, say)")
     parser.add_argument("--report", default="", help="also write the report to this file")
@@ -55,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if not args.url or not args.key:
         print(
-            "conformance: give the server's MCP endpoint and a team key: "
-            "--url http://host:port/mcp --key KEY (or CONFORMANCE_URL / CONFORMANCE_KEY)",
+            "conformance: give the server's MCP endpoint (or its base URL) and a team key: "
+            "--url http://host:port[/mcp] --key KEY (or CONFORMANCE_URL / CONFORMANCE_KEY)",
             file=sys.stderr,
         )
         return 2

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from conformance import shapes as s
 from conformance import steps
 from conformance.kit import Ctx, Room, check, expect, names
 
@@ -128,7 +130,7 @@ async def update_task_note(ctx: Ctx) -> None:
 
 
 @check(
-    "get_unblocked_tasks: dependencies met, others' tasks left out, by priority",
+    "get_unblocked_tasks: dependencies met, others' tasks left out",
     "get_unblocked_tasks",
     "add_task",
     "update_task",
@@ -150,8 +152,22 @@ async def unblocked_rules(ctx: Ctx) -> None:
     mine = names(await room.call("get_unblocked_tasks", agentId="alice"), "id")
     expect(then["id"] in mine, "a task whose dependency is done is not unblocked")
     expect(first["id"] not in mine, "a done task is listed as unblocked")
-    later = await steps.new_task(room, ctx, priority=5)
-    sooner = await steps.new_task(room, ctx, priority=1)
+
+
+@check(
+    "get_unblocked_tasks: ordered by priority, lower first",
+    "get_unblocked_tasks",
+    "set_task_priority",
+    source="ours",
+)
+async def unblocked_priority(ctx: Ctx) -> None:
+    """An agent that takes the first task it is offered must be offered the most urgent one
+    (roomd answers in plan order, whatever the priorities)."""
+    room = ctx.a
+    later = await steps.new_task(room, ctx)
+    sooner = await steps.new_task(room, ctx)
+    await room.call("set_task_priority", taskId=later["id"], priority=5)
+    await room.call("set_task_priority", taskId=sooner["id"], priority=1)
     order = names(await room.call("get_unblocked_tasks"), "id")
     expect(
         order.index(sooner["id"]) < order.index(later["id"]),
@@ -160,20 +176,27 @@ async def unblocked_rules(ctx: Ctx) -> None:
 
 
 @check(
-    "add_task: an unknown dependency is accepted, unmet, and warned about",
+    "add_task: an unknown dependency is accepted and unmet",
     "add_task",
     "get_unblocked_tasks",
 )
 async def unknown_dependency(ctx: Ctx) -> None:
-    """The paper: a missing dependency is unmet, not an error — but the writer is told."""
+    """The paper (4.3): a dependency naming a task that does not exist is unmet, so an
+    ill-formed plan stalls rather than proceeding — it is not an error."""
+    task = await steps.new_task(ctx.a, ctx, depends_on=[steps.MISSING])
+    unblocked = names(await ctx.a.call("get_unblocked_tasks"), "id")
+    expect(task["id"] not in unblocked, "a task with a missing dependency is unblocked")
+
+
+@check("add_task: an unknown dependency is warned about", "add_task", source="ours")
+async def unknown_dependency_warned(ctx: Ctx) -> None:
+    """The writer of a plan that will stall must be told why (roomd says nothing)."""
     task = await steps.new_task(ctx.a, ctx, depends_on=[steps.MISSING])
     warnings = task.get("warnings")
     expect(
         warnings and steps.MISSING in str(warnings),
         f"no warning names the unknown dependency: {warnings!r}",
     )
-    unblocked = names(await ctx.a.call("get_unblocked_tasks"), "id")
-    expect(task["id"] not in unblocked, "a task with a missing dependency is unblocked")
 
 
 @check("add_dependency: a cycle is refused, naming it", "add_dependency", source="ours")
@@ -188,9 +211,10 @@ async def dependency_cycle(ctx: Ctx) -> str:
     return said
 
 
-@check("delete_task: tasks that depended on it name it in warnings", "delete_task")
+@check("delete_task: tasks that depended on it name it in warnings", "delete_task", source="ours")
 async def delete_task_dependents(ctx: Ctx) -> None:
-    """Deleting a dependency leaves its dependents blocked: the deleter must know."""
+    """Deleting a dependency leaves its dependents blocked: the deleter must know (roomd
+    deletes it without a word)."""
     first = await steps.new_task(ctx.a, ctx)
     then = await steps.new_task(ctx.a, ctx, depends_on=[first["id"]])
     got = await ctx.a.call("delete_task", taskId=first["id"])
@@ -207,6 +231,9 @@ async def advisory_plan_lock(ctx: Ctx) -> None:
     """seeds/000 Figure 3 has agents lock `plan` before writing; roomd deadlocks them."""
     room = ctx.a
     task = await steps.new_task(room, ctx)
+    # Released whatever happens: on a server where the holder's write fails, a `plan` lock
+    # left behind would fail every later plan check of the run.
+    ctx.finally_(lambda: room.attempt("release_lock", resource="plan", agentId="alice"))
     got = await room.call("acquire_lock", resource="plan", agentId="alice", ttlSeconds=5)
     expect(got["acquired"] is True, f"`plan` is not free: {got!r}")
     await room.call("update_task", taskId=task["id"], status="in_progress", owner="alice")
@@ -622,6 +649,17 @@ async def delete_event_keeps_others(ctx: Ctx) -> None:
 # --- Presence, locks, shared variables ----------------------------------------------------
 
 
+def _released(ctx: Ctx, resource: str, *agents: str) -> None:
+    """When the check ends, however: `resource` released by whichever of `agents` holds it."""
+    room = ctx.a
+
+    def release(agent: str) -> Callable[[], Awaitable[object]]:
+        return lambda: room.attempt("release_lock", resource=resource, agentId=agent)
+
+    for agent in agents:
+        ctx.finally_(release(agent))
+
+
 @check(
     "presence: a heartbeat makes an agent online; leave_room takes it out",
     "heartbeat",
@@ -648,6 +686,7 @@ async def presence_rules(ctx: Ctx) -> None:
 async def lock_exclusive(ctx: Ctx) -> None:
     """A lock two agents both hold is no lock."""
     resource = ctx.unique("lock")
+    _released(ctx, resource, "alice", "bob")
     await ctx.a.call("acquire_lock", resource=resource, agentId="alice", ttlSeconds=60)
     other = await ctx.a.call("acquire_lock", resource=resource, agentId="bob")
     expect(other["acquired"] is False, f"bob acquired alice's lock: {other!r}")
@@ -664,7 +703,7 @@ async def lock_exclusive(ctx: Ctx) -> None:
 
 
 @check(
-    "acquire_lock: answers name the real holder; fencing tokens grow",
+    "acquire_lock: answers name the real holder and expiry; fencing tokens grow",
     "acquire_lock",
     "release_lock",
     source="ours",
@@ -672,7 +711,11 @@ async def lock_exclusive(ctx: Ctx) -> None:
 async def lock_holder_and_fencing(ctx: Ctx) -> None:
     """roomd echoes the caller as holder; a fencing token lets a store refuse a late writer."""
     resource = ctx.unique("lock")
+    _released(ctx, resource, "alice", "bob")
     first = await ctx.a.call("acquire_lock", resource=resource, agentId="alice")
+    s.expect_shape(first, s.LOCK_OURS, "acquire_lock")
+    if "list_locks" in ctx.conn_a.offered:
+        s.expect_shape(await ctx.a.call("list_locks"), s.LOCKS_OURS, "list_locks")
     other = await ctx.a.call("acquire_lock", resource=resource, agentId="bob")
     expect(other["holder"] == "alice", f"bob is told the holder is {other['holder']!r}")
     renewed = await ctx.a.call("acquire_lock", resource=resource, agentId="alice")
@@ -802,11 +845,12 @@ async def review_rules(ctx: Ctx) -> None:
     """An approval by the wrong agent, or twice, means nothing."""
     made = await steps.review(ctx.a, ctx, reviewer="bob")
     await ctx.a.refuse("approve", reviewId=made["id"], agentId="mallory")
-    await ctx.a.call("approve", reviewId=made["id"], agentId="bob")
-    await ctx.a.refuse("reject", reviewId=made["id"], agentId="bob")
+    bob, approved = await steps.resolve(ctx.a, ctx, "approve", reviewId=made["id"], agentId="bob")
+    expect(approved.ok, f"the named reviewer could not approve: {approved.text}")
+    await bob.refuse("reject", reviewId=made["id"], agentId="bob")
     if "list_reviews" in ctx.conn_a.offered:
-        approved = names(await ctx.a.call("list_reviews", status="approved"), "id")
-        expect(made["id"] in approved, "the approved review is not listed as approved")
+        listed = names(await ctx.a.call("list_reviews", status="approved"), "id")
+        expect(made["id"] in listed, "the approved review is not listed as approved")
 
 
 @check(
@@ -918,11 +962,44 @@ async def unknown_argument_sweep(ctx: Ctx) -> str:
     return f"{len(ctx.conn_a.offered)} tools"
 
 
-@check("unknown ids: the error names the closest existing id", "get_task")
+@check("unknown ids: the error names the closest existing id", "get_task", source="ours")
 async def unknown_id_suggests(ctx: Ctx) -> str:
-    """An agent that cut or mistyped an id can recover from the error alone."""
+    """An agent that cut or mistyped an id can recover from the error alone (roomd says
+    only "Task not found")."""
     task = await steps.new_task(ctx.a, ctx)
     typo = task["id"][:-1] + ("x" if task["id"][-1] != "x" else "y")
     said = await ctx.a.refuse("get_task", taskId=typo)
     expect(task["id"] in said, f"the error does not name {task['id']}: {said!r}")
     return said
+
+
+@check("roomId: a malformed one is refused", "read_plan", source="ours")
+async def malformed_room_id(ctx: Ctx) -> str:
+    """A roomId has one form (TOOLS.md): roomd takes any string and claims it as a new room,
+    so a typo becomes a room of its own."""
+    return await ctx.conn_a.refuse("read_plan", roomId="Not A Room!")
+
+
+@check(
+    "unknown event ids are refused: mark_event_read, get_event_reads, reply_to_event",
+    "mark_event_read",
+    "get_event_reads",
+    "reply_to_event",
+    source="ours",
+)
+async def unknown_event_ids(ctx: Ctx) -> None:
+    """A receipt or a reply for an event that does not exist helps nobody (roomd records
+    the one, answers an empty list for the other and threads the reply under nothing)."""
+    await ctx.a.refuse("mark_event_read", eventId=steps.MISSING, agentId="alice")
+    await ctx.a.refuse("get_event_reads", eventId=steps.MISSING)
+    await ctx.a.refuse(
+        "reply_to_event", replyToId=steps.MISSING, type="reply", from_="bob", to="all", payload={}
+    )
+
+
+@check("request_review: the target must exist", "request_review", source="ours")
+async def review_target_exists(ctx: Ctx) -> str:
+    """A review of nothing can never be resolved meaningfully (roomd does not look)."""
+    return await ctx.a.refuse(
+        "request_review", targetType="task", targetId=steps.MISSING, requestedBy="a", reviewer="b"
+    )

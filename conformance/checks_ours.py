@@ -298,6 +298,7 @@ async def verify_rules(ctx: Ctx) -> None:
 async def evidence_mode(ctx: Ctx) -> None:
     """A room can insist that work is proven, not just declared."""
     room = ctx.room("settings")
+    ctx.finally_(lambda: room.attempt("set_room_mode", agentId="alice", evidenceRequired=False))
     await room.call("set_room_mode", agentId="alice", evidenceRequired=True)
     task = await steps.owned_task(room, ctx, "alice")
     await room.refuse("update_task", taskId=task["id"], status="done", agentId="alice")
@@ -342,6 +343,7 @@ async def handoff_rules(ctx: Ctx) -> None:
 async def room_paused(ctx: Ctx) -> None:
     """A paused room must stop agents without losing what they can read."""
     room = ctx.room("settings")
+    ctx.finally_(lambda: room.attempt("set_room_status", status="active", agentId="alice"))
     task = await steps.new_task(room, ctx)
     await room.call("set_room_status", status="paused", agentId="alice")
     said = await room.refuse("add_task", title="while paused", description="")
@@ -367,6 +369,7 @@ async def room_paused(ctx: Ctx) -> None:
 async def room_archived(ctx: Ctx) -> None:
     """A room never vanishes: archived, it can still be read and brought back whole."""
     room = ctx.room("settings")
+    ctx.finally_(lambda: room.attempt("set_room_status", status="active", agentId="alice"))
     before = names((await room.call("read_plan"))["tasks"], "id")
     await room.call("set_room_status", status="archived", agentId="alice")
     read = names((await room.call("read_plan"))["tasks"], "id")

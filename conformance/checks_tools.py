@@ -30,7 +30,7 @@ async def read_plan_call(ctx: Ctx) -> None:
 
 @tool_bad("read_plan")
 async def read_plan_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("read_plan", roomId=BAD_ROOM)
+    return await ctx.conn_a.refuse("read_plan")  # no roomId
 
 
 @tool_call("add_task")
@@ -88,7 +88,7 @@ async def get_unblocked_tasks_call(ctx: Ctx) -> None:
 
 @tool_bad("get_unblocked_tasks")
 async def get_unblocked_tasks_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("get_unblocked_tasks", roomId=BAD_ROOM)
+    return await ctx.conn_a.refuse("get_unblocked_tasks")  # no roomId
 
 
 @tool_call("get_my_tasks")
@@ -265,7 +265,10 @@ async def mark_event_read_call(ctx: Ctx) -> None:
 
 @tool_bad("mark_event_read")
 async def mark_event_read_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("mark_event_read", eventId=MISSING, agentId="alice")
+    # An unknown event id is refused by us but recorded by roomd: the protocol's bad input
+    # is a missing agentId (the unknown id is judged by "unknown event ids are refused").
+    event = await steps.new_event(ctx.a, ctx)
+    return await ctx.a.refuse("mark_event_read", eventId=event["id"])
 
 
 @tool_call("get_event_reads")
@@ -280,7 +283,7 @@ async def get_event_reads_call(ctx: Ctx) -> None:
 
 @tool_bad("get_event_reads")
 async def get_event_reads_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("get_event_reads", eventId=MISSING)
+    return await ctx.a.refuse("get_event_reads")  # no eventId (roomd answers an unknown one)
 
 
 @tool_call("reply_to_event")
@@ -301,8 +304,9 @@ async def reply_to_event_call(ctx: Ctx) -> None:
 
 @tool_bad("reply_to_event")
 async def reply_to_event_bad(ctx: Ctx) -> str:
+    event = await steps.new_event(ctx.a, ctx)  # no `from`: roomd replies to unknown parents
     return await ctx.a.refuse(
-        "reply_to_event", replyToId=MISSING, type="reply", from_="bob", to="all", payload={}
+        "reply_to_event", replyToId=event["id"], type="reply", to="all", payload={}
     )
 
 
@@ -335,12 +339,13 @@ async def get_presence_call(ctx: Ctx) -> None:
 
 @tool_bad("get_presence")
 async def get_presence_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("get_presence", roomId=BAD_ROOM)
+    return await ctx.conn_a.refuse("get_presence")  # no roomId
 
 
 @tool_call("acquire_lock")
 async def acquire_lock_call(ctx: Ctx) -> None:
     resource = ctx.unique("lock")
+    ctx.finally_(lambda: ctx.a.attempt("release_lock", resource=resource, agentId="alice"))
     got = await ctx.a.call("acquire_lock", resource=resource, agentId="alice", ttlSeconds=30)
     s.expect_shape(got, s.LOCK, "acquire_lock")
     expect(got["acquired"] is True and got["holder"] == "alice", f"a free lock: {got!r}")
@@ -368,6 +373,7 @@ async def release_lock_bad(ctx: Ctx) -> str:
 @tool_call("list_locks")
 async def list_locks_call(ctx: Ctx) -> None:
     resource = ctx.unique("lock")
+    ctx.finally_(lambda: ctx.a.attempt("release_lock", resource=resource, agentId="alice"))
     await ctx.a.call("acquire_lock", resource=resource, agentId="alice")
     got = await ctx.a.call("list_locks")
     s.expect_shape(got, s.LOCKS, "list_locks")
@@ -377,7 +383,7 @@ async def list_locks_call(ctx: Ctx) -> None:
 
 @tool_bad("list_locks")
 async def list_locks_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("list_locks", roomId=BAD_ROOM)
+    return await ctx.conn_a.refuse("list_locks")  # no roomId
 
 
 @tool_call("set_shared_var")
@@ -421,7 +427,7 @@ async def list_shared_vars_call(ctx: Ctx) -> None:
 
 @tool_bad("list_shared_vars")
 async def list_shared_vars_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("list_shared_vars", roomId=BAD_ROOM)
+    return await ctx.conn_a.refuse("list_shared_vars")  # no roomId
 
 
 # --- roomd's other tools ------------------------------------------------------------------
@@ -452,7 +458,7 @@ async def get_room_info_call(ctx: Ctx) -> None:
 
 @tool_bad("get_room_info")
 async def get_room_info_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("get_room_info", roomId=BAD_ROOM)
+    return await ctx.conn_a.refuse("get_room_info")  # no roomId
 
 
 @tool_call("get_room_analytics")
@@ -632,15 +638,25 @@ async def request_review_call(ctx: Ctx) -> None:
 
 @tool_bad("request_review")
 async def request_review_bad(ctx: Ctx) -> str:
+    # targetType is one of two (roomd does not look for the target: see the ours check).
+    task = await steps.new_task(ctx.a, ctx)
     return await ctx.a.refuse(
-        "request_review", targetType="task", targetId=MISSING, requestedBy="alice", reviewer="bob"
+        "request_review",
+        targetType="folder",
+        targetId=task["id"],
+        requestedBy="alice",
+        reviewer="bob",
     )
 
 
 @tool_call("approve")
 async def approve_call(ctx: Ctx) -> None:
     made = await steps.review(ctx.a, ctx)
-    got = await ctx.a.call("approve", reviewId=made["id"], agentId="bob", note="fine")
+    _, answer = await steps.resolve(
+        ctx.a, ctx, "approve", reviewId=made["id"], agentId="bob", note="fine"
+    )
+    expect(answer.ok, f"approve refused a valid call: {answer.text}")
+    got = answer.value
     s.expect_shape(got, s.REVIEW, "approve")
     s.expect_shape(got, s.RESOLVED, "approve")
     expect(got["status"] == "approved" and got["resolvedBy"] == "bob", f"{got!r}")
@@ -654,7 +670,11 @@ async def approve_bad(ctx: Ctx) -> str:
 @tool_call("reject")
 async def reject_call(ctx: Ctx) -> None:
     made = await steps.review(ctx.a, ctx)
-    got = await ctx.a.call("reject", reviewId=made["id"], agentId="bob", note="not yet")
+    _, answer = await steps.resolve(
+        ctx.a, ctx, "reject", reviewId=made["id"], agentId="bob", note="not yet"
+    )
+    expect(answer.ok, f"reject refused a valid call: {answer.text}")
+    got = answer.value
     s.expect_shape(got, s.REVIEW, "reject")
     s.expect_shape(got, s.RESOLVED, "reject")
     expect(got["status"] == "rejected" and got["resolvedBy"] == "bob", f"{got!r}")
@@ -682,9 +702,8 @@ async def list_reviews_bad(ctx: Ctx) -> str:
 async def list_rooms_call(ctx: Ctx) -> None:
     await ctx.a.call("read_plan")
     got = await ctx.conn_a.call("list_rooms")
-    rooms = got.get("rooms") if isinstance(got, dict) else got
-    s.expect_shape(rooms, s.list_of(s.obj({"roomId": s.STR})), "list_rooms")
-    expect(ctx.a.room_id in names(rooms or [], "roomId"), "the run's own room is not listed")
+    s.expect_shape(got, s.ROOMS, "list_rooms")
+    expect(ctx.a.room_id in s.room_ids(got), "the run's own room is not listed")
 
 
 @tool_bad("list_rooms", source="ours")

@@ -11,14 +11,18 @@ an agent can correct a tool error, it cannot correct a broken connection.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import email.utils
 import json
 import re
 import secrets
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx2
 from mcp import Client, MCPError
@@ -79,6 +83,7 @@ class Tally:
     rate_until: float = 0.0
     rate_budget: float = 180.0
     rate_said: bool = False
+    rate_waits: int = 0
 
 
 RATE_LIMIT_WORDS = ("rate limit", "too many requests")
@@ -99,6 +104,77 @@ def _rate_limited(text: str, *, http: bool = False) -> bool:
     return any(word in said for word in RATE_LIMIT_WORDS) or (http and "429" in said)
 
 
+class RateBudgetSpent(Exception):
+    """The run waited out the server's rate limit for longer than it may (--rate-wait)."""
+
+
+async def pace(tally: Tally, wait: float, why: str) -> None:
+    """Wait `wait` seconds for the server's rate limit, saying so once per run (the first
+    time only: a run under a limit waits many times). Concurrent waits count once."""
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    until = now + wait
+    if until > tally.rate_until:
+        tally.rate_waited += until - max(now, tally.rate_until)
+        tally.rate_until = until
+    tally.rate_waits += 1
+    if tally.rate_waited > tally.rate_budget:
+        raise RateBudgetSpent(
+            f"still rate limited after {tally.rate_waited:.0f} s of waiting ({why}): run the "
+            f"kit with a key whose team may make more calls a minute, or a larger --rate-wait"
+        )
+    if not tally.rate_said:
+        tally.rate_said = True
+        print(
+            f"conformance: the server rate-limits this key ({clip(why, 120)}); pacing: "
+            f"waiting {wait:.0f} s as it asks, and after every later limit, up to "
+            f"{tally.rate_budget:.0f} s in all (--rate-wait). The report gives the total.",
+            file=sys.stderr,
+            flush=True,
+        )
+    await asyncio.sleep(max(0.0, until - now))
+
+
+def retry_after(header: str | None) -> float:
+    """Seconds from a Retry-After header (seconds, or an HTTP date), 5 when absent, and
+    at most 65 (a minute's window and a margin)."""
+    if header:
+        try:
+            return min(max(float(header.strip()), 0.0), 65.0)
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(header)
+                return min(max(when.timestamp() - time.time(), 0.0), 65.0)
+            except (TypeError, ValueError):
+                pass
+    return 5.0
+
+
+class HttpWatch(httpx2.AsyncBaseTransport):
+    """The kit's HTTP transport. It counts HTTP 429 answers and keeps their Retry-After
+    (a server may limit before it reads any JSON-RPC, as roomd does: the MCP client then
+    says only "Server returned an error response"), so that `Conn.send` can wait and send
+    the call again outside the call's timeout; and it keeps the last answer, so that a
+    session that cannot open says what it met."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport | None = None) -> None:
+        self.inner = inner or httpx2.AsyncHTTPTransport()
+        self.limits = 0
+        self.retry = 5.0
+        self.last = ""
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self.inner.handle_async_request(request)
+        self.last = f"{request.method} {request.url} answered HTTP {response.status_code}"
+        if response.status_code == 429:
+            self.retry = retry_after(response.headers.get("retry-after"))
+            self.limits += 1
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
 def _rename(args: dict[str, Any]) -> dict[str, Any]:
     """`from_` (a Python keyword) is sent as `from`; everything else as it is named."""
     return {(k[:-1] if k.endswith("_") else k): v for k, v in args.items()}
@@ -108,13 +184,22 @@ class Conn:
     """One MCP session holding one team's key."""
 
     def __init__(
-        self, client: Client, offered: frozenset[str], label: str, tally: Tally, timeout: float
+        self,
+        client: Client,
+        offered: frozenset[str],
+        label: str,
+        tally: Tally,
+        timeout: float,
+        watch: HttpWatch | None = None,
+        url: str = "",
     ) -> None:
         self.client = client
+        self.url = url
         self.offered = offered
         self.label = label
         self.tally = tally
         self.timeout = timeout
+        self.watch = watch
 
     def room(self, room_id: str) -> Room:
         return Room(self, room_id)
@@ -130,39 +215,24 @@ class Conn:
             try:
                 return await self._send_once(tool, args)
             except _RateLimited as limited:
-                await self._wait_out(tool, limited)
-
-    async def _wait_out(self, tool: str, limited: _RateLimited) -> None:
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        until = now + limited.wait
-        tally = self.tally
-        if until > tally.rate_until:
-            tally.rate_waited += until - max(now, tally.rate_until)
-            tally.rate_until = until
-        if tally.rate_waited > tally.rate_budget:
-            raise Failed(
-                f"{tool} was still rate limited after {tally.rate_waited:.0f} s of waiting "
-                f"({clip(str(limited), 100)}): run the kit with a key whose team may make "
-                f"{tally.calls} calls a minute"
-            )
-        if not tally.rate_said:  # the first wait of the run: say why it pauses
-            tally.rate_said = True
-            print(
-                f"conformance: rate limited at call {tally.calls}; waiting "
-                f"{limited.wait:.0f} s ({clip(str(limited), 100)})",
-                file=sys.stderr,
-            )
-        await asyncio.sleep(until - now)
+                try:
+                    await pace(self.tally, limited.wait, f"{tool}: {clip(str(limited), 100)}")
+                except RateBudgetSpent as spent:
+                    raise Failed(f"{tool}: {spent}") from None
 
     async def _send_once(self, tool: str, args: dict[str, Any]) -> Answer:
         self.tally.calls += 1
         self.tally.called.add(tool)
+        limits = self.watch.limits if self.watch else 0
         try:
             result = await self.client.call_tool(tool, args, read_timeout_seconds=self.timeout)
         except MCPError as exc:
             if _rate_limited(exc.message):
                 raise _RateLimited(exc.message) from exc
+            if self.watch and self.watch.limits > limits:
+                raise _RateLimited(
+                    f"HTTP 429 Too Many Requests; retry after {self.watch.retry:.0f} s"
+                ) from exc
             raise Failed(
                 f"{tool} answered a protocol error ({exc.code}: {clip(exc.message, 200)}) "
                 "where a tool result (isError for bad input) was due"
@@ -248,27 +318,63 @@ async def open_conn(
     timeout: float,
 ) -> Conn:
     """A session with `key` (Bearer), its tools listed once so that the client validates
-    every structured result against the tool's outputSchema without asking again."""
-    http = await stack.enter_async_context(
-        httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=timeout)
-    )
-    client = await stack.enter_async_context(
-        Client(
-            streamable_http_client(url, http_client=http),
-            mode=mode,
-            client_info=CLIENT_INFO,
-            read_timeout_seconds=timeout,
-        )
-    )
-    names: set[str] = set()
-    cursor: str | None = None
+    every structured result against the tool's outputSchema without asking again. A server
+    that answers the opening with HTTP 429 is waited out (its Retry-After) and asked again;
+    any other failure is raised, with what the server answered (`SessionFailed`)."""
     while True:
-        listed = await client.list_tools(cursor=cursor)
-        names.update(tool.name for tool in listed.tools)
-        cursor = listed.next_cursor
-        if not cursor:
-            break
-    return Conn(client, frozenset(names), label, tally, timeout)
+        watch = HttpWatch()
+        session = AsyncExitStack()
+        try:
+            http = await session.enter_async_context(
+                httpx2.AsyncClient(
+                    headers={"Authorization": f"Bearer {key}"}, timeout=timeout, transport=watch
+                )
+            )
+            client = await session.enter_async_context(
+                Client(
+                    streamable_http_client(url, http_client=http),
+                    mode=mode,
+                    client_info=CLIENT_INFO,
+                    read_timeout_seconds=timeout,
+                )
+            )
+            names: set[str] = set()
+            cursor: str | None = None
+            while True:
+                listed = await client.list_tools(cursor=cursor)
+                names.update(tool.name for tool in listed.tools)
+                cursor = listed.next_cursor
+                if not cursor:
+                    break
+        except Exception as exc:
+            with contextlib.suppress(Exception):
+                await session.aclose()
+            if watch.limits:
+                why = f"opening a session at {url}: HTTP 429, Retry-After {watch.retry:.0f}"
+                try:
+                    await pace(tally, watch.retry, why)
+                except RateBudgetSpent as spent:
+                    raise SessionFailed(str(spent), watch.last) from exc
+                continue
+            raise SessionFailed(_innermost_text(exc), watch.last) from exc
+        await stack.enter_async_context(session)
+        return Conn(client, frozenset(names), label, tally, timeout, watch, url)
+
+
+class SessionFailed(Exception):
+    """No MCP session could be opened: why, and the server's last HTTP answer."""
+
+    def __init__(self, why: str, answered: str) -> None:
+        super().__init__(why)
+        self.why = why
+        self.answered = answered
+
+
+def _innermost_text(exc: BaseException) -> str:
+    """The first real failure inside the task groups the client opens a session in."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {clip(str(exc), 300)}"
 
 
 Opener = Callable[[str], Awaitable[Conn]]
@@ -284,9 +390,55 @@ ROOMS = {
 }
 
 
+KeyOpener = Callable[[str, str], Awaitable[Conn]]
+
+
+class Rest:
+    """The server's REST API beside its MCP endpoint (ours: `/api/v1`), for what no tool
+    does: minting an agent-bound key, removing a room. A server without one answers 404 or
+    405, and the kit then says what it could not do."""
+
+    def __init__(self, mcp_url: str, key: str, tally: Tally, timeout: float) -> None:
+        parts = urlsplit(mcp_url)
+        prefix = parts.path.rstrip("/").removesuffix("/mcp")
+        self.base = urlunsplit((parts.scheme, parts.netloc, f"{prefix}/api/v1", "", ""))
+        self.key = key
+        self.tally = tally
+        self.timeout = timeout
+
+    async def send(self, method: str, path: str, body: Any = None) -> httpx2.Response | None:
+        """The answer, or None when the server could not be reached at all; an HTTP 429 is
+        waited out like a tool's."""
+        url = f"{self.base}{path}"
+        headers = {"Authorization": f"Bearer {self.key}"}
+        async with httpx2.AsyncClient(timeout=self.timeout) as http:
+            while True:
+                try:
+                    answer = await http.request(method, url, json=body, headers=headers)
+                except httpx2.HTTPError:
+                    return None
+                if answer.status_code != 429:
+                    return answer
+                wait = retry_after(answer.headers.get("retry-after"))
+                try:
+                    await pace(self.tally, wait, f"HTTP 429 from {method} {url}")
+                except RateBudgetSpent:
+                    return answer
+
+
+def _said(answer: httpx2.Response | None) -> str:
+    if answer is None:
+        return "no answer"
+    text = (
+        answer.text if answer.headers.get("content-type", "").startswith("application/json") else ""
+    )
+    return f"HTTP {answer.status_code}" + (f" {clip(text, 120)}" if text else "")
+
+
 class Ctx:
     """What every check is handed: team A's session and main room, other rooms of this
-    run, team B's session (when KEY_B was given), and extra sessions of team A for races."""
+    run, team B's session (when KEY_B was given), extra sessions of team A for races, and
+    sessions whose key is bound to one agent (minted through the server's REST API)."""
 
     def __init__(
         self,
@@ -295,22 +447,47 @@ class Ctx:
         a: Conn,
         b: Conn | None,
         open_a: Opener,
+        open_key: KeyOpener | None = None,
+        rest: Rest | None = None,
     ) -> None:
         self.base = base
         self.conn_a = a
         self.conn_b = b
         self._open_a = open_a
+        self._open_key = open_key
+        self.rest = rest
         self._pool: list[Conn] = []
         self._serial = 0
+        self._bound: dict[str, Conn] = {}
+        self.minted: list[tuple[str, str]] = []  # (key id, what it is) to revoke at the end
+        self.touched: dict[str, None] = {}  # the rooms this run used, in order
+        self._undo: list[Callable[[], Awaitable[object]]] = []
+
+    def finally_(self, step: Callable[[], Awaitable[object]]) -> None:
+        """Run `step` when the check ends, whatever its outcome (a lock released, a room's
+        status put back), so that no check's failure becomes the next one's: the runner
+        runs them newest first, and a step's own failure is ignored. Register it before
+        the call it undoes, since that call may fail after it took effect."""
+        self._undo.append(step)
+
+    async def undo(self, timeout: float) -> None:
+        """The current check's cleanup steps (`finally_`), newest first."""
+        steps, self._undo = self._undo[::-1], []
+        for step in steps:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(timeout):
+                    await step()
 
     @property
     def a(self) -> Room:
         """The run's main room, as team A."""
+        self.touched.setdefault(self.base)
         return self.conn_a.room(self.base)
 
     def room(self, label: str) -> Room:
         """Another room of this run (its own plan, log and settings), as team A."""
         assert label in ROOMS, f"a run's rooms are listed in ROOMS: {label!r} is not"
+        self.touched.setdefault(f"{self.base}-{label}")
         return self.conn_a.room(f"{self.base}-{label}")
 
     def b(self, room: Room) -> Room:
@@ -329,6 +506,29 @@ class Ctx:
         while len(self._pool) < count:
             self._pool.append(await self._open_a(f"agent-{len(self._pool) + 1}"))
         return self._pool[:count]
+
+    async def bound(self, agent: str, *, why: str) -> Conn:
+        """A session of team A whose key is bound to `agent` (a server may let only such a
+        key act as that agent, as roomd does for resolving reviews), minted through the
+        server's REST API and revoked at the end of the run. Skips, saying `why` the check
+        needs one and why none could be had, when the server offers no way to mint it."""
+        if agent in self._bound:
+            return self._bound[agent]
+        if self.rest is None or self._open_key is None:
+            raise Skipped(f"{why}; the kit has no way to mint an agent-bound key here")
+        answer = await self.rest.send(
+            "POST", "/keys", {"name": f"conformance {self.base} {agent}", "agentName": agent}
+        )
+        if answer is None or answer.status_code != 201:
+            raise Skipped(
+                f"{why}; minting a key bound to {agent} (POST {self.rest.base}/keys) "
+                f"answered {_said(answer)}"
+            )
+        made = answer.json()
+        self.minted.append((str(made.get("id")), f"a key bound to {agent}"))
+        conn = await self._open_key(str(made["secret"]), f"bound to {agent}")
+        self._bound[agent] = conn
+        return conn
 
 
 CheckBody = Callable[[Ctx], Awaitable[str | None]]

@@ -10,6 +10,7 @@ is 1 when anything FAILed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections import Counter
@@ -26,6 +27,8 @@ from conformance.kit import (
     Ctx,
     Failed,
     Kind,
+    Rest,
+    SessionFailed,
     Skipped,
     Source,
     Tally,
@@ -65,6 +68,36 @@ class Outcome:
 
 
 @dataclass
+class Cleanup:
+    """What became of the rooms the run used and the keys it minted."""
+
+    rooms: dict[str, list[str]] = field(default_factory=dict)  # deleted/archived/left -> ids
+    keys_left: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        said = []
+        for how in ("deleted", "archived", "left"):
+            ids = self.rooms.get(how, [])
+            if not ids:
+                continue
+            line = f"{len(ids)} {how}: {', '.join(ids)}"
+            if how == "archived":
+                line += (
+                    " (the server offers no way to delete a room: archived, they are out of "
+                    "use but still the team's)"
+                )
+            if how == "left":
+                line += (
+                    " (the server offers no way to delete or archive a room: remove them "
+                    "by hand, or let them expire)"
+                )
+            said.append(line)
+        if self.keys_left:
+            said.append("keys minted and not revoked: " + ", ".join(self.keys_left))
+        return said
+
+
+@dataclass
 class Report:
     url: str
     room: str
@@ -73,6 +106,9 @@ class Report:
     seconds: float = 0.0
     calls: int = 0
     rate_waited: float = 0.0
+    rate_waits: int = 0
+    notes: list[str] = field(default_factory=list)
+    cleanup: Cleanup = field(default_factory=Cleanup)
 
     @property
     def failed(self) -> list[Outcome]:
@@ -122,8 +158,9 @@ class Report:
             + f"; {exercised} of {len(self.offered)} listed tools exercised; "
             f"{self.calls} tool calls in {self.seconds:.1f} s"
             + (
-                f" ({self.rate_waited:.0f} s waiting out the rate limit)"
-                if self.rate_waited
+                f" ({self.rate_waited:.0f} s of it pacing: {self.rate_waits} waits for the "
+                "server's rate limit)"
+                if self.rate_waits
                 else ""
             )
         )
@@ -133,6 +170,7 @@ class Report:
         lines = [
             f"Room Protocol conformance kit {KIT_VERSION}",
             f"server: {self.url}   room: {self.room}   tools listed: {len(self.offered)}",
+            *self.notes,
             "",
         ]
         width = min(max((len(o.name) for o in self.outcomes), default=5), 72)
@@ -152,6 +190,9 @@ class Report:
         if self.failed:
             lines += ["", "Failures:"]
             lines += [f"  {o.name} ({o.kind}): {o.detail}" for o in self.failed]
+        cleanup = self.cleanup.lines()
+        if cleanup:
+            lines += ["", "Rooms of this run:"] + [f"  {line}" for line in cleanup]
         lines += ["", self.summary()]
         return "\n".join(lines)
 
@@ -189,6 +230,8 @@ async def run_one(check: Check, ctx: Ctx, timeout: float) -> Outcome:
             status, detail = "FAIL", f"no answer within {timeout:.0f} s"
         except Exception as exc:  # a surprise in a check is that check's FAIL
             status, detail = "FAIL", clip(f"{type(exc).__name__}: {exc}", 400)
+        finally:
+            await ctx.undo(timeout)
     return Outcome(
         check.name,
         check.kind,
@@ -200,52 +243,114 @@ async def run_one(check: Check, ctx: Ctx, timeout: float) -> Outcome:
     )
 
 
-def _innermost(exc: BaseException) -> BaseException:
-    """The first real failure inside the task groups the client opens a session in."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+def candidates(url: str) -> list[str]:
+    """Where the MCP endpoint may be: the URL as given, then (unless it already ends so)
+    the URL with `/mcp`, the path every Room Protocol server the kit knows uses."""
+    given = url.strip()
+    tried = [given]
+    if not given.rstrip("/").endswith("/mcp"):
+        tried.append(given.rstrip("/") + "/mcp")
+    return tried
+
+
+async def _open_first(
+    stack: AsyncExitStack, urls: list[str], key: str, label: str, config: Config, tally: Tally
+) -> Conn:
+    """The first of `urls` where a session opens, or ConnectionError naming every place the
+    kit looked and what each answered."""
+    failures = []
+    for url in urls:
+        try:
+            return await open_conn(
+                stack, url, key, label=label, mode=config.mode, tally=tally, timeout=config.timeout
+            )
+        except SessionFailed as failed:
+            answered = f" ({failed.answered})" if failed.answered else ""
+            failures.append(f"{url}: {failed.why}{answered}")
+    raise ConnectionError(
+        f"could not open an MCP session as {label}; looked at "
+        + "; ".join(failures)
+        + ". Give the server's MCP endpoint (…/mcp) and a key it accepts."
+    )
+
+
+async def remove_rooms(ctx: Ctx) -> Cleanup:
+    """Take away every room the run used, as far as the server allows: deleted (REST
+    `DELETE /api/v1/rooms/<id>`, or a `delete_room` tool), else archived (REST
+    `POST …/<id>/archive`, or set_room_status), else left, saying why."""
+    done = Cleanup()
+    for room_id in ctx.touched:
+        how = await _remove_room(ctx, room_id)
+        done.rooms.setdefault(how, []).append(room_id)
+    for key_id, what in ctx.minted:
+        answer = await ctx.rest.send("POST", f"/keys/{key_id}/revoke") if ctx.rest else None
+        if answer is None or answer.status_code >= 300:
+            done.keys_left.append(f"{what} (id {key_id})")
+    return done
+
+
+async def _remove_room(ctx: Ctx, room_id: str) -> str:
+    if ctx.rest is not None:
+        answer = await ctx.rest.send("DELETE", f"/rooms/{room_id}")
+        if answer is not None and answer.status_code in (200, 202, 204):
+            return "deleted"
+    conn = ctx.conn_a
+    if "delete_room" in conn.offered:
+        with contextlib.suppress(Exception):
+            if (await conn.attempt("delete_room", roomId=room_id)).ok:
+                return "deleted"
+    if ctx.rest is not None:
+        answer = await ctx.rest.send("POST", f"/rooms/{room_id}/archive")
+        if answer is not None and answer.status_code in (200, 202, 204):
+            return "archived"
+    if "set_room_status" in conn.offered:
+        with contextlib.suppress(Exception):
+            moved = await conn.attempt(
+                "set_room_status", roomId=room_id, status="archived", agentId="conformance"
+            )
+            if moved.ok:
+                return "archived"
+    return "left"
 
 
 async def run_kit(config: Config) -> Report:
-    """Run every selected check against `config.url` and return the report. Raises
-    ConnectionError when a session cannot be opened at all (wrong URL or key)."""
+    """Run every selected check against `config.url` (or, when nothing answers there, the
+    URL with `/mcp`) and return the report, having removed the rooms the run used. Raises
+    ConnectionError, naming every place it looked, when no session can be opened."""
     started = time.monotonic()
     tally = Tally(rate_budget=config.rate_wait)
     base = f"conf-{secrets.token_hex(4)}"
     async with AsyncExitStack() as stack:
+        conn_a = await _open_first(
+            stack, candidates(config.url), config.key, "team A", config, tally
+        )
+        url = conn_a.url
+        conn_b = (
+            await _open_first(stack, [url], config.key_b, "team B", config, tally)
+            if config.key_b
+            else None
+        )
 
-        async def opener(key: str, label: str) -> Conn:
-            try:
-                return await open_conn(
-                    stack,
-                    config.url,
-                    key,
-                    label=label,
-                    mode=config.mode,
-                    tally=tally,
-                    timeout=config.timeout,
-                )
-            except Exception as exc:
-                cause = _innermost(exc)
-                raise ConnectionError(
-                    f"could not open an MCP session at {config.url} as {label}: "
-                    f"{type(cause).__name__}: {clip(str(cause), 300)}"
-                ) from exc
-
-        conn_a = await opener(config.key, "team A")
-        conn_b = await opener(config.key_b, "team B") if config.key_b else None
+        async def open_key(key: str, label: str) -> Conn:
+            return await _open_first(stack, [url], key, label, config, tally)
 
         async def open_a(label: str) -> Conn:
-            return await opener(config.key, label)
+            return await open_key(config.key, label)
 
-        ctx = Ctx(base=base, a=conn_a, b=conn_b, open_a=open_a)
-        report = Report(url=config.url, room=base, offered=conn_a.offered)
-        for check in selected(config):
-            # A safety net for a hang the per-call timeouts miss, rate-limit waits allowed.
-            budget = config.timeout * 3 + config.rate_wait
-            report.outcomes.append(await run_one(check, ctx, budget))
+        rest = Rest(url, config.key, tally, config.timeout)
+        ctx = Ctx(base=base, a=conn_a, b=conn_b, open_a=open_a, open_key=open_key, rest=rest)
+        report = Report(url=url, room=base, offered=conn_a.offered)
+        if url != config.url.strip():
+            report.notes.append(f"no MCP endpoint at {config.url}; found it at {url}")
+        try:
+            for check in selected(config):
+                # A safety net for a hang the per-call timeouts miss, rate-limit waits allowed.
+                budget = config.timeout * 3 + config.rate_wait
+                report.outcomes.append(await run_one(check, ctx, budget))
+        finally:
+            report.cleanup = await remove_rooms(ctx)
     report.calls = tally.calls
     report.rate_waited = tally.rate_waited
+    report.rate_waits = tally.rate_waits
     report.seconds = time.monotonic() - started
     return report

@@ -137,7 +137,8 @@ EVENT = obj(
 )
 EVENTS = list_of(EVENT)
 UNREAD = obj({"events": EVENTS, "cursor": opt(STR), "count": INT})
-PRESENCE = obj({"agentId": STR, "status": one_of("online", "offline"), "lastSeen": TIMESTAMP})
+# roomd lists an agent whose heartbeat expired with lastSeen null.
+PRESENCE = obj({"agentId": STR, "status": one_of("online", "offline"), "lastSeen": opt(TIMESTAMP)})
 SUMMARY = obj(
     {
         "agentId": STR,
@@ -149,17 +150,39 @@ SUMMARY = obj(
         "cursor": opt(STR),
     }
 )
-LOCK = obj(
-    {
-        "acquired": BOOL,
-        "resource": STR,
-        "holder": opt(STR),
-        "ttlSeconds": INT,
-        "expiresAt": TIMESTAMP,
-        "fencingToken": INT,
-    }
-)
-LOCKS = list_of(obj({"resource": STR, "owner": STR, "expiresAt": TIMESTAMP}))
+# What roomd answers; expiresAt and fencingToken are ours (checks_core's fencing check).
+LOCK = obj({"acquired": BOOL, "resource": STR, "holder": opt(STR), "ttlSeconds": INT})
+LOCK_OURS = obj({"expiresAt": TIMESTAMP, "fencingToken": INT})
+LOCKS = list_of(obj({"resource": STR, "owner": STR}))
+LOCKS_OURS = list_of(obj({"expiresAt": TIMESTAMP}))
+
+
+def _rooms(value: Any, at: str) -> list[str]:
+    """list_rooms: roomd answers `{rooms: ["id", …]}`; we answer objects with a roomId.
+    Both are the protocol's: a list of ids, or of objects naming theirs."""
+    rooms = value.get("rooms") if isinstance(value, dict) else value
+    if not isinstance(rooms, list):
+        return [f"{at or 'rooms'}: expected a list of rooms, got {_show(value)}"]
+    return [
+        f"{at}rooms[{i}]: expected a room id or an object with a roomId, got {_show(r)}"
+        for i, r in enumerate(rooms)
+        if not (isinstance(r, str) or (isinstance(r, dict) and isinstance(r.get("roomId"), str)))
+    ]
+
+
+ROOMS: Shape = _rooms
+
+
+def room_ids(value: Any) -> list[str]:
+    """The room ids of a list_rooms answer, whichever of its two forms."""
+    rooms = value.get("rooms") if isinstance(value, dict) else value
+    return [
+        r if isinstance(r, str) else str(r.get("roomId"))
+        for r in (rooms if isinstance(rooms, list) else [])
+        if isinstance(r, str | dict)
+    ]
+
+
 REVIEW = obj(
     {
         "id": TEXT,
