@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from conformance.runner import Config, all_checks, run_kit
+from conformance.runner import ROOMD_TOOLS, Config, all_checks, run_kit
 
 MODES = ("legacy", "auto", "2026-07-28")
 
@@ -47,6 +47,12 @@ def parse(argv: list[str]) -> argparse.Namespace:
         "its Retry-After says (default 180)",
     )
     parser.add_argument("--only", default="", help="run only checks naming this (a tool, say)")
+    parser.add_argument(
+        "--surface",
+        choices=("all", "roomd"),
+        default="all",
+        help="judge every listed tool (all), or only roomd's 44, the others as not offered",
+    )
     parser.add_argument("--report", default="", help="also write the report to this file")
     parser.add_argument("--list", action="store_true", help="list the checks and exit")
     return parser.parse_args(argv)
@@ -72,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         mode=args.mode,
         timeout=args.timeout,
         only=args.only,
+        surface=ROOMD_TOOLS if args.surface == "roomd" else None,
         rate_wait=args.rate_wait,
     )
     try:

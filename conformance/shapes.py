@@ -196,11 +196,12 @@ REVIEW = obj(
     }
 )
 RESOLVED = obj({"resolvedAt": TIMESTAMP, "resolvedBy": STR})
+# roomd answers createdAt null for a room it holds no metadata of (one claimed by use).
 ROOM_INFO = obj(
     {
         "roomId": STR,
         "ownerTeamId": ANY,
-        "createdAt": TIMESTAMP,
+        "createdAt": opt(TIMESTAMP),
         "memberCount": INT,
         "taskCount": INT,
         "contextCount": INT,
@@ -211,7 +212,7 @@ ANALYTICS = obj(
     {
         "roomId": STR,
         "ownerTeamId": ANY,
-        "createdAt": TIMESTAMP,
+        "createdAt": opt(TIMESTAMP),
         "tasks": obj(
             {
                 "total": INT,
