@@ -2194,11 +2194,53 @@ async def broker_health(url: str, timeout: float) -> str | None:
 # --- Leases ---------------------------------------------------------------------------------
 
 
+LEASES_MOVED = -9  # a lease script's answer: a lease was granted since the view it was given
+
+
+def _unwritten() -> None:
+    """The step wrote nothing and its call will run it again (decided on a newer view)."""
+    call = idempotency.current()
+    if call is not None:
+        call.written = False
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseView:
+    """The room's leases as one step read them: `generation` counts the grants of new
+    leases so far; `leases` are the raw JSON of every lease kept (some may be expired)."""
+
+    generation: str
+    leases: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseDecision:
+    """What a service decided on a LeaseView, for the write step that acts on it: the
+    view's generation, the conflicts found (JSON, "[]" for none) and the agent's own live
+    leases of the paths asked for ({path: lease id})."""
+
+    generation: str
+    conflicts_json: str = "[]"
+    own: dict[str, str] | None = None
+
+
+async def leases_view(keys: RoomKeys) -> LeaseView:
+    res = await _run(scripts.LEASES_VIEW_SCRIPT, [keys.leases, keys.meta], [])
+    return LeaseView(str(res[0]), [str(x) for x in res[1]])
+
+
+async def leases_live(keys: RoomKeys, *, now_ms: int) -> list[str]:
+    """Every live lease's JSON (no path matched: rooms.overlaps does that)."""
+    view = await leases_view(keys)
+    return [raw for raw in view.leases if int(json.loads(raw)["expires_ms"]) > now_ms]
+
+
 @dataclass(frozen=True, slots=True)
 class LeaseStep:
     """What a lease script answered: "granted", "renewed" (the agent's own lease of that
-    path), "conflict" (`conflicts`), "quota" (`used`), "unknown_task"; for a renewal or a
-    release, "ok", "unknown" (no such live lease) or "not_holder"."""
+    path), "conflict" (`conflicts`), "quota" (`used`), "unknown_task", "moved" (a lease was
+    granted since the decision's view: nothing written); for a renewal or a release, "ok",
+    "unknown" (no such live lease) or "not_holder"."""
 
     outcome: str
     lease_json: str = ""
