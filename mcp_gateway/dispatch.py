@@ -71,6 +71,10 @@ async def _tool_run(
     if isinstance(tool, registry.CallerTool):
         return await tool.run(access.CallerRooms(caller), args)
     assert isinstance(args, RoomInput)
+    if tool.makes_room is not None and not args.roomId:
+        made = tool.makes_room(args, caller.team_id)
+        await access.room_made(caller, made)
+        args = args.model_copy(update={"roomId": made})
     if tool.manages is not None:
         # Refused before the room is touched: a credential that may not manage changes
         # nothing, not even the room's last activity.

@@ -518,6 +518,14 @@ class HandoffRefusedError(RoomError):
     status = 409
 
 
+CONTEXT_NO_PRIOR = (
+    'No prior versions to diff against: context entry "{entry_id}" has one version '
+    "({version}). A write_context or update_context of it makes the next one."
+)
+REVIEW_SELF = (
+    'reviewer "{reviewer}" is the requester: a review asks someone else. Name another agent '
+    "(get_presence lists who is here) or a person."
+)
 CONTEXT_VERSION_UNKNOWN = (
     'againstVersion "{version}" is not a kept version of context entry "{entry_id}" (kept: '
     "{kept}). Call get_context_history to see them."

@@ -69,6 +69,10 @@ class _Row(Generic[In, Out]):
     # True: it runs on a paused or completed room too (set_room_status), and the door
     # records what it changed (tenants.access.room_status_recorded).
     lifecycle: bool = False
+    # For a tool whose roomId may be left out (create_room_from_template): the id of the
+    # room the door makes for it, from its arguments and the caller's team (tenants.access.
+    # room_made creates it whether or not first touch claims rooms).
+    makes_room: Callable[[Any, int], str] | None = field(default=None, repr=False)
 
     def input_schema(self) -> dict[str, Any]:
         return _input_schema(self.input_model)
@@ -1042,7 +1046,8 @@ TOOLS: tuple[Tool, ...] = (
         TypeAdapter(r.ContextDiff),
         "What changed in a context entry since an earlier version (default: the one "
         "before): summary, and payload paths added, removed and changed, down to the value "
-        "(endpoints[1].response.currency).",
+        "(endpoints[1].response.currency). An entry with one version has nothing to diff "
+        "against: an error.",
         read_only=True,
         run=_diff_context,
     ),
@@ -1051,8 +1056,9 @@ TOOLS: tuple[Tool, ...] = (
         s.GetRoomAnalyticsInput,
         TypeAdapter(r.RoomAnalytics),
         "How the room is going: tasks by status and the completion rate, agents (online), "
-        "context entries, and events per day for the last `days` days (1-90, default 7), "
-        "counted over the whole retained log.",
+        "context entries, and events: total retained, lastDays (the window: `days`, 1-90, "
+        "default 7), perDay (the average a day over it), inWindow and byDate (each day's "
+        "count), counted over the whole retained log.",
         read_only=True,
         run=_get_room_analytics,
     ),
@@ -1075,6 +1081,9 @@ TOOLS: tuple[Tool, ...] = (
         "in one step. Leave roomId out for a new room. A room that has a plan already is "
         "refused, never overwritten.",
         read_only=False,
+        makes_room=lambda a, team: templates.template_room_id(
+            a.templateId, team_id=team, idempotency_key=a.idempotencyKey
+        ),
         run=_create_room_from_template,
     ),
     # --- Files

@@ -221,8 +221,10 @@ class AgentCounts(TypedDict):
 
 class EventCounts(TypedDict):
     total: int  # in the retained log
-    lastDays: int  # of them, in the last `days` days
-    perDay: dict[str, int]  # "YYYY-MM-DD" -> events of that day, for each of the last days
+    lastDays: int  # the window asked for, in days (roomd's field: `days`, echoed)
+    perDay: float  # events a day over the window, on average (roomd's field)
+    inWindow: int  # events in the window (ours)
+    byDate: dict[str, int]  # "YYYY-MM-DD" -> events of that day, each day of the window (ours)
 
 
 class RoomAnalytics(TypedDict):
@@ -270,7 +272,8 @@ class Review(TypedDict):
     createdAt: str
     resolvedAt: NotRequired[str]
     resolvedBy: NotRequired[str]
-    resolutionNote: NotRequired[str]
+    resolutionNote: NotRequired[str]  # the resolver's note (also `note`, roomd's field)
+    requestNote: NotRequired[str]  # the request's note, once a resolver's note replaced it
 
 
 class PayloadDiff(TypedDict):

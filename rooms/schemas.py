@@ -7,10 +7,8 @@ fails loudly instead of doing the wrong thing quietly. Size limits are TOOLS.md'
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import secrets
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
@@ -438,7 +436,8 @@ class GetRoomInfoInput(RoomInput):
 
 class GetRoomAnalyticsInput(RoomInput):
     days: Annotated[int, Field(ge=1, le=90)] = Field(
-        default=7, description="How many days back perDay and lastDays cover (1-90)."
+        default=7,
+        description="The window in days (1-90): lastDays echoes it, perDay averages over it.",
     )
 
 
@@ -675,8 +674,9 @@ def _template_known(template_id: str) -> str:
 
 
 class CreateRoomFromTemplateInput(WriteInput):
-    """roomId may be left out: a new room's id is made from the template's (and, with an
-    idempotencyKey, from the key, so a retry reaches the same room)."""
+    """roomId may be left out: the door makes a new room for the caller's team (its id from
+    the template's and, with an idempotencyKey, from the team and the key, so a retry
+    reaches the same room and no other team's call can take it first)."""
 
     roomId: RoomId = Field(
         default="", description="The room to create it in (left out: a new room)."
@@ -687,21 +687,6 @@ class CreateRoomFromTemplateInput(WriteInput):
         description="A template id from list_templates."
     )
     agentId: AgentId | None = Field(default=None, description="Who is creating it.")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _room_id_made(cls, data: Any) -> Any:
-        if isinstance(data, dict) and data.get("roomId") in (None, ""):
-            template = data.get("templateId")
-            stem = re.sub(r"[^a-z0-9-]+", "-", str(template).lower()).strip("-")[:40] or "room"
-            key = data.get("idempotencyKey")
-            tail = (
-                hashlib.sha256(str(key).encode()).hexdigest()[:12]
-                if isinstance(key, str) and key
-                else secrets.token_hex(6)
-            )
-            data = {**data, "roomId": f"{stem}-{tail}"}
-        return data
 
 
 class RequestReviewInput(WriteInput):

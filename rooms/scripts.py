@@ -1751,7 +1751,12 @@ if not submission and review.reviewer ~= agent then return {-3, raw} end
 review.status = ARGV[3]
 review.resolvedAt = ARGV[5]
 review.resolvedBy = agent
-if ARGV[4] ~= '' then review.resolutionNote = ARGV[4] end
+if ARGV[4] ~= '' then
+  -- roomd answers the resolver's note as the review's `note`; the request's is kept.
+  if review.note ~= nil and review.note ~= cjson.null then review.requestNote = review.note end
+  review.note = ARGV[4]
+  review.resolutionNote = ARGV[4]
+end
 local out = fix_arrays(cjson.encode(review), {'evidence'})
 redis.call('HSET', KEYS[1], review_id, out)
 local task_out = ''

@@ -331,10 +331,11 @@ async def room_analytics(room: RoomRef, *, days: int) -> RoomAnalytics:
     total = len(statuses)
     done = statuses.count("done")
     today = now // 86_400_000
-    per_day = {
+    by_date = {
         clock.iso_from_ms(day * 86_400_000)[:10]: activity.per_day.get(day, 0)
         for day in range(today - days + 1, today + 1)
     }
+    in_window = sum(by_date.values())
     return {
         "roomId": room.room_id,
         "ownerTeamId": str(room.team_id),
@@ -349,10 +350,14 @@ async def room_analytics(room: RoomRef, *, days: int) -> RoomAnalytics:
         },
         "agents": {"total": activity.agents, "online": activity.online},
         "contextCount": activity.context,
+        # roomd's meanings (TOOLS.md): lastDays is the window asked for, perDay the average
+        # a day over it; the counts by date are ours, beside them.
         "events": {
             "total": activity.events,
-            "lastDays": sum(per_day.values()),
-            "perDay": per_day,
+            "lastDays": days,
+            "perDay": round(in_window / days, 2),
+            "inWindow": in_window,
+            "byDate": by_date,
         },
     }
 
@@ -398,7 +403,13 @@ async def context_diff(room: RoomRef, *, entry_id: str, against: str | None) -> 
         for e in await context_history(room, entry_id=entry_id)
     ]
     current, earlier = versions[-1], versions[:-1]
-    previous: ContextEntry | None = earlier[-1] if earlier else None
+    if not earlier:
+        # roomd's answer (TOOLS.md): a diff needs two versions.
+        raise errors.ToolArgumentsError(
+            errors.CONTEXT_NO_PRIOR.format(entry_id=entry_id, version=current["version"]),
+            extra={"id": entry_id, "versions": [current["version"]]},
+        )
+    previous: ContextEntry | None = earlier[-1]
     if against is not None:
         found = [e for e in versions if e["version"] == against]
         if not found:

@@ -495,7 +495,12 @@ async def review_request(
     note: str | None,
 ) -> Review:
     """A pending review of an existing task or context entry; the reviewer is told (a
-    review_requested event addressed to it)."""
+    review_requested event addressed to it). The reviewer is someone else: a requester
+    naming itself could approve its own request."""
+    if reviewer == _who(requested_by):
+        raise errors.ToolArgumentsError(
+            errors.REVIEW_SELF.format(reviewer=reviewer), extra={"fields": ["reviewer"]}
+        )
     review: Review = {
         "id": new_id("r_"),
         "targetType": "task" if target_type == "task" else "context",

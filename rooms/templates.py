@@ -7,6 +7,9 @@ not data: they are reviewed like code and the same on every process.
 
 from __future__ import annotations
 
+import hashlib
+import re
+import secrets
 from dataclasses import dataclass
 
 from rooms import errors, suggest
@@ -113,3 +116,16 @@ def template_list() -> TemplateList:
             for t in TEMPLATES
         ]
     }
+
+
+def template_room_id(template_id: str, *, team_id: int, idempotency_key: str | None) -> str:
+    """A new room's id for create_room_from_template without a roomId: the template's name
+    and a tail that is the team's and the key's (a retry with the same key reaches the same
+    room; another team's same key makes another id), or random without a key."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", template_id.lower()).strip("-")[:40] or "room"
+    if idempotency_key:
+        seed = f"{team_id}\n{idempotency_key}".encode()
+        tail = hashlib.sha256(seed).hexdigest()[:12]
+    else:
+        tail = secrets.token_hex(6)
+    return f"{stem}-{tail}"

@@ -30,7 +30,7 @@ from tenants import archives, selectors, services
 from tenants import errors as tenant_errors
 from tenants.capabilities import PERSON_PREFIX, Caller, Manage
 from tenants.db import db_run
-from tenants.models import Room
+from tenants.models import Room, Team
 
 ACTIVITY_EVERY_SECONDS = 60
 # What a malformed room id is checked as: an id no room can have (it holds "__"), so the
@@ -50,6 +50,25 @@ def require(caller: Caller, what: Manage) -> None:
                 what=what.value, who=caller.describe(), how=tenant_errors.MANAGE_HOW[what.value]
             )
         )
+
+
+async def room_made(caller: Caller, room_id: str) -> None:
+    """The room a tool makes for the caller's team (create_room_from_template without a
+    roomId), made here whether or not first touch claims rooms: by a writable team
+    credential (an invite or share link makes no room), and, where rooms are made only on
+    purpose (claiming off), one that may manage rooms. A keyed retry finds it made."""
+    require_write(caller)
+    if caller.guest or caller.room is not None:
+        raise denied()
+    if not settings.ROOM_CLAIM_ON_FIRST_TOUCH:
+        require(caller, Manage.ROOMS)
+    owner = await db_run(services.room_record_of, room_id)
+    if owner[0] == caller.team_id:
+        return
+    if owner[0] is not None:
+        raise denied()
+    team = await db_run(Team.objects.get, pk=caller.team_id)
+    await db_run(services.room_create, team=team, room_id=room_id, actor=caller.actor)
 
 
 def require_write(caller: Caller) -> None:

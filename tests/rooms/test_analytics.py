@@ -45,9 +45,12 @@ async def test_analytics_count_tasks_agents_and_events_per_day(
     assert stats["agents"] == {"total": 1, "online": 1}
     log = await call(team_a, room, "read_events", limit=100)
     assert stats["events"]["total"] == len(log) == 9  # 3 added, 1 updated, 4 pings, 1 deleted
-    assert stats["events"]["lastDays"] == 9 and len(stats["events"]["perDay"]) == 3
+    # roomd's meanings (TOOLS.md): the window in days, and the average a day over it.
+    assert stats["events"]["lastDays"] == 3
+    assert stats["events"]["perDay"] == 3.0  # 9 events over 3 days
+    assert stats["events"]["inWindow"] == 9 and len(stats["events"]["byDate"]) == 3
     today = clock.now_iso()[:10]
-    assert stats["events"]["perDay"][today] == 9
+    assert stats["events"]["byDate"][today] == 9
 
 
 async def test_trimmed_events_leave_the_per_day_counts(
@@ -59,4 +62,5 @@ async def test_trimmed_events_leave_the_per_day_counts(
 
     stats = await call(team_a, room, "get_room_analytics", days=1)
 
-    assert stats["events"]["total"] == 10 == stats["events"]["lastDays"]
+    assert stats["events"]["total"] == 10 == stats["events"]["inWindow"]
+    assert stats["events"]["lastDays"] == 1 and stats["events"]["perDay"] == 10.0

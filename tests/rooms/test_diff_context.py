@@ -90,9 +90,11 @@ async def test_diff_context_names_the_nested_fields_that_changed(
     assert "kept: 1.0, 1.1, 1.2" in caught.value.message
 
 
-async def test_an_entry_with_one_version_diffs_against_nothing(
+async def test_an_entry_with_one_version_is_an_error_as_roomd_answers(
     team_a: Caller, room: RoomRef
 ) -> None:
+    """TOOLS.md: an entry with no earlier version is an error (roomd: "No prior versions to
+    diff against"); after an update, the same call answers the diff."""
     entry = await call(
         team_a,
         room,
@@ -104,7 +106,11 @@ async def test_an_entry_with_one_version_diffs_against_nothing(
         author="a",
     )
 
-    only = await call(team_a, room, "diff_context", id=entry["id"])
+    with pytest.raises(errors.ToolArgumentsError, match="No prior versions to diff against"):
+        await call(team_a, room, "diff_context", id=entry["id"])
 
-    assert only["previous"] is None and only["diff"]["fromVersion"] is None
-    assert only["diff"]["payload"]["added"] == ["text"]
+    await call(
+        team_a, room, "update_context", id=entry["id"], payload={"text": "hello"}, author="a"
+    )
+    diff = await call(team_a, room, "diff_context", id=entry["id"])
+    assert diff["diff"]["payload"]["changed"] == ["text"]

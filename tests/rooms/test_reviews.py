@@ -92,6 +92,8 @@ async def test_only_the_named_reviewer_resolves_and_only_once(
     approved = await call(team_a, room, "approve", reviewId=review["id"], agentId="qa", note="ok")
     assert approved["status"] == "approved" and approved["resolvedBy"] == "qa"
     assert approved["resolutionNote"] == "ok"
+    # roomd's field: the resolver's note is the review's `note`; the request's is kept.
+    assert approved["note"] == "ok" and approved["requestNote"] == "check the error codes"
     event = (await call(team_a, room, "read_events", limit=1))[0]
     assert event["type"] == "review_approved" and event["to"] == "backend"
 
@@ -146,3 +148,51 @@ async def test_an_unknown_review_names_the_closest(team_a: Caller, room: RoomRef
 
     assert isinstance(missing, errors.ReviewNotFoundError)
     assert review["id"] in missing.message and "list_reviews" in missing.message
+
+
+async def test_reject_with_a_note_answers_it_as_note_and_keeps_it(
+    team_a: Caller, room: RoomRef
+) -> None:
+    task = await call(team_a, room, "add_task", title="signup")
+    review = await call(
+        team_a,
+        room,
+        "request_review",
+        targetType="task",
+        targetId=task["id"],
+        requestedBy="backend",
+        reviewer="qa",
+    )
+    rejected = await call(team_a, room, "reject", reviewId=review["id"], agentId="qa", note="no")
+    assert rejected["note"] == "no" and "requestNote" not in rejected
+    [listed] = await call(team_a, room, "list_reviews")
+    assert listed["note"] == "no" and listed["status"] == "rejected"
+
+
+async def test_a_requester_cannot_name_itself_reviewer_and_approve_its_own_request(
+    team_a: Caller, room: RoomRef
+) -> None:
+    """Issue 22: request_review let the requester name itself and approve its own request."""
+    task = await call(team_a, room, "add_task", title="payments")
+    mine = await refused(
+        team_a,
+        room,
+        "request_review",
+        targetType="task",
+        targetId=task["id"],
+        requestedBy="backend",
+        reviewer="backend",
+    )
+    assert isinstance(mine, errors.ToolArgumentsError) and "someone else" in mine.message
+    assert await call(team_a, room, "list_reviews") == []
+    # Naming another agent is the way: it is asked, and only it resolves.
+    asked = await call(
+        team_a,
+        room,
+        "request_review",
+        targetType="task",
+        targetId=task["id"],
+        requestedBy="backend",
+        reviewer="qa",
+    )
+    assert asked["reviewer"] == "qa"

@@ -247,7 +247,7 @@ async def test_a_room_from_before_the_index_is_indexed_and_counted_once_by_searc
     assert found == [("event", e) for e in [live, *reversed(legacy)]]
     assert await hits(team_a, room, "heron") == [("task", task["id"])]
     stats = await call(team_a, room, "get_room_analytics", days=1)
-    assert stats["events"]["lastDays"] == stats["events"]["total"] == 4  # legacy ones counted
+    assert stats["events"]["inWindow"] == stats["events"]["total"] == 4  # legacy ones counted
     raw = redis_for_assertions(decode_responses=False)
     try:
         posted = raw.hget(room.keys.search_events, "ibis")

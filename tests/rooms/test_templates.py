@@ -115,3 +115,46 @@ async def test_another_team_cannot_write_a_plan_into_a_room_it_does_not_own(
     assert refused.value.code == "room_not_found"
     plan = await tool_run(team_a, "read_plan", {"roomId": room.room_id})
     assert plan["tasks"] == []
+
+
+async def test_another_team_with_the_same_key_gets_its_own_room_and_never_takes_ours(
+    team_a: Caller,
+) -> None:
+    """Issue 22: a derived id was the template's and the key's alone, the same in every team,
+    so another team could take it first. It is the team's now."""
+    team_b = await callers.team("team-b")
+    args = {"templateId": "incident", "idempotencyKey": "shared-key-22"}
+    theirs = await tool_run(team_b, "create_room_from_template", args)
+    ours = await tool_run(team_a, "create_room_from_template", args)
+
+    assert ours["roomId"] != theirs["roomId"]
+    assert ours["taskCount"] == theirs["taskCount"] > 0
+    mine = {r["roomId"] for r in await tool_run(team_a, "list_rooms", {})}
+    assert ours["roomId"] in mine and theirs["roomId"] not in mine
+    with pytest.raises(errors.DomainError) as refused:
+        await tool_run(team_b, "read_plan", {"roomId": ours["roomId"]})
+    assert refused.value.code == "room_not_found"
+
+
+async def test_with_claiming_off_the_tool_still_makes_a_room_but_never_claims_a_named_one(
+    team_a: Caller, settings: Any
+) -> None:
+    settings.ROOM_CLAIM_ON_FIRST_TOUCH = False
+    made = await tool_run(team_a, "create_room_from_template", {"templateId": "web-app"})
+    plan = await tool_run(team_a, "read_plan", {"roomId": made["roomId"]})
+    assert len(plan["tasks"]) == made["taskCount"] == 6
+    # Naming an unknown room is still no way to create one when claiming is off.
+    with pytest.raises(errors.DomainError) as refused:
+        await tool_run(
+            team_a, "create_room_from_template", {"roomId": "never-made-22", "templateId": "blank"}
+        )
+    assert refused.value.code == "room_not_found"
+
+
+async def test_an_invite_makes_no_room_from_a_template(team_a: Caller, room: RoomRef) -> None:
+    guest = callers.guest_of(team_a, room.room_id)
+    with pytest.raises(errors.DomainError) as refused:
+        await tool_run(guest, "create_room_from_template", {"templateId": "blank"})
+    assert refused.value.code == "room_not_found"
+    made = await tool_run(team_a, "create_room_from_template", {"templateId": "blank"})
+    assert made["taskCount"] == 0
