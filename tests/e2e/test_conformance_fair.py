@@ -184,3 +184,26 @@ async def test_a_review_a_team_key_may_not_resolve_is_resolved_with_a_bound_key(
     ).json()
     minted = [k for k in keys if k["agentName"] == "bob"]
     assert minted and all(k["revoked_at"] for k in minted), minted
+
+
+async def test_without_a_way_to_mint_a_bound_key_the_check_skips_saying_why() -> None:
+    ctx = kit.Ctx(base="conf-x", a=None, b=None, open_a=None)  # type: ignore[arg-type]
+    with pytest.raises(kit.Skipped) as skipped:
+        await ctx.bound("bob", why="approve as bob with the team's key was refused (only bound)")
+    said = str(skipped.value)
+    assert "refused (only bound)" in said and "no way to mint" in said, said
+
+
+def test_roomd_legal_answers_pass_the_protocol_shapes() -> None:
+    """list_rooms as ids, a lock without fencing token or expiry, an expired presence."""
+    from conformance import shapes as s
+
+    assert s.ROOMS({"rooms": ["conf-1", "conf-2"]}, "") == []
+    assert s.room_ids({"rooms": ["conf-1"]}) == ["conf-1"]
+    assert s.room_ids([{"roomId": "conf-1", "name": ""}]) == ["conf-1"]
+    assert s.ROOMS({"rooms": [3]}, "") != []
+    lock = {"acquired": True, "resource": "plan", "holder": "alice", "ttlSeconds": 30}
+    assert s.LOCK(lock, "") == []
+    assert s.LOCK_OURS(lock, "") != []
+    assert s.LOCKS([{"resource": "plan", "owner": "alice"}], "") == []
+    assert s.PRESENCE({"agentId": "bob", "status": "offline", "lastSeen": None}, "") == []
