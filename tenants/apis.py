@@ -334,6 +334,24 @@ class RoomRestoreApi(RoomStatusMoveApi):
         return self.moved(request, room_id, restore=True)
 
 
+class RoomDeletedOut(serializers.Serializer):  # type: ignore[type-arg]
+    roomId = serializers.CharField()
+    deleted = serializers.BooleanField()
+
+
+class RoomDeleteApi(BearerView):
+    """Delete a room for good, by a credential that may manage rooms and write: its plan,
+    context, log and credentials go with it (export it first to keep a copy)."""
+
+    @extend_schema(request=None, responses={200: RoomDeletedOut, **ERRORS}, summary="Delete a room")
+    def delete(self, request: Request, room_id: str) -> Response:
+        caller = self.managing(request, Manage.ROOMS)
+        access.require_write(caller)
+        room = access.room_for_caller(caller, room_id)
+        services.room_delete(room=room, actor=caller.actor)
+        return Response({"roomId": room_id, "deleted": True})
+
+
 class RoomExportApi(BearerView):
     """The room as one signed JSON document (POST /api/rooms/import takes it back)."""
 

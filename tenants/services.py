@@ -347,6 +347,22 @@ def room_create(
     return room
 
 
+def room_delete(*, room: Room, actor: str) -> None:
+    """The room and everything in it gone: its row (invites, webhooks, archives with it),
+    and after the commit its Redis keys and every cache of it (tenants.purges). Audited."""
+    with transaction.atomic():
+        locked = Room.objects.select_for_update().select_related("team").get(pk=room.pk)
+        audit_record(
+            team=locked.team,
+            actor=actor,
+            action="room.delete",
+            object_type="room",
+            object_id=locked.room_id,
+            detail={"status": locked.status},
+        )
+        locked.delete()
+
+
 def room_touch_activity(room_id: str) -> None:
     Room.objects.filter(room_id=room_id).update(last_active_at=timezone.now())
 

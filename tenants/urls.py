@@ -8,6 +8,7 @@ urlpatterns = [
     path("keys/<int:key_id>/revoke", apis.KeyRevokeApi.as_view(), name="api-key-revoke"),
     path("rooms", apis.RoomListApi.as_view(), name="api-rooms"),
     path("rooms/import", apis.RoomImportApi.as_view(), name="api-room-import"),
+    path("rooms/<str:room_id>", apis.RoomDeleteApi.as_view(), name="api-room"),
     path("rooms/<str:room_id>/archive", apis.RoomArchiveApi.as_view(), name="api-room-archive"),
     path("rooms/<str:room_id>/restore", apis.RoomRestoreApi.as_view(), name="api-room-restore"),
     path("rooms/<str:room_id>/export", apis.RoomExportApi.as_view(), name="api-room-export"),

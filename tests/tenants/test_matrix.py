@@ -756,6 +756,12 @@ ENDPOINTS: dict[str, Endpoint] = {
         "rooms",
         missing_path=lambda w: f"/api/v1/rooms/{MISSING_ROOM}/archive",
     ),
+    "room_delete": Endpoint(
+        "delete",
+        lambda w: f"/api/v1/rooms/{ROOM_A}",
+        "rooms",
+        missing_path=lambda w: f"/api/v1/rooms/{MISSING_ROOM}",
+    ),
     "room_restore": Endpoint(
         "post",
         lambda w: f"/api/v1/rooms/{ROOM_A}/restore",
@@ -794,6 +800,8 @@ def rest_call(endpoint: Endpoint, auth: str | None, url: str) -> Any:
         kwargs["HTTP_AUTHORIZATION"] = auth
     if endpoint.method == "get":
         return client.get(url, **kwargs)
+    if endpoint.method == "delete":
+        return client.delete(url, **kwargs)
     return client.post(url, endpoint.body or {}, format="json", **kwargs)
 
 
@@ -919,6 +927,11 @@ def check_allowed_body(name: str, cred: str, w: World, body: Any) -> None:
     elif name == "room_archive":
         assert body["status"] == "archived"
         assert Room.objects.get(room_id=ROOM_A).status == "archived"
+    elif name == "room_delete":
+        assert body == {"roomId": ROOM_A, "deleted": True}
+        assert not Room.objects.filter(room_id=ROOM_A).exists()
+        # The next allowed bearer's cell deletes a room-a again.
+        Room.objects.create(room_id=ROOM_A, team=w.team_a)
     elif name == "room_restore":
         assert body == {"roomId": ROOM_A, "status": "active", "previousStatus": "active"}
     else:  # pragma: no cover
