@@ -116,6 +116,10 @@ LEASE_NOT_HOLDER = (
     'Lease "{lease_id}" on {path} is held by "{holder}", not "{agent}": only its holder '
     "may {verb} it."
 )
+LEASE_REFUSED_HINT = (
+    "{path} is held by {holders}. Ask them (send_message), wait and check again (lease_check) "
+    "after {until}, or pick other work (get_unblocked_tasks)."
+)
 LEASE_UNKNOWN_TASK = 'Unknown taskId "{task_id}" for the lease. {hint}'
 TASK_PATHS_LEASED = (
     'Task "{task_id}" was not claimed: {conflicts}. Claim it without those paths, wait for '

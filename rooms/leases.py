@@ -100,7 +100,14 @@ async def lease_claim(
     if step.outcome == "quota":
         raise quota_error("ROOM_LEASES_MAX", step.used)
     if step.outcome == "conflict":
-        return {"granted": False, "lease": None, "conflicts": _conflicts(step.conflicts_json)}
+        conflicts = _conflicts(step.conflicts_json)
+        holders = ", ".join(
+            dict.fromkeys(f'"{c["holder"]}" ({c["mode"]}, {c["path"]})' for c in conflicts)
+        )
+        hint = errors.LEASE_REFUSED_HINT.format(
+            path=normal, holders=holders, until=max(c["expiresAt"] for c in conflicts)
+        )
+        return {"granted": False, "lease": None, "conflicts": conflicts, "hint": hint}
     claimed: LeaseClaimed = {
         "granted": True,
         "lease": lease_from_json(step.lease_json),

@@ -470,6 +470,7 @@ class LeaseClaimed(TypedDict):
     lease: Lease | None  # None when refused
     conflicts: list[LeaseConflict]  # the other agents' leases that refused it
     renewed: NotRequired[bool]  # the agent's own lease of that path, made to last longer
+    hint: NotRequired[str]  # when refused: who holds it, until when, and what to do instead
 
 
 class LeaseReleased(TypedDict):

@@ -145,6 +145,10 @@ async def test_exclusive_keeps_everyone_off_and_shared_keeps_off_only_exclusive(
     refused = await claim(team_a, room, "carol", "docs/a.md")
     assert not refused["granted"] and refused["lease"] is None
     assert {c["holder"] for c in refused["conflicts"]} == {"alice", "bob"}
+    # Issue 22: the refusal says who holds it and what to do, never how to get past it.
+    assert '"alice"' in refused["hint"] and '"bob"' in refused["hint"]
+    assert "send_message" in refused["hint"] and "get_unblocked_tasks" in refused["hint"]
+    assert "ROOMSERVICE_ALLOW" not in refused["hint"] and "override" not in refused["hint"]
 
     assert (await claim(team_a, room, "carol", "src/app.py"))["granted"]
     assert not (await claim(team_a, room, "dave", "src/**", mode="shared"))["granted"]
