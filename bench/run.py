@@ -32,7 +32,8 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
-messages, archive, events, push, denials, globs, growth, storm, cost, sizes, search, paper; e.g.
+messages, archive, events, push, denials, globs, growth, storm, cost, sizes, search, paper,
+redaction (in process, no server: bench/redaction.py); e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
 own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
@@ -72,6 +73,7 @@ from bench import (
     tenancy,
     wire,
 )
+from bench import redaction as redaction_bench
 from bench import search as search_bench
 
 TOOLS = ("read_plan", "update_task", "post_event", "get_unread_events", "heartbeat")
@@ -124,6 +126,7 @@ SECTIONS = (
     "sizes",
     "search",
     "paper",
+    "redaction",
 )
 
 
@@ -1351,7 +1354,7 @@ def main() -> int:
     denial_figs: denials.DenialFigures | None = None
     glob_figs: globs.GlobFigures | None = None
     try:
-        if set(ONLY) - {"denials", "globs"}:
+        if set(ONLY) - {"denials", "globs", "redaction"}:
             bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
         if "denials" in ONLY:
             with step("  [thin, claiming off] room denials"):
@@ -1359,6 +1362,9 @@ def main() -> int:
         if "globs" in ONLY:
             with step("  [thin] hostile globs"):
                 glob_figs = runner.run(globs.measure(var_root, keys, key_prefix, fails))
+        if "redaction" in ONLY:
+            with step("  redaction (corpus, worst-case throughput)"):
+                print("", *redaction_bench.section(redaction_bench.measure(fails)), sep="\n")
     except RuntimeError as exc:
         print(f"\nThe bench could not run: {exc}", file=sys.stderr, flush=True)
         status = 2

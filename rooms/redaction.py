@@ -4,9 +4,10 @@ them), by the room's rule, `set_room_mode(secrets: ...)`:
 - redact (the default): each secret is replaced by a marker before the write runs, and the
   answer says where (`redacted`);
 - refuse: the write is refused, saying where, and nothing is stored;
-- off: the third-party detectors are not run. Our own key formats are still redacted: a
-  Roomservice credential in a room is a credential to this service that every guest and
-  share link of the room could read.
+- off: the detectors of other services' credentials are not run. This service's own keys
+  (its key formats and the static keys of API_KEYS) are still redacted: a Roomservice
+  credential in a room is a credential to this service that every guest and share link
+  of the room could read.
 
 Every write tool's text is checked the same way, from its parsed arguments, for every door
 (MCP, REST, the dashboard, which writes through the same tools). Identifiers, names and
