@@ -6,7 +6,18 @@ from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 
+from rooms import names
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
+
+
+def agent_name_clean(value: object) -> str:
+    """An agent's name as rooms.names's rule has it (refused, never rewritten); "" for none.
+    Binding to a person's name is refused by the service (tenants.services)."""
+    name = str(value or "")
+    refused = names.name_problem(name, "The agent name") if name else None
+    if refused is not None:
+        raise forms.ValidationError(refused.message)
+    return name
 
 
 class SignupForm(forms.Form):
@@ -64,6 +75,9 @@ class KeyForm(forms.Form):
     agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
     read_only = forms.BooleanField(required=False, label="Read-only")
 
+    def clean_agent_name(self) -> str:
+        return agent_name_clean(self.cleaned_data.get("agent_name"))
+
 
 EXPIRY_CHOICES = [
     ("", "never"),
@@ -79,6 +93,9 @@ class InviteForm(forms.Form):
     expires_in = forms.ChoiceField(choices=EXPIRY_CHOICES, required=False, label="Expires after")
     agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
     read_only = forms.BooleanField(required=False, label="Read-only")
+
+    def clean_agent_name(self) -> str:
+        return agent_name_clean(self.cleaned_data.get("agent_name"))
 
 
 class ShareForm(forms.Form):
@@ -122,6 +139,9 @@ class WebhookForm(forms.Form):
         label="Only these event types (optional)",
         help_text="Comma-separated, e.g. task_updated, context_available. Empty: every type.",
     )
+
+    def clean_agent_filter(self) -> str:
+        return agent_name_clean(self.cleaned_data.get("agent_filter"))
 
     def clean_event_types(self) -> list[str]:
         raw = str(self.cleaned_data.get("event_types") or "")

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from rooms import errors
+from rooms.names import chars_check
 
 MAX_PATH = 512
 MAX_SEGMENTS = 32
@@ -48,8 +49,7 @@ def path_normalize(raw: str) -> str:
     text = raw.strip().replace("\\", "/")
     if not text:
         raise errors.ToolArgumentsError(BAD_PATH.format(path=raw, why="is empty"))
-    if "\x00" in text or any(ord(c) < 32 for c in text):
-        raise errors.ToolArgumentsError(BAD_PATH.format(path=raw, why="holds control characters"))
+    chars_check(raw, "path")  # control, zero-width, bidi: refused naming the code point
     if "{" in text or "}" in text:
         raise errors.ToolArgumentsError(
             BAD_PATH.format(path=raw, why="uses braces, which are not supported (claim each)")

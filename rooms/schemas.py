@@ -21,7 +21,9 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
+from rooms import names
 from rooms.templates import template_get
 
 MAX_TITLE = 500
@@ -72,12 +74,57 @@ RoomId = Annotated[
         json_schema_extra={"pattern": ROOM_ID_PATTERN},
     ),
 ]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+
+
+def _refused(problem: Exception | None) -> None:
+    if problem is not None:
+        raise PydanticCustomError("name_refused", "{message}", {"message": str(problem)})
+
+
+def _name_valid(value: str) -> str:
+    """rooms.names's rule: no control, invisible or bidi characters, no space at the ends,
+    NFKC, no other spelling of a person's name. Refused, never rewritten."""
+    _refused(names.name_problem(value, "the name"))
+    return value
+
+
+def _chars_valid(value: str) -> str:
+    _refused(names.chars_problem(value, "the text"))
+    return value
+
+
+def _path_valid(value: str) -> str:
+    _refused(names.chars_problem(value, "the path"))
+    return value
+
+
+def _owner_valid(value: str | None) -> str | None:
+    return _name_valid(value) if value else value  # "" (or null) clears the owner
+
+
+def _selector_valid(value: str) -> str:
+    """A message's `to`: `*`, an agent's name, `tag:<tag>` (a name) or `file:<glob>` (a path
+    holding no control, invisible or bidi character)."""
+    if value in ("*", "all"):
+        return value
+    if value.startswith("file:"):
+        _refused(names.chars_problem(value, "the selector"))
+    elif value.startswith("tag:"):
+        _refused(names.name_problem(value[len("tag:") :], "the tag"))
+    else:
+        _name_valid(value)
+    return value
+
+
+# Every name of an agent (who acts, who it is for, reviewers, moderators, consumers) is one.
+Name = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(_name_valid)]
 AgentId = Annotated[
     Name, ACTOR, Field(description="Your agent name within the team, e.g. 'backend'.")
 ]
 ActorName = Annotated[Name, ACTOR]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+# A caller's own key (a lock's resource, a shared variable's key): any visible text.
+Key = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(_chars_valid)]
 Payload = Annotated[JsonValue, AfterValidator(_payload_size)]
 TaskStatus = Literal["pending", "in_progress", "done", "blocked"]
 ExpectedVersion = Annotated[int, Field(ge=1)] | None
@@ -129,7 +176,9 @@ class AddTaskInput(WriteInput):
 class UpdateTaskInput(WriteInput):
     taskId: Identifier
     status: TaskStatus
-    owner: Annotated[str, StringConstraints(max_length=128)] | None = Field(
+    owner: (
+        Annotated[str, StringConstraints(max_length=128), AfterValidator(_owner_valid)] | None
+    ) = Field(
         default=None, description='The new owner; "" or null clears it; leave out to keep it.'
     )
     note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
@@ -411,7 +460,7 @@ class ReplyToEventInput(WriteInput):
 # --- Presence, locks, shared variables ----------------------------------------------------
 
 
-Tag = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+Tag = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValidator(_name_valid)]
 
 
 class HeartbeatInput(AgentInput, WriteInput):
@@ -454,7 +503,9 @@ class SearchInput(RoomInput):
     )
 
 
-LeasePath = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+LeasePath = Annotated[
+    str, StringConstraints(min_length=1, max_length=1024), AfterValidator(_path_valid)
+]
 LeaseSeconds = Annotated[int, Field(ge=10, le=3600)]
 
 
@@ -539,7 +590,9 @@ class RoomReadInput(AgentInput):
 
 class SendMessageInput(WriteInput):
     from_: ActorName = Field(alias="from", description="Your agent name.")
-    to: Annotated[str, StringConstraints(min_length=1, max_length=1030)] = Field(
+    to: Annotated[
+        str, StringConstraints(min_length=1, max_length=1030), AfterValidator(_selector_valid)
+    ] = Field(
         description='Who it is for: "*" (everyone in the room but you), an agentId, '
         '"file:<glob>" (the agents leasing a path overlapping it), "tag:<tag>" (the agents '
         "whose heartbeat carried the tag)."
@@ -719,12 +772,12 @@ class ListReviewsInput(RoomInput):
 
 
 class AcquireLockInput(AgentInput, WriteInput):
-    resource: Name
+    resource: Key
     ttlSeconds: Annotated[int, Field(ge=1, le=300)] = 30
 
 
 class ReleaseLockInput(AgentInput, WriteInput):
-    resource: Name
+    resource: Key
 
 
 class ListLocksInput(RoomInput):
@@ -732,12 +785,12 @@ class ListLocksInput(RoomInput):
 
 
 class SetSharedVarInput(AgentInput, WriteInput):
-    key: Name
+    key: Key
     value: Annotated[str, StringConstraints(max_length=MAX_VAR_VALUE)]
 
 
 class GetSharedVarInput(RoomInput):
-    key: Name
+    key: Key
 
 
 class ListSharedVarsInput(RoomInput):

@@ -40,8 +40,11 @@ def acting_as(caller: Caller, user: User | None) -> Caller:
     name, whatever a form posted (tenants.access.actors_bind). Only a person's session
     becomes one; no credential may name itself `person:` otherwise."""
     name = person_agent(caller, user)
-    # (A key session acts as its bound agent or its credential: no person's name.)
-    return dataclasses.replace(caller, agent=name, person=name.startswith(PERSON_PREFIX))
+    # The flag says where the name came from (a person's own email), never what it reads
+    # like: a key session acts as its bound agent or its credential, even a key bound
+    # before bindings were checked to a name that reads "person:" (rooms.names).
+    person = caller.agent is None and user is not None and bool(user.email)
+    return dataclasses.replace(caller, agent=name, person=person)
 
 
 def acting_for_allowed(caller: Caller, team: Team) -> bool:

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from rooms import errors as room_errors
-from rooms import store
+from rooms import names, store
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
 from tenants import errors, projects, purges
@@ -214,9 +214,17 @@ def membership_remove(*, membership: Membership, actor: str) -> None:
 
 
 def agent_name_check(agent_name: str) -> None:
-    """A credential is never bound to a person's name (tenants.capabilities.PERSON_PREFIX)."""
-    if agent_name.startswith(PERSON_PREFIX):
+    """A credential is bound to a name by rooms.names's rule (no control, invisible or bidi
+    character, NFKC, refused rather than rewritten), and never to a person's name in any
+    spelling (tenants.capabilities.PERSON_PREFIX)."""
+    if not agent_name:
+        return
+    refused = names.chars_problem(agent_name, "The agent name")
+    if refused is not None:
+        raise refused
+    if names.is_person_name(agent_name) or agent_name.startswith(PERSON_PREFIX):
         raise errors.NotPermittedError(errors.AGENT_NAME_PERSON.format(given=agent_name[:128]))
+    names.name_check(agent_name, "The agent name")
 
 
 def api_key_create(

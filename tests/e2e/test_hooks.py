@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +95,10 @@ async def test_the_pre_commit_hook_refuses_a_path_another_agent_leases(
 
     assert refused.returncode != 0
     assert "src/app.py is leased exclusively by bob" in refused.stderr
-    assert held["lease"]["expiresAt"] in refused.stderr and "ROOMSERVICE_ALLOW=1" in refused.stderr
+    assert (
+        held["lease"]["expiresAt"] in refused.stderr and "agree with the holder" in refused.stderr
+    )
+    assert "ROOMSERVICE_ALLOW" not in refused.stderr  # the override is for people, not agents
     assert run(["git", "log", "--oneline"], repo, plain).stdout == ""  # nothing committed
     run(["git", "reset", "-q"], repo, plain)  # it stays staged: unstage it
     # Free paths, shared leases and the agent's own leases pass; the override is explicit.
@@ -326,3 +332,104 @@ def test_install_claude_prints_the_settings_and_writes_nothing(repo: Path) -> No
     assert commands["Stop"].endswith("claude-stop")
     assert hooks["PreToolUse"][0]["matcher"] == "Edit|Write|MultiEdit"
     assert not (repo / ".claude").exists()
+
+
+# --- What the hooks print is never a terminal's instruction -----------------------------------
+
+# Raw bytes a hostile (or old) server could send, and that a payload could hold: ESC
+# sequences (clear the screen, set the window title), a bell, CR, C1 CSI, bidi overrides
+# and isolates, zero-width characters, a byte order mark.
+HOSTILE = "\x1b[2J\x1b]0;pwned\x07\r\u009b31m\u202e\u2066\u200b\u2060\ufeff"
+UNSEEN = ("\x1b", "\x07", "\r", "\u009b", "\u202e", "\u2066", "\u200b", "\u2060", "\ufeff")
+
+
+@pytest.fixture
+def hostile_server() -> Iterator[str]:
+    """A server answering lease_check with an exclusive lease of another holder, and inbox
+    with one message, every string laced with HOSTILE (raw, not JSON-escaped)."""
+    lease = (
+        '{"path": "src/app.py", "free": false, "leases": [{"id": "l1", "path": "src/'
+        + HOSTILE
+        + 'app.py", "mode": "exclusive", "holder": "Zo\u00eb'
+        + HOSTILE
+        + '", "taskId": null, "reason": null, "expiresAt": "2031-01-01T00:00:00Z'
+        + HOSTILE
+        + '"}]}'
+    )
+    inbox = (
+        '{"messages": [{"messageId": "m1", "from": "Zo\u00eb'
+        + HOSTILE
+        + '", "subject": "s'
+        + HOSTILE
+        + '", "body": "hello'
+        + HOSTILE
+        + ' world", "replyTo": null, "ackRequired": true}], "unread": 0}'
+    )
+
+    class Answer(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            body = (lease if self.path.endswith("/lease_check") else inbox).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:  # the base class names it `format`
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def hostile_env(url: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROOMSERVICE_", "GIT_"))}
+    return {**env, "ROOMSERVICE_URL": url, "ROOMSERVICE_KEY": "k", "ROOM": "r", "AGENT": "alice"}
+
+
+def test_a_hostile_holder_path_or_message_reaches_no_terminal_raw(
+    hostile_server: str, repo: Path
+) -> None:
+    """The attack: a holder's name, a lease path, a message and the edited file's own path
+    carrying ESC sequences and bidi overrides, printed by the hook to a terminal or an agent.
+    Every mode prints the text without them; the legitimate text ("Zoë", the path, the
+    message) is all still there."""
+    env = hostile_env(hostile_server)
+    edit = json.dumps(
+        {
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Edit",
+            "tool_input": {"file_path": str(repo / ("src/app" + HOSTILE + ".py"))},
+        },
+        ensure_ascii=False,
+    )
+    runs = {
+        "check": run(["sh", str(GUARD), "check", "src/\u202eyp.evil" + HOSTILE], repo, env),
+        "claude-code": run(["sh", str(GUARD), "claude-code"], repo, env, stdin=edit),
+        "cursor-edit": run(["sh", str(GUARD), "cursor-edit"], repo, env, stdin=edit),
+        "unread": run(["sh", str(GUARD), "unread"], repo, env),
+        "claude-stop": run(["sh", str(GUARD), "claude-stop"], repo, env, stdin=stop_payload()),
+        "cursor-start": run(["sh", str(GUARD), "cursor-start"], repo, env, stdin=stop_payload()),
+    }
+    for mode, done in runs.items():
+        printed = done.stdout + done.stderr
+        assert not [c for c in UNSEEN if c in printed], (mode, printed)
+        assert "Zoë" in printed, (mode, printed)
+        assert "ROOMSERVICE_ALLOW" not in printed, (mode, printed)
+    assert runs["check"].returncode == 1 and runs["claude-code"].returncode == 2
+    assert "leased exclusively by Zoë[2J]0;pwned31m (src/[2J]0;pwned31mapp.py" in (
+        runs["check"].stderr
+    )
+    # (The payload's JSON escapes ESC, BEL and CR: they stay as the text "\u001b".)
+    assert "31m.py is leased exclusively by Zoë" in runs["claude-code"].stderr
+    assert json.loads(runs["cursor-edit"].stdout)["permission"] == "deny"
+    assert "hello[2J]0;pwned31m world" in runs["unread"].stdout
+    assert runs["claude-stop"].returncode == 2 and "hello" in runs["claude-stop"].stderr
+    assert "hello" in json.loads(runs["cursor-start"].stdout)["additional_context"]
