@@ -69,13 +69,11 @@ async def test_the_rooms_of_a_run_are_taken_away_at_the_end(
 ) -> None:
     report = await run_kit(Config(url=server.mcp_url, key=team_key, only="get_room_info"))
     assert not report.failed, report.render()
-    used = [r for r in _rooms(server, team_key) if r.startswith(report.room)]
-    assert report.room in used and f"{report.room}-tpl" in used
-    # Our server has no way to delete a room: the kit archives them and says so.
-    left = {room: status for room, status in _rooms(server, team_key).items() if room in used}
-    assert set(left.values()) == {"archived"}, left
-    assert sorted(report.cleanup.rooms["archived"]) == sorted(used)
-    assert "no way to delete a room" in report.render()
+    used = sorted(report.cleanup.rooms["deleted"])
+    assert used == sorted([report.room, f"{report.room}-tpl"]), report.cleanup.rooms
+    # Our server deletes a room (DELETE /api/v1/rooms/<id>): none of the kit's is left.
+    assert not [r for r in _rooms(server, team_key) if r.startswith(report.room)]
+    assert not report.cleanup.rooms.get("archived") and not report.cleanup.rooms.get("left")
 
 
 async def test_a_check_that_fails_midway_still_releases_its_lock(
