@@ -130,24 +130,25 @@ _PLACEHOLDER_END = tuple("})]>")
 _PATH_START = ("/", "./", "../", "~/")
 
 
+_DIGIT = re.compile(r"\d")
+_SYMBOL = re.compile(r"[^\w.-]")
+_NOT_ALNUM = re.compile(r"[\W_]+")
+
+
 def _classes(value: str) -> int:
     """How many of lowercase, uppercase, digits and symbols (other than - _ .) it holds."""
-    lower = upper = digit = symbol = False
-    for ch in value:
-        if ch.islower():
-            lower = True
-        elif ch.isupper():
-            upper = True
-        elif ch.isdigit():
-            digit = True
-        elif ch not in "-_.":
-            symbol = True
+    lower = value.upper() != value  # (string methods: this runs for every candidate value)
+    upper = value.lower() != value
+    digit = _DIGIT.search(value) is not None
+    symbol = _SYMBOL.search(value) is not None
     return lower + upper + digit + symbol
 
 
 def _sequential(value: str) -> bool:
-    folded = "".join(ch for ch in value.lower() if ch.isalnum())
-    return len(folded) >= 4 and any(folded in seq for seq in _SEQUENCES)
+    if len(value) > 64:
+        return False
+    folded = _NOT_ALNUM.sub("", value.lower())
+    return 4 <= len(folded) <= 26 and any(folded in seq for seq in _SEQUENCES)
 
 
 def _identifier(value: str) -> bool:
