@@ -23,12 +23,13 @@ from django.conf import settings
 
 from rooms import clock, errors, registry, store
 from rooms.keys import RoomKeys
+from rooms.names import is_person_name
 from rooms.refs import RoomRef
 from rooms.results import RoomRow
 from rooms.schemas import ToolInput, room_id_valid
 from tenants import archives, selectors, services
 from tenants import errors as tenant_errors
-from tenants.capabilities import PERSON_PREFIX, Caller, Manage
+from tenants.capabilities import Caller, Manage
 from tenants.db import db_run
 from tenants.models import Room, Team
 
@@ -83,7 +84,7 @@ def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInp
     if not caller.person:
         for name in tool.actors():
             given = getattr(args, name)
-            if isinstance(given, str) and given.startswith(PERSON_PREFIX):
+            if isinstance(given, str) and is_person_name(given):
                 field = type(args).model_fields[name].alias or name
                 raise tenant_errors.ActorMismatchError(
                     tenant_errors.ACTOR_PERSON.format(field=field, given=given[:128]),
