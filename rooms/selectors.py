@@ -593,10 +593,7 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
         "vars": (await var_list(room))["vars"],
         "locks": await lock_list(room),
         "leases": sorted(
-            (
-                lease_from_json(raw)
-                for raw in await store.leases_live(room.keys, now_ms=now)
-            ),
+            (lease_from_json(raw) for raw in await store.leases_live(room.keys, now_ms=now)),
             key=lambda lease: (lease["path"], lease["holder"]),
         ),
         "messages": await message_rows(room, sender=None, limit=SNAPSHOT_MESSAGES),
@@ -741,8 +738,7 @@ async def task_detail(room: RoomRef, *, task_id: str) -> TaskDetail:
     leases = [
         lease
         for lease in (
-            lease_from_json(raw)
-            for raw in await store.leases_live(room.keys, now_ms=now)
+            lease_from_json(raw) for raw in await store.leases_live(room.keys, now_ms=now)
         )
         if lease.get("taskId") == task_id
     ]

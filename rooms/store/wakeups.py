@@ -165,11 +165,11 @@ class WakeHub(_Listening):
                     if message.get("type") == "pmessage":
                         self._waiters.wake(room_of_wake_channel(str(message["channel"])))
             except asyncio.CancelledError:
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await pubsub.aclose()
                 raise
             except StoreDown:
                 self._ready.clear()
-                await pubsub.aclose()  # type: ignore[no-untyped-call]  # redis-py leaves it untyped
+                await pubsub.aclose()
                 await asyncio.sleep(0.5)
 
 
@@ -550,12 +550,12 @@ class SignalHub(_Listening):
                         self._tell(str(message["channel"]), str(message["data"]))
             except asyncio.CancelledError:
                 if pubsub is not None:
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                    await pubsub.aclose()
                 raise
             except StoreDown:
                 self._ready.clear()
                 if pubsub is not None:
-                    await pubsub.aclose()  # type: ignore[no-untyped-call]  # untyped in redis-py
+                    await pubsub.aclose()
                 await pubsub_client_forget()
                 await asyncio.sleep(0.5)
 
