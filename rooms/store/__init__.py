@@ -621,11 +621,6 @@ async def plan_read(keys: RoomKeys) -> StoredPlan:
     )
 
 
-async def task_all(keys: RoomKeys) -> list[str]:
-    """Every task JSON, unordered (cheaper than plan order when the caller filters)."""
-    return [str(v) for v in await _awaited(client().hvals(keys.tasks))]
-
-
 async def tasks_exist(keys: RoomKeys, task_ids: list[str]) -> list[bool]:
     """Which of these ids name tasks of the room (one HMGET of the short labels)."""
     if not task_ids:
@@ -1486,11 +1481,6 @@ async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> tuple[str, str]
     return str(res[0]), str(res[1] or "")
 
 
-async def room_mode(keys: RoomKeys) -> str | None:
-    value = await _awaited(client().hget(keys.meta, "mode"))
-    return str(value) if value is not None else None
-
-
 async def reviews_list(keys: RoomKeys) -> list[str]:
     """Every review's JSON, newest first (at most ROOM_REVIEWS_MAX)."""
     r = client()
@@ -2057,14 +2047,6 @@ async def rate_window_stats(bucket: str, *, now_ms: int, window_ms: int) -> tupl
 
 async def rate_window_clear(bucket: str) -> None:
     await limiter().delete(rate_window(bucket))
-
-
-async def rate_window_count(bucket: str, *, now_ms: int, window_ms: int) -> int:
-    """How many hits `bucket` has in the window ending now (0 when the limiter is down)."""
-    try:
-        return int(await limiter().zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf"))
-    except LimiterError:
-        return 0
 
 
 # --- Budgets of open streams and waiters ------------------------------------------------------

@@ -525,10 +525,6 @@ class SignalHub(_Listening):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._ready.wait(), WAKE_READY_SECONDS)
 
-    def unlisten(self, callback: SignalCallback) -> None:
-        with contextlib.suppress(ValueError):
-            self._callbacks.remove(callback)
-
     def _tell(self, channel: str, payload: str) -> None:
         for callback in list(self._callbacks):
             try:
