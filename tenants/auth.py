@@ -25,7 +25,6 @@ from functools import lru_cache
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError
-from django.utils import timezone
 
 from rooms import clock, store
 from tenants import budgets
@@ -176,7 +175,7 @@ def _key_caller(key: ApiKey, *, session: bool) -> Caller:
 
 
 def _digest_lookup(digest: str, *, invites: bool, session: bool) -> Caller | None:
-    now = timezone.now()
+    now = clock.now()
     key = ApiKey.objects.select_related("team").filter(digest=digest).first()
     if key is not None:
         if not key.is_live(now):
@@ -241,7 +240,7 @@ def _share_lookup(token: str) -> Caller | None:
         .filter(digest=secret_digest(token))
         .first()
     )
-    if link is None or not link.is_live(timezone.now()):
+    if link is None or not link.is_live(clock.now()):
         return None
     return Caller(
         team_id=link.room.team_id,
@@ -274,7 +273,7 @@ def credential_lookup(presented: Presented) -> Caller | None:
 def caller_recheck(caller: Caller) -> bool:
     """Is the credential behind `caller` still live (not revoked, expired or removed)?
     Asked of every open stream and waiting call, at each keep-alive and on each signal."""
-    now = timezone.now()
+    now = clock.now()
     kind, _, ident = caller.credential.partition(":")
     if kind == "static":
         return Team.objects.filter(

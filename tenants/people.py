@@ -13,7 +13,6 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import transaction
-from django.utils import timezone
 
 from rooms import clock, store
 from tenants import errors, services
@@ -105,7 +104,7 @@ def member_invite_create(
             email=email.strip().lower(),
             role=role,
             invited_by=invited_by,
-            expires_at=timezone.now() + timedelta(days=MEMBER_INVITE_DAYS),
+            expires_at=clock.now() + timedelta(days=MEMBER_INVITE_DAYS),
         )
         services.audit_record(
             team=team,
@@ -130,14 +129,14 @@ def member_invite_create(
 
 def member_invite_find(token: str) -> MemberInvite | None:
     invite = MemberInvite.objects.select_related("team").filter(digest=secret_digest(token)).first()
-    if invite is None or invite.accepted_at or not invite.is_live(timezone.now()):
+    if invite is None or invite.accepted_at or not invite.is_live(clock.now()):
         return None
     return invite
 
 
 def member_invite_accept(*, invite: MemberInvite, user: User) -> Membership:
     with transaction.atomic():
-        invite.accepted_at = timezone.now()
+        invite.accepted_at = clock.now()
         invite.save(update_fields=["accepted_at"])
         existing = Membership.objects.filter(team=invite.team, user=user).first()
         if existing is not None:

@@ -16,10 +16,9 @@ from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
+from rooms import clock, names, store
 from rooms import errors as room_errors
-from rooms import names, store
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
 from tenants import errors, projects, purges
@@ -103,7 +102,7 @@ def credential_revoke(
     if credential.revoked_at is not None:
         return
     with transaction.atomic():
-        credential.revoked_at = timezone.now()
+        credential.revoked_at = clock.now()
         credential.save(update_fields=["revoked_at"])
         audit_record(
             team=team,
@@ -372,7 +371,7 @@ def room_delete(*, room: Room, actor: str) -> None:
 
 
 def room_touch_activity(room_id: str) -> None:
-    Room.objects.filter(room_id=room_id).update(last_active_at=timezone.now())
+    Room.objects.filter(room_id=room_id).update(last_active_at=clock.now())
 
 
 def room_status_record(*, room_id: str, status: str, previous: str, actor: str) -> None:
@@ -452,7 +451,7 @@ def room_guests_check(room: Room) -> None:
     """Refuse past ROOM_INVITES_MAX live invites and share links on one room (call inside a
     transaction: the team's row stays locked until it ends)."""
     team_locked(room.team_id)
-    now = timezone.now()
+    now = clock.now()
     live = sum(
         model.objects.filter(room=room, revoked_at__isnull=True)
         .exclude(expires_at__lte=now)

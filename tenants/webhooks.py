@@ -29,9 +29,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
-from django.utils import timezone
 
-from rooms import store
+from rooms import clock, store
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
 from rooms.records import event_addressed_to, event_from_entry
@@ -345,7 +344,7 @@ def _breaker_wait(hook: Webhook) -> int:
     """Seconds until a webhook whose receiver kept failing may be tried again (0: now)."""
     if hook.breaker_until is None:
         return 0
-    left = (hook.breaker_until - timezone.now()).total_seconds()
+    left = (hook.breaker_until - clock.now()).total_seconds()
     return max(0, -int(-left // 1))
 
 
@@ -391,14 +390,14 @@ def delivery_prepare(delivery_id: int) -> Outgoing | Attempt:
 
 def _defer(delivery: WebhookDelivery, seconds: int) -> None:
     WebhookDelivery.objects.filter(pk=delivery.pk).update(
-        next_attempt_at=timezone.now() + timedelta(seconds=seconds)
+        next_attempt_at=clock.now() + timedelta(seconds=seconds)
     )
 
 
 def delivery_defer(delivery_id: int, seconds: int) -> Attempt:
     """Nothing sent now (the team is at its delivery concurrency): try again shortly."""
     WebhookDelivery.objects.filter(pk=delivery_id).update(
-        next_attempt_at=timezone.now() + timedelta(seconds=seconds)
+        next_attempt_at=clock.now() + timedelta(seconds=seconds)
     )
     return Attempt(done=False, retry_in_seconds=seconds, counted=False)
 
@@ -416,7 +415,7 @@ def delivery_record(delivery_id: int, *, response_status: int | None, error: str
     ok = not error and response_status is not None and 200 <= response_status < 300
     if ok:
         delivery.status = WebhookDelivery.Status.DELIVERED
-        delivery.delivered_at = timezone.now()
+        delivery.delivered_at = clock.now()
         delivery.last_error = ""
         delivery.next_attempt_at = None
         delivery.save()
@@ -429,9 +428,7 @@ def delivery_record(delivery_id: int, *, response_status: int | None, error: str
     hook.failed_attempts += 1
     opened = hook.failed_attempts >= int(settings.WEBHOOK_BREAKER_FAILURES)
     hook.breaker_until = (
-        timezone.now() + timedelta(seconds=int(settings.WEBHOOK_BREAKER_SECONDS))
-        if opened
-        else None
+        clock.now() + timedelta(seconds=int(settings.WEBHOOK_BREAKER_SECONDS)) if opened else None
     )
     Webhook.objects.filter(pk=hook.pk).update(
         failed_attempts=hook.failed_attempts, breaker_until=hook.breaker_until
@@ -441,7 +438,7 @@ def delivery_record(delivery_id: int, *, response_status: int | None, error: str
     retry = min(2**delivery.attempts, 600)
     if opened:
         retry = max(retry, int(settings.WEBHOOK_BREAKER_SECONDS))
-    delivery.next_attempt_at = timezone.now() + timedelta(seconds=retry)
+    delivery.next_attempt_at = clock.now() + timedelta(seconds=retry)
     delivery.save()
     return Attempt(done=False, retry_in_seconds=retry)
 
@@ -470,7 +467,7 @@ def _give_up(delivery: WebhookDelivery, error: str, *, count_failure: bool) -> A
 def deliveries_due(*, stale_seconds: int = 120, limit: int = 500) -> list[int]:
     """Pending deliveries whose next attempt is overdue (a worker died holding one, or it
     was deferred while Celery ran eagerly): the periodic task queues them again."""
-    cutoff = timezone.now() - timedelta(seconds=stale_seconds)
+    cutoff = clock.now() - timedelta(seconds=stale_seconds)
     return list(
         WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING, webhook__active=True)
         .filter(
@@ -484,7 +481,7 @@ def deliveries_due(*, stale_seconds: int = 120, limit: int = 500) -> list[int]:
 def deliveries_prune() -> int:
     """Delete finished deliveries older than WEBHOOK_DELIVERY_RETENTION_DAYS (in batches:
     one call never holds the table long). Returns how many went."""
-    cutoff = timezone.now() - timedelta(days=int(settings.WEBHOOK_DELIVERY_RETENTION_DAYS))
+    cutoff = clock.now() - timedelta(days=int(settings.WEBHOOK_DELIVERY_RETENTION_DAYS))
     removed = 0
     while True:
         batch = list(

@@ -6,8 +6,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
 
+from rooms import clock
 from tenants.models import Room
 from tenants.services import invite_create
 
@@ -30,7 +30,7 @@ class Command(BaseCommand):
         minted = invite_create(
             room=room,
             label=options["label"],
-            expires_at=timezone.now() + timedelta(seconds=seconds) if seconds else None,
+            expires_at=clock.now() + timedelta(seconds=seconds) if seconds else None,
             agent_name=options["agent"],
             read_only=options["read_only"],
             actor="cli",
