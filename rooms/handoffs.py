@@ -18,7 +18,7 @@ from rooms.refs import RoomRef
 from rooms.results import Handoff, Task
 from rooms.selectors import context_not_found, task_not_found
 from rooms.services import new_id
-from rooms.suggest import HINT_SAMPLE, closest, describe
+from rooms.suggest import HINT_SAMPLE, unknown_id
 
 
 async def handoff_offer(
@@ -107,11 +107,16 @@ async def handoff_answer(
     )
     if step.outcome == "unknown":
         kept = [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]
-        found = closest(handoff_id, [(h["id"], f"{h['taskId']} → {h['to']}") for h in kept])
-        hint = f"Closest: {describe(found.pairs)}." if found.pairs else errors.HANDOFF_HINT
+        found = unknown_id(
+            handoff_id,
+            [(h["id"], f"{h['taskId']} → {h['to']}") for h in kept],
+            closest_hint="Closest: {closest}.",
+            none_close_hint=errors.HANDOFF_HINT,
+            empty_hint=errors.HANDOFF_HINT,
+        )
         raise errors.HandoffNotFoundError(
-            errors.HANDOFF_NOT_FOUND.format(handoff_id=handoff_id, hint=hint),
-            extra={"handoffId": handoff_id, "closest": [p[0] for p in found.pairs]},
+            errors.HANDOFF_NOT_FOUND.format(handoff_id=handoff_id, hint=found.hint),
+            extra={"handoffId": handoff_id, "closest": found.closest},
         )
     handoff = handoff_from_json(step.handoff_json)
     if step.outcome == "not_receiver":

@@ -38,7 +38,7 @@ from rooms.results import (
 )
 from rooms.selectors import event_list, presence_list, task_not_found
 from rooms.services import new_id
-from rooms.suggest import closest, describe
+from rooms.suggest import unknown_id
 
 HINT_SAMPLE = 100
 
@@ -133,19 +133,17 @@ async def _lease_not_found(room: RoomRef, ref: str) -> errors.LeaseNotFoundError
         (lease["id"], f"{lease['path']}, {lease['holder']}")
         for lease in (lease_from_json(raw) for raw in live[:HINT_SAMPLE])
     ]
-    found = closest(ref, sample)
-    hint = (
-        errors.LEASE_HINT_CLOSEST.format(closest=describe(found.pairs))
-        if found.pairs
-        else (
-            errors.LEASE_HINT_CLOSEST.format(closest=describe(sample[:3]))
-            if sample
-            else errors.LEASE_HINT_EMPTY
-        )
+    found = unknown_id(
+        ref,
+        sample,
+        closest_hint=errors.LEASE_HINT_CLOSEST,
+        none_close_hint=errors.LEASE_HINT_EMPTY,
+        empty_hint=errors.LEASE_HINT_EMPTY,
+        fallback=True,
     )
     return errors.LeaseNotFoundError(
-        errors.LEASE_NOT_FOUND.format(ref=json.dumps(ref), hint=hint),
-        extra={"lease": ref, "closest": [p[0] for p in found.pairs]},
+        errors.LEASE_NOT_FOUND.format(ref=json.dumps(ref), hint=found.hint),
+        extra={"lease": ref, "closest": found.closest},
     )
 
 

@@ -32,7 +32,7 @@ from rooms.results import (
 )
 from rooms.selectors import message_rows, presence_list
 from rooms.services import new_id
-from rooms.suggest import HINT_SAMPLE, closest, describe
+from rooms.suggest import HINT_SAMPLE, unknown_id
 
 TAG_MAX = 64
 INBOX_AGENTS_SHOWN = 20
@@ -59,16 +59,17 @@ def selector_parse(to: str) -> tuple[str, str]:
 def agent_not_found(agent: str, known: list[str]) -> errors.AgentNotFoundError:
     """`to` names nobody the room has seen: the error names the closest of `known` (a
     sample of who it has seen)."""
-    found = closest(agent, [(a, "") for a in known])
-    named = found.pairs or [(a, "") for a in known[:3]]
-    hint = (
-        errors.MESSAGE_AGENT_CLOSEST.format(closest=describe(named))
-        if named
-        else errors.MESSAGE_AGENT_NOBODY
+    found = unknown_id(
+        agent,
+        [(a, "") for a in known],
+        closest_hint=errors.MESSAGE_AGENT_CLOSEST,
+        none_close_hint=errors.MESSAGE_AGENT_NOBODY,
+        empty_hint=errors.MESSAGE_AGENT_NOBODY,
+        fallback=True,
     )
     return errors.AgentNotFoundError(
-        errors.MESSAGE_UNKNOWN_AGENT.format(agent=json.dumps(agent), hint=hint),
-        extra={"agent": agent, "closest": [a for a, _ in found.pairs], "field": "to"},
+        errors.MESSAGE_UNKNOWN_AGENT.format(agent=json.dumps(agent), hint=found.hint),
+        extra={"agent": agent, "closest": found.closest, "field": "to"},
     )
 
 
@@ -161,15 +162,16 @@ async def _message_not_found(
     room: RoomRef, message_id: str, *, field: str = "messageId"
 ) -> errors.MessageNotFoundError:
     sample = await store.message_hint_sample(room.keys, size=HINT_SAMPLE)
-    found = closest(message_id, sample)
-    hint = (
-        errors.MESSAGE_HINT_CLOSEST.format(closest=describe(found.pairs))
-        if found.pairs
-        else errors.MESSAGE_HINT_NONE
+    found = unknown_id(
+        message_id,
+        sample,
+        closest_hint=errors.MESSAGE_HINT_CLOSEST,
+        none_close_hint=errors.MESSAGE_HINT_NONE,
+        empty_hint=errors.MESSAGE_HINT_NONE,
     )
     return errors.MessageNotFoundError(
-        errors.MESSAGE_NOT_FOUND.format(message_id=json.dumps(message_id), hint=hint),
-        extra={"messageId": message_id, "closest": [p[0] for p in found.pairs], "field": field},
+        errors.MESSAGE_NOT_FOUND.format(message_id=json.dumps(message_id), hint=found.hint),
+        extra={"messageId": message_id, "closest": found.closest, "field": field},
     )
 
 

@@ -55,7 +55,7 @@ from rooms.results import (
     VarGot,
     VarList,
 )
-from rooms.suggest import HINT_SAMPLE, closest, describe
+from rooms.suggest import HINT_SAMPLE, describe, unknown_id
 
 SNAPSHOT_MESSAGES = 20  # the newest messages a person watching the room sees
 
@@ -85,18 +85,16 @@ async def plan_get(room: RoomRef) -> Plan:
 
 async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundError:
     sample = await store.task_hint_sample(room.keys, size=HINT_SAMPLE)
-    found = closest(task_id, sample)
-    pairs = found.pairs
-    hint = (
-        errors.TASK_HINT_CLOSEST.format(closest=describe(pairs))
-        if pairs
-        else errors.TASK_HINT_NONE_CLOSE
-        if found.examined
-        else errors.TASK_HINT_EMPTY
+    found = unknown_id(
+        task_id,
+        sample,
+        closest_hint=errors.TASK_HINT_CLOSEST,
+        none_close_hint=errors.TASK_HINT_NONE_CLOSE,
+        empty_hint=errors.TASK_HINT_EMPTY,
     )
     return errors.TaskNotFoundError(
-        errors.TASK_NOT_FOUND.format(task_id=task_id, hint=hint),
-        extra={"taskId": task_id, "closest": [p[0] for p in pairs], "examined": found.examined},
+        errors.TASK_NOT_FOUND.format(task_id=task_id, hint=found.hint),
+        extra={"taskId": task_id, "closest": found.closest, "examined": found.examined},
     )
 
 
@@ -164,18 +162,16 @@ async def task_list_for_agent(room: RoomRef, *, agent_id: str) -> list[Task]:
 
 async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFoundError:
     sample = await store.context_hint_sample(room.keys, size=HINT_SAMPLE)
-    found = closest(entry_id, sample)
-    pairs = found.pairs
-    hint = (
-        errors.CONTEXT_HINT_CLOSEST.format(closest=describe(pairs))
-        if pairs
-        else errors.CONTEXT_HINT_NONE_CLOSE
-        if found.examined
-        else errors.CONTEXT_HINT_EMPTY
+    found = unknown_id(
+        entry_id,
+        sample,
+        closest_hint=errors.CONTEXT_HINT_CLOSEST,
+        none_close_hint=errors.CONTEXT_HINT_NONE_CLOSE,
+        empty_hint=errors.CONTEXT_HINT_EMPTY,
     )
     return errors.ContextNotFoundError(
-        errors.CONTEXT_NOT_FOUND.format(entry_id=entry_id, hint=hint),
-        extra={"id": entry_id, "closest": [p[0] for p in pairs], "examined": found.examined},
+        errors.CONTEXT_NOT_FOUND.format(entry_id=entry_id, hint=found.hint),
+        extra={"id": entry_id, "closest": found.closest, "examined": found.examined},
     )
 
 
@@ -381,17 +377,16 @@ async def review_not_found(room: RoomRef, review_id: str) -> errors.ReviewNotFou
         (r["id"], f"{r['targetType']} {r['targetId']} ({r['status']})")
         for r in reviews[:HINT_SAMPLE]
     ]
-    found = closest(review_id, sample)
-    hint = (
-        errors.REVIEW_HINT_CLOSEST.format(closest=describe(found.pairs))
-        if found.pairs
-        else errors.REVIEW_HINT_NONE_CLOSE
-        if found.examined
-        else errors.REVIEW_HINT_EMPTY
+    found = unknown_id(
+        review_id,
+        sample,
+        closest_hint=errors.REVIEW_HINT_CLOSEST,
+        none_close_hint=errors.REVIEW_HINT_NONE_CLOSE,
+        empty_hint=errors.REVIEW_HINT_EMPTY,
     )
     return errors.ReviewNotFoundError(
-        errors.REVIEW_NOT_FOUND.format(review_id=review_id, hint=hint),
-        extra={"reviewId": review_id, "closest": [p[0] for p in found.pairs]},
+        errors.REVIEW_NOT_FOUND.format(review_id=review_id, hint=found.hint),
+        extra={"reviewId": review_id, "closest": found.closest},
     )
 
 

@@ -57,3 +57,37 @@ def closest(wanted: str, candidates: Iterable[tuple[str, str]], *, n: int = 3) -
 
 def describe(pairs: list[tuple[str, str]]) -> str:
     return ", ".join(f'"{cid}" ({label})' if label else f'"{cid}"' for cid, label in pairs)
+
+
+@dataclass(frozen=True, slots=True)
+class UnknownId:
+    """What an "unknown id" error says: the hint sentence, the closest ids, how many ids
+    were compared."""
+
+    hint: str
+    closest: list[str]
+    examined: int
+
+
+def unknown_id(
+    wanted: str,
+    sample: Iterable[tuple[str, str]],
+    *,
+    closest_hint: str,
+    none_close_hint: str,
+    empty_hint: str,
+    fallback: bool = False,
+) -> UnknownId:
+    """The one way an unknown id is answered: the closest of the (bounded) `sample` named
+    with `closest_hint` ({closest}); none close: `none_close_hint` (or, with `fallback`, the
+    first few of the sample all the same); an empty sample: `empty_hint`."""
+    pairs = list(sample)
+    found = closest(wanted, pairs)
+    named = found.pairs or (pairs[:3] if fallback else [])
+    if named:
+        hint = closest_hint.format(closest=describe(named))
+    elif found.examined:
+        hint = none_close_hint
+    else:
+        hint = empty_hint
+    return UnknownId(hint, [cid for cid, _ in found.pairs], found.examined)
