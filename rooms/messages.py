@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from rooms import clock, errors, store
+from rooms import clock, errors, store, turns
 from rooms.overlaps import leases_overlapping, matched, on_lease_view
 from rooms.paths import path_normalize
 from rooms.records import dumps
@@ -134,6 +134,7 @@ async def message_send(
             expires_ms=expires_ms,
             now_ms=now,
             hint_sample=HINT_SAMPLE,
+            turn=turns.turn_of_post(sender, to),
             holders=holders,
         )
 

@@ -28,7 +28,6 @@ from rooms import (
     selectors,
     services,
     templates,
-    turns,
     verification,
 )
 from rooms import results as r
@@ -303,10 +302,7 @@ async def _update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEn
 
 
 async def _post_event(room: RoomRef, a: s.PostEventInput) -> r.Event:
-    with turns.posting(a.from_, a.to):
-        return await services.event_post(
-            room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload
-        )
+    return await services.event_post(room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload)
 
 
 async def _read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
@@ -338,10 +334,9 @@ async def _get_event_reads(room: RoomRef, a: s.GetEventReadsInput) -> r.EventRea
 
 
 async def _reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
-    with turns.posting(a.from_, a.to):
-        return await services.event_post(
-            room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
-        )
+    return await services.event_post(
+        room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
+    )
 
 
 async def _heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
@@ -523,15 +518,14 @@ async def _room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased
 
 
 async def _room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
-    with turns.posting(a.agentId, "all"):
-        return await services.event_post(
-            room,
-            type_="broadcast",
-            from_=a.agentId,
-            to="all",
-            payload={"text": a.text},
-            reserved=True,
-        )
+    return await services.event_post(
+        room,
+        type_="broadcast",
+        from_=a.agentId,
+        to="all",
+        payload={"text": a.text},
+        reserved=True,
+    )
 
 
 async def _room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
@@ -545,17 +539,16 @@ async def _room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
 
 
 async def _send_message(room: RoomRef, a: s.SendMessageInput) -> r.MessageSent:
-    with turns.posting(a.from_, a.to):
-        return await messages.message_send(
-            room,
-            sender=a.from_,
-            to=a.to,
-            body=a.body,
-            subject=a.subject,
-            reply_to=a.replyTo,
-            ttl_seconds=a.ttlSeconds,
-            ack_required=a.ackRequired,
-        )
+    return await messages.message_send(
+        room,
+        sender=a.from_,
+        to=a.to,
+        body=a.body,
+        subject=a.subject,
+        reply_to=a.replyTo,
+        ttl_seconds=a.ttlSeconds,
+        ack_required=a.ackRequired,
+    )
 
 
 async def _inbox(room: RoomRef, a: s.InboxInput) -> r.Inbox:

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from django.conf import settings
 from pydantic import ValidationError
 
-from rooms import clock, errors, idempotency, memory, selectors, store, templates
+from rooms import clock, errors, idempotency, memory, selectors, store, templates, turns
 from rooms.keys import RoomKeys
 from rooms.overlaps import lease_decide, matched, on_lease_view
 from rooms.paths import path_normalize
@@ -760,8 +760,9 @@ async def event_post(
     reply_to: str | None = None,
     reserved: bool = False,
 ) -> Event:
-    """Append an event. `reserved`: the server's own tool posts one of the types agents may
-    not (room_broadcast's `broadcast`), so the dashboard's sentence for it can be trusted."""
+    """Append an event: a post, so taken only in the poster's turn (rooms.turns).
+    `reserved`: the server's own tool posts one of the types agents may not (room_broadcast's
+    `broadcast`), so the dashboard's sentence for it can be trusted."""
     if type_ in RESERVED_EVENT_TYPES and not reserved:
         raise errors.ToolArgumentsError(
             errors.EVENT_TYPE_RESERVED.format(type=type_, reserved=", ".join(RESERVED_EVENT_TYPES)),
@@ -771,7 +772,13 @@ async def event_post(
     if reply_to is not None and not is_event_id(reply_to):
         raise await selectors.event_not_found(room, reply_to)
     eid = await store.event_append(
-        room.keys, type_=type_, from_=sender, to=to, payload_json=dumps(payload), reply_to=reply_to
+        room.keys,
+        type_=type_,
+        from_=sender,
+        to=to,
+        payload_json=dumps(payload),
+        reply_to=reply_to,
+        turn=turns.turn_of_post(sender, to),
     )
     if eid is None:
         assert reply_to is not None

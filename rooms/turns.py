@@ -12,14 +12,13 @@
 
 The posts are post_event, reply_to_event, room_broadcast and send_message. The check and
 the turn's move are in the post's own write step (scripts.TURN_WRAP), so two agents
-posting at once never both take one turn. A refusal says whose turn it is.
+posting at once never both take one turn. A refusal says whose turn it is. The turn is
+an argument of the post's step (store.event_append, store.message_send), made by the
+service that posts, so no door and no direct call can leave it out.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -40,21 +39,7 @@ class TurnClaim:
         return [self.agent, online, self.grants]
 
 
-_current: contextvars.ContextVar[TurnClaim | None] = contextvars.ContextVar(
-    "turn_claim", default=None
-)
-
-
-@contextlib.contextmanager
-def posting(agent: str, to: str) -> Iterator[None]:
-    """Run the block as a post by `agent` to `to`: its write step takes the turn."""
-    grants = "" if to in ("*", "all") or ":" in to else to
-    token = _current.set(TurnClaim(agent=agent, grants=grants))
-    try:
-        yield
-    finally:
-        _current.reset(token)
-
-
-def current() -> TurnClaim | None:
-    return _current.get()
+def turn_of_post(agent: str, to: str) -> TurnClaim:
+    """The turn a post by `agent` to `to` takes (its write step's argument: the store runs
+    the post only in the poster's turn, whatever the room's rule)."""
+    return TurnClaim(agent=agent, grants="" if to in ("*", "all") or ":" in to else to)

@@ -226,21 +226,21 @@ async def _run_write(
     args: list[Any],
     *,
     wrote: str = scripts.WROTE_ONE,
+    turn: turns.TurnClaim | None = None,
 ) -> Any:
     """A tool's one write step. For a call with an idempotencyKey (rooms.idempotency), the
     step also records the key, atomically: a repeat answers the first call's script answer
     (and hands the service back what it minted then) without running the script again.
-    Raises KeyReused for the key of another call."""
+    Raises KeyReused for the key of another call. `turn`: the step is a post, taken only in
+    the poster's turn (rooms.turns), in this same step."""
     # The search index is named by the scripts after the meta key (scripts._SEARCH);
     # declared here, after the script's own keys, where no script looks by position.
     # The owner and meta keys are the guard's (scripts.GUARD_WRAP), found by name too.
     keys = [*keys, *room.search, room.owner, room.meta]
-    claim = turns.current()
     tail: list[Any] = []
-    if claim is not None:
-        # A post: taken only in the poster's turn (rooms.turns), in this same step.
+    if turn is not None:
         source = scripts.turned(source, wrote)
-        tail = claim.args()
+        tail = turn.args()
         keys.append(room.presence)
     call = idempotency.current()
     if call is None:
@@ -821,14 +821,23 @@ def _entry(raw: Any) -> StreamEntry:
 
 
 async def event_append(
-    keys: RoomKeys, *, type_: str, from_: str, to: str, payload_json: str, reply_to: str | None
+    keys: RoomKeys,
+    *,
+    type_: str,
+    from_: str,
+    to: str,
+    payload_json: str,
+    reply_to: str | None,
+    turn: turns.TurnClaim,
 ) -> str | None:
-    """The new event id, or None when `reply_to` names no event in the log."""
+    """The new event id, or None when `reply_to` names no event in the log. Taken only in
+    `turn` (a post: rooms.turns)."""
     res = await _run_write(
         keys,
         scripts.POST_EVENT_SCRIPT,
         _event_keys(keys),
         [type_, from_, to, payload_json, reply_to or "", _ttl(), *_event_args(keys)],
+        turn=turn,
     )
     if int(res[0]) == 0:
         return None
@@ -2362,6 +2371,7 @@ async def message_send(
     expires_ms: int,
     now_ms: int,
     hint_sample: int,
+    turn: turns.TurnClaim,
     holders: tuple[str, list[tuple[str, str]]] | None = None,
 ) -> MessageStep:
     """`holders` (a file: selector): the lease generation the service matched the glob on,
@@ -2400,6 +2410,7 @@ async def message_send(
             holders[0] if holders else "",
             json.dumps(holders[1] if holders else []),
         ],
+        turn=turn,
     )
     code = int(res[0])
     if code == 1:

@@ -150,3 +150,30 @@ async def test_a_listed_agent_who_is_away_is_told_to_heartbeat(
     )
     with pytest.raises(errors.TurnRefusedError, match="Heartbeat to join"):
         await say(team_a, room, "zoe", "I am listed")
+
+
+async def test_a_post_made_without_a_door_still_takes_its_turn(
+    team_a: Caller, room: RoomRef
+) -> None:
+    """Issue 23: the turn is an argument of the post's store step, made by the service that
+    posts; a direct call of the service (no tool adapter around it) cannot skip the rule."""
+    from rooms import messages, services
+
+    for agent in ("alice", "bob"):
+        await call(team_a, room, "heartbeat", agentId=agent)
+    await call(team_a, room, "set_room_mode", agentId="lead", turns="sequential")
+    with pytest.raises(errors.TurnRefusedError):
+        await services.event_post(room, type_="note", from_="bob", to="all", payload={})
+    with pytest.raises(errors.TurnRefusedError):
+        await messages.message_send(
+            room,
+            sender="bob",
+            to="alice",
+            body="hi",
+            subject=None,
+            reply_to=None,
+            ttl_seconds=None,
+            ack_required=False,
+        )
+    posted = await services.event_post(room, type_="note", from_="alice", to="all", payload={})
+    assert posted["from"] == "alice"
