@@ -33,7 +33,8 @@ so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per p
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
 messages, archive, events, push, denials, globs, growth, storm, cost, sizes, search, paper,
-redaction (in process, no server: bench/redaction.py); e.g.
+redaction (in process, no server: bench/redaction.py), imports (a server of its own:
+bench/imports.py; BENCH_IMPORT_MB); e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
 own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
@@ -73,6 +74,7 @@ from bench import (
     tenancy,
     wire,
 )
+from bench import imports as imports_bench
 from bench import redaction as redaction_bench
 from bench import search as search_bench
 
@@ -127,6 +129,7 @@ SECTIONS = (
     "search",
     "paper",
     "redaction",
+    "imports",
 )
 
 
@@ -1354,7 +1357,7 @@ def main() -> int:
     denial_figs: denials.DenialFigures | None = None
     glob_figs: globs.GlobFigures | None = None
     try:
-        if set(ONLY) - {"denials", "globs", "redaction"}:
+        if set(ONLY) - {"denials", "globs", "redaction", "imports"}:
             bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
         if "denials" in ONLY:
             with step("  [thin, claiming off] room denials"):
@@ -1365,6 +1368,10 @@ def main() -> int:
         if "redaction" in ONLY:
             with step("  redaction (corpus, worst-case throughput)"):
                 print("", *redaction_bench.section(redaction_bench.measure(fails)), sep="\n")
+        if "imports" in ONLY:
+            with step("  [thin, a server of its own] room imports (RSS, another tenant's p99)"):
+                lines = imports_bench.run_section(var_root, keys, key_prefix, fails)
+                print("", *lines, sep="\n")
     except RuntimeError as exc:
         print(f"\nThe bench could not run: {exc}", file=sys.stderr, flush=True)
         status = 2

@@ -13,7 +13,7 @@ from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
-from config import telemetry  # noqa: E402
+from config import import_guard, telemetry  # noqa: E402
 from config.health import health  # noqa: E402
 from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
@@ -59,6 +59,8 @@ async def _route(scope: Scope, receive: Receive, send: Send) -> Any:
             return await telemetry.metrics_app(scope, receive, send)
         if path.startswith("/static/"):
             return await static_app(scope, receive, send)
+        if path in import_guard.PATHS:
+            return await import_guard.guarded(django_app, scope, receive, send)  # type: ignore[arg-type]
         if path == "/health":
             status, body = await health()
             await send(

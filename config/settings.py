@@ -188,10 +188,16 @@ ROOM_INHERITED_MAX = env_int("ROOM_INHERITED_MAX", 200)
 ROOM_INHERITED_BYTES_MAX = env_int("ROOM_INHERITED_BYTES_MAX", 2 * 1024 * 1024)
 # Reads of an archived room answer from a copy loaded for this long (it is never written).
 ROOM_ARCHIVE_VIEW_SECONDS = env_int("ROOM_ARCHIVE_VIEW_SECONDS", 300)
-# What signs exported rooms (import takes only signed documents); SECRET_KEY when unset.
+# What signs exported rooms (import takes only signed documents). Used when set and DEBUG is
+# off; otherwise a random key made once per deployment, kept in VAR_DIR (tenants.imports).
+# Web processes on several hosts, or without a lasting VAR_DIR, must set it.
 ROOM_EXPORT_SIGNING_KEY = os.environ.get("ROOM_EXPORT_SIGNING_KEY", "")
-# The largest room document import takes (a room within its quotas is far smaller).
+if ROOM_EXPORT_SIGNING_KEY and len(ROOM_EXPORT_SIGNING_KEY) < 32:
+    raise ImproperlyConfigured("ROOM_EXPORT_SIGNING_KEY must be at least 32 characters")
+# The largest room document import takes (a room within its quotas is far smaller); imports
+# run one at a time per team and ROOM_IMPORTS_PER_PROCESS at a time per web process.
 ROOM_IMPORT_BYTES_MAX = env_int("ROOM_IMPORT_BYTES_MAX", 64 * 1024 * 1024)
+ROOM_IMPORTS_PER_PROCESS = env_int("ROOM_IMPORTS_PER_PROCESS", 1)
 PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
 # claim_task's leaseSeconds may not be shorter than this (it would lapse between two
 # heartbeats); the sweeper lapses claims whose lease ran out every CLAIM_SWEEP_SECONDS.

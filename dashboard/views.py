@@ -455,10 +455,7 @@ ROOM_STATUSES = ("active", "paused", "completed", "archived")
 def room_export(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     """The room as one signed JSON document, live or archived (the API's export)."""
     found = _room(viewer, room_id)
-    response = HttpResponse(
-        json.dumps(archives.room_export(found.room_id), ensure_ascii=False),
-        content_type="application/json",
-    )
+    response = HttpResponse(archives.room_export(found.room_id), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{found.room_id}.room.json"'
     return response
 

@@ -7,12 +7,11 @@ service or selector, and formats the result. Errors are `DomainError`s mapped by
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 from typing import Any, NoReturn
 
-from django.conf import settings
 from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
@@ -29,14 +28,12 @@ from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import (
     DATABASE_UNAVAILABLE,
-    ROOM_DOCUMENT_INVALID,
     STORE_UNAVAILABLE,
     DomainError,
     StoreUnavailableError,
-    ToolArgumentsError,
 )
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
-from tenants import access, archives, budgets, selectors, services, webhooks
+from tenants import access, archives, budgets, imports, selectors, services, webhooks
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_resolve_sync
 from tenants.capabilities import Caller, Manage
 from tenants.models import ApiKey, Invite, Room, Team, Webhook, WebhookDelivery
@@ -353,51 +350,53 @@ class RoomDeleteApi(BearerView):
 
 
 class RoomExportApi(BearerView):
-    """The room as one signed JSON document (POST /api/rooms/import takes it back)."""
+    """The room as one signed JSON document (POST /api/rooms/import takes it back): the
+    exact bytes the signature covers, so they are handed out as they are, not re-rendered."""
 
     @extend_schema(
         responses={200: OpenApiResponse(description="the room document"), **ERRORS},
         summary="Export a room",
     )
-    def get(self, request: Request, room_id: str) -> Response:
+    def get(self, request: Request, room_id: str) -> HttpResponse:
         caller = self.managing(request, Manage.ROOMS)
         room = access.room_for_caller(caller, room_id)
-        response = Response(archives.room_export(room.room_id))
+        response = HttpResponse(archives.room_export(room.room_id), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="{room.room_id}.room.json"'
         return response
 
 
 class RoomImportApi(BearerView):
     """A new room of the caller's team from an exported document, under `?roomId=` or the
-    document's own id. Read from the body directly: a room's document is larger than
-    Django's form-data limit, and ROOM_IMPORT_BYTES_MAX bounds it instead."""
+    document's own id. The body is read here, in chunks, into a bounded spool while its
+    signature is checked (tenants.imports): over ROOM_IMPORT_BYTES_MAX it is refused (413)
+    as soon as that is passed, and nothing is parsed before the signature matched. One
+    import at a time per team (429), ROOM_IMPORTS_PER_PROCESS per process (503)."""
 
     parser_classes: list[Any] = []
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
-        responses={201: RoomOut, 409: ErrorSerializer, **ERRORS},
+        responses={201: RoomOut, 413: ErrorSerializer, 429: ErrorSerializer, **ERRORS},
         summary="Import a room",
     )
     def post(self, request: Request) -> Response:
         caller = self.managing(request, Manage.ROOMS)
         access.require_write(caller)
-        most = int(settings.ROOM_IMPORT_BYTES_MAX)
-        body = request._request.read(most + 1)
-        if len(body) > most:
-            raise ToolArgumentsError(
-                ROOM_DOCUMENT_INVALID.format(why=f"it is larger than {most} bytes")
-            )
-        try:
-            document = json.loads(body)
-        except (ValueError, RecursionError):
-            raise ToolArgumentsError(
-                ROOM_DOCUMENT_INVALID.format(why="the body is not JSON")
-            ) from None
+        team = team_of(caller)
         room_id = request.query_params.get("roomId") or None
-        room = archives.room_import(
-            team=team_of(caller), document=document, room_id=room_id, actor=caller.actor
-        )
+        with (
+            imports.process_slot(),
+            imports.team_slot(team.pk),
+            imports.spooled(request._request) as body,
+        ):
+            room = imports.off_loop(
+                archives.room_import,
+                team=team,
+                body=body,
+                room_id=room_id,
+                actor=caller.actor,
+                pace=imports.Pacer(),
+            )
         return Response(selectors.room_row(room), status=status.HTTP_201_CREATED)
 
 

@@ -21,9 +21,11 @@ active again.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -32,10 +34,11 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from rooms import clock, errors, snapshots, store
+from rooms import clock, errors, quotas, redaction, search, snapshots, store
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from rooms.schemas import room_id_valid
+from tenants import imports
 from tenants.db import db_run
 from tenants.models import Room, RoomArchive, Team
 from tenants.services import audit_record, room_insert
@@ -187,13 +190,20 @@ async def room_status_move(
 
 
 def _loaded(
-    room_id: str, team_id: int, raw: list[store.RawKey], *, status: str, view: bool
+    room_id: str,
+    team_id: int,
+    raw: list[store.RawKey],
+    *,
+    status: str,
+    view: bool,
+    pace: Callable[[], None] | None = None,
 ) -> bool:
     """The room's keys in Redis from a document's: a live room for the idle TTL, or a
-    read-only view of an archived one for ROOM_ARCHIVE_VIEW_SECONDS."""
+    read-only view of an archived one for ROOM_ARCHIVE_VIEW_SECONDS. With `pace` (an
+    import's, on an event loop of its own: tenants.imports.off_loop), the writes are paced
+    by it between their steps."""
     seconds = settings.ROOM_ARCHIVE_VIEW_SECONDS if view else settings.ROOM_IDLE_TTL_SECONDS
-    return store.run_sync(
-        store.room_load,
+    load = store.room_load(
         RoomKeys(room_id),
         raw,
         team_id=str(team_id),
@@ -201,12 +211,24 @@ def _loaded(
         ttl_ms=int(seconds) * 1000,
         view=view,
     )
+    return store.run_sync(_paced, load, pace)
+
+
+async def _paced(step: Awaitable[bool], pace: Callable[[], None] | None) -> bool:
+    """`step`, with `pace()` called about every millisecond while it runs (its sleep holds
+    this loop, and so the step, for a moment)."""
+    if pace is None:
+        return await step
+    task = asyncio.ensure_future(step)
+    while not task.done():
+        await asyncio.wait({task}, timeout=0.001)
+        pace()
+    return task.result()
 
 
 def _document_keys(document: dict[str, Any]) -> tuple[str, list[store.RawKey]]:
-    """An archive's own document: it was written by this service, so it is read as
-    import reads a signed one."""
-    return snapshots.document_raw(snapshots.document_signed(document))
+    """An archive's own document: it was written by this service, so it is trusted."""
+    return snapshots.document_keys(document)
 
 
 def room_view_load(room_id: str) -> bool:
@@ -235,42 +257,168 @@ def room_view_load(room_id: str) -> bool:
         time.sleep(0.05)
 
 
-def room_export(room_id: str) -> dict[str, Any]:
-    """The room as one signed JSON document: its archive when archived, else a snapshot of
-    this moment (one Redis step; the room goes on taking writes)."""
+def room_export(room_id: str) -> bytes:
+    """The room as one signed document, the bytes export hands out (rooms.snapshots,
+    version 2): its archive when archived, else a snapshot of this moment (one Redis step;
+    the room goes on taking writes)."""
     room = Room.objects.select_related("archive").get(room_id=room_id)
     if room.status == Room.Status.ARCHIVED:
-        return snapshots.document_signed(room.archive.document)
-    raw = store.run_sync(store.room_snapshot, RoomKeys(room_id))
-    return snapshots.document_signed(
-        snapshots.document_build(room_id, raw, status=room.status, taken_at=clock.now_iso())
-    )
+        document = {**room.archive.document, "version": snapshots.VERSION}
+    else:
+        raw = store.run_sync(store.room_snapshot, RoomKeys(room_id))
+        document = snapshots.document_build(
+            room_id, raw, status=room.status, taken_at=clock.now_iso()
+        )
+    return snapshots.document_encode(document, imports.export_key())
 
 
-def room_import(*, team: Team, document: Any, room_id: str | None, actor: str) -> Room:
-    """A new room of `team` from an exported document (under `room_id`, else the
-    document's own id): exactly the room that was exported, in its status. The id must be
-    free; the team's room cap applies."""
-    status, raw = snapshots.document_raw(document)
+def room_import(
+    *,
+    team: Team,
+    body: imports.SignedBody,
+    room_id: str | None,
+    actor: str,
+    pace: Callable[[], None] = lambda: None,
+) -> Room:
+    """A new room of `team` from an exported document whose signature matched (under
+    `room_id`, else the document's own id): the room that was exported, in its status, with
+    the secrets in it redacted by its rule and within the quotas a room written by tools
+    keeps. An id that is not free gets the one room denial, whoever holds it. `pace` is
+    called often while the document is read and checked (tenants.imports.Pacer)."""
+    head, raw = snapshots.document_read(body.lines(), pace)
+    return _imported(team, head, raw, room_id=room_id, actor=actor, pace=pace)
+
+
+def room_import_legacy(*, team: Team, document: Any, room_id: str | None, actor: str) -> Room:
+    """`room_import` for a version 1 document (a file the operator holds; manage.py
+    room_import): its signature is checked with the keys that may have signed it."""
+    checked = snapshots.document_legacy_checked(document, imports.legacy_keys())
+    status, raw = snapshots.document_keys(checked)
+    return _imported(team, {**checked, "status": status}, raw, room_id=room_id, actor=actor)
+
+
+def _imported(
+    team: Team,
+    head: dict[str, Any],
+    raw: list[store.RawKey],
+    *,
+    room_id: str | None,
+    actor: str,
+    pace: Callable[[], None] = lambda: None,
+) -> Room:
+    status = snapshots.document_status(head)
     # What a room inherited is its own team's project memory, not the importer's.
     raw = [key for key in raw if key.part != "inherited"]
-    chosen = room_id or str(document.get("roomId") or "")
+    chosen = room_id or str(head.get("roomId") or "")
     if not room_id_valid(chosen):
         raise errors.ToolArgumentsError(errors.ROOM_ID_INVALID.format(room_id=chosen[:80]))
+    _quotas_checked(raw)
+    indexed = any(k.part.startswith("search_") for k in raw)
+    raw, found = snapshots.keys_redacted(raw, _secrets_policy(raw), pace)
+    reindex = bool(found) or (indexed and not any(k.part.startswith("search_") for k in raw))
     try:
         room = room_insert(team_id=team.pk, room_id=chosen, name="", actor=actor, how="imported")
-    except IntegrityError:  # taken, by anyone (two imports at once included)
-        raise errors.RoomIdTakenError(errors.ROOM_ID_TAKEN.format(room_id=chosen)) from None
+    except IntegrityError:  # taken, by anyone (two imports at once included): no oracle
+        raise errors.RoomAccessError(errors.ROOM_ACCESS_DENIED) from None
     try:
-        _loaded(chosen, team.pk, raw, status=status, view=False)
+        _loaded(chosen, team.pk, raw, status=status, view=False, pace=pace)
+        if reindex:
+            store.run_sync(_search_reindexed, RoomKeys(chosen))
     except BaseException:
+        store.run_sync(store.room_forget, RoomKeys(chosen))
         room.delete()
         raise
     if status != Room.Status.ACTIVE:
         Room.objects.filter(pk=room.pk).update(status=status)
         room.status = status
+    if found:
+        audit_record(
+            team=team,
+            actor=actor,
+            action="room.import.redacted",
+            object_type="room",
+            object_id=chosen,
+            detail={"redacted": redaction.places(found)[:50], "count": len(found)},
+        )
     store.run_sync(store.room_claims_due_restore, RoomKeys(chosen))
     return room
+
+
+# part -> (the quota a room written by tools keeps it within, what it counts, per item)
+_PART_QUOTAS: dict[str, tuple[str, int]] = {
+    "tasks": ("ROOM_TASKS_MAX", 2),
+    "ctx": ("ROOM_CONTEXT_MAX", 2),
+    "vars": ("ROOM_VARS_MAX", 2),
+    "leases": ("ROOM_LEASES_MAX", 2),
+    "file_reads": ("ROOM_FILE_READS_MAX", 2),
+    "cursors": ("ROOM_CURSORS_MAX", 2),
+    "handoffs": ("ROOM_HANDOFFS_MAX", 2),
+    "messages": ("ROOM_MESSAGES_MAX", 2),
+    "deliveries": ("ROOM_DELIVERIES_MAX", 2),
+    "reviews": ("ROOM_REVIEWS_MAX", 2),
+    "presence": ("ROOM_AGENTS_MAX", 2),
+    "idem": ("ROOM_IDEMPOTENCY_KEYS_MAX", 2),
+    "events": ("ROOM_EVENT_CAP", 1),
+}
+
+
+def _quotas_checked(raw: list[store.RawKey]) -> None:
+    """Refuses (QuotaExceededError) a document holding more than a room written by tools
+    may: tasks, context entries, events and their bytes, vars, leases, messages..."""
+    for key in raw:
+        quota, per = _PART_QUOTAS.get(key.part, ("", 1))
+        if not quota:
+            continue
+        used = len(key.entries) if key.type == "stream" else len(key.items) // per
+        limit = int(getattr(settings, quota))
+        if used > limit:
+            raise _import_quota(quota, used, limit)
+        if key.type == "stream":
+            # As the append step counts an event (scripts.entry_size), less its postings.
+            size = sum(48 + sum(map(len, fields[1::2])) for _, fields in key.entries)
+            most = int(settings.ROOM_EVENT_BYTES_MAX)
+            if size > most:
+                raise _import_quota("ROOM_EVENT_BYTES_MAX", size, most)
+
+
+def _import_quota(quota: str, used: int, limit: int) -> errors.QuotaExceededError:
+    what = quotas.QUOTAS.get(quota, (f"{quota} in this room", ""))[0]
+    return errors.QuotaExceededError(
+        what=what,
+        quota=quota,
+        used=used,
+        limit=limit,
+        how="Nothing was imported: a room over this server's quotas cannot be brought in. "
+        "Export a smaller room, or ask the operator.",
+    )
+
+
+def _secrets_policy(raw: list[store.RawKey]) -> str:
+    """The imported room's own rule (set_room_mode(secrets)), redact unless it says."""
+    meta = next((k for k in raw if k.part == "meta"), None)
+    items = meta.items if meta is not None else []
+    for i in range(0, len(items) - 1, 2):
+        if items[i] == b"mode":
+            try:
+                mode = json.loads(items[i + 1])
+            except ValueError:
+                break
+            policy = mode.get("secrets") if isinstance(mode, dict) else None
+            if policy in ("off", "refuse"):
+                return str(policy)
+            break
+    return redaction.DEFAULT_POLICY
+
+
+async def _search_reindexed(keys: RoomKeys) -> None:
+    """Tasks and context indexed again after a redaction left the old index out (events
+    already indexed are not: their postings went with it; new ones are indexed as usual)."""
+    for what in ("tasks", "context"):
+        done, start = False, 0
+        while not done:
+            done, _, start = await store.search_reindex_step(
+                keys, what=what, most=search.REINDEX_STEP, start=start
+            )
 
 
 def archives_idle_before() -> datetime:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import io
 import json
 from typing import Any
 
@@ -20,7 +21,7 @@ from mcp_gateway.dispatch import tool_run
 from rooms import errors, keys, snapshots
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
-from tenants import archives
+from tenants import archives, imports
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import AuditEvent, Room, RoomArchive, Team
@@ -345,21 +346,23 @@ def _team(slug: str) -> Team:
     return Team.objects.get(slug=slug)
 
 
+def _import(team: str, body: bytes, room_id: str) -> Room:
+    with imports.spooled(io.BytesIO(body)) as signed:
+        return archives.room_import(team=_team(team), body=signed, room_id=room_id, actor="t")
+
+
 async def test_a_room_moves_as_one_signed_document_and_a_changed_one_is_refused(
     team_a: Caller, room: RoomRef, sync_redis: redis.Redis
 ) -> None:
     made = await furnish(team_a, room.room_id)
     before = await answers(team_a, room.room_id, made)
-    document = await db_run(archives.room_export, room.room_id)
+    body = await db_run(archives.room_export, room.room_id)
+    document = json.loads(body)
     assert document["format"] == "roomservice.room" and document["signature"]
 
     team_b = await callers.team("team-b")
     copy_id = f"{room.room_id}-copy"
-    imported = await db_run(
-        lambda: archives.room_import(
-            team=_team("team-b"), document=document, room_id=copy_id, actor="t"
-        )
-    )
+    imported = await db_run(lambda: _import("team-b", body, copy_id))
     assert imported.team.slug == "team-b"
     after = json.loads(
         json.dumps(await answers(team_b, copy_id, made)).replace(copy_id, room.room_id)
@@ -369,28 +372,22 @@ async def test_a_room_moves_as_one_signed_document_and_a_changed_one_is_refused(
             continue
         assert comparable(name, after[name]) == comparable(name, before[name]), name
 
-    changed = copy.deepcopy(document)
-    changed["parts"]["vars"]["items"][1] = "6666"
+    value = document["parts"]["vars"]["items"][1]
+    changed = body.replace(json.dumps(value).encode(), json.dumps(value + "6").encode(), 1)
+    assert changed != body
+    unsigned = body[: body.rindex(b',"signature"')] + b"}"
     for bad, why in (
         (changed, "signature does not match"),
-        ({**document, "signature": None}, "no signature"),
-        ({"format": "x"}, "is not a"),
-        ([], "not a JSON object"),
+        (unsigned, "no signature"),
+        (b'{"format":"x"}', "no signature"),
+        (b"[]", "no signature"),
     ):
         with pytest.raises(errors.ToolArgumentsError, match=why):
-            await db_run(
-                lambda bad=bad: archives.room_import(
-                    team=_team("team-b"), document=bad, room_id=f"{room.room_id}-bad", actor="t"
-                )
-            )
+            await db_run(_import, "team-b", bad, f"{room.room_id}-bad")
     assert not await db_run(lambda: Room.objects.filter(room_id=f"{room.room_id}-bad").exists())
     assert room_keys_in_redis(sync_redis, f"{room.room_id}-bad") == []
-    with pytest.raises(errors.RoomIdTakenError):
-        await db_run(
-            lambda: archives.room_import(
-                team=_team("team-b"), document=document, room_id=copy_id, actor="t"
-            )
-        )
+    with pytest.raises(errors.RoomAccessError):  # taken: the one room denial
+        await db_run(lambda: _import("team-b", body, copy_id))
 
 
 def test_every_durable_part_of_a_room_has_its_type_in_the_archive() -> None:
@@ -505,14 +502,10 @@ async def test_one_room_that_fails_does_not_stop_the_sweep(
 async def test_an_import_does_not_carry_another_teams_project_memory(
     team_a: Caller, room: RoomRef
 ) -> None:
-    document = await db_run(archives.room_export, room.room_id)
+    document = json.loads(await db_run(archives.room_export, room.room_id))
     document["parts"]["inherited"] = {"type": "hash", "items": ["r/c", "{}"]}
-    signed = snapshots.document_signed({k: v for k, v in document.items() if k != "signature"})
+    signed = snapshots.document_encode(document, imports.export_key())
     copy_id = f"{room.room_id}-imp"
-    await db_run(
-        lambda: archives.room_import(
-            team=_team("team-a"), document=signed, room_id=copy_id, actor="t"
-        )
-    )
+    await db_run(lambda: _import("team-a", signed, copy_id))
     summary = await call(team_a, copy_id, "get_my_summary", agentId="x")
     assert summary["inheritedContext"]["count"] == 0

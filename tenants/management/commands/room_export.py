@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,7 @@ class Command(BaseCommand):
             document = archives.room_export(options["room_id"])
         except Room.DoesNotExist:
             raise CommandError(f"no room {options['room_id']!r}") from None
-        text = json.dumps(document, ensure_ascii=False, separators=(",", ":"))
         if options["output"]:
-            Path(options["output"]).write_text(text, encoding="utf-8")
+            Path(options["output"]).write_bytes(document)
         else:
-            sys.stdout.write(text + "\n")
+            sys.stdout.buffer.write(document)

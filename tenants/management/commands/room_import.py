@@ -9,8 +9,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from rooms import snapshots
 from rooms.errors import DomainError
-from tenants import archives
+from tenants import archives, imports
 from tenants.models import Team
 
 
@@ -26,11 +27,21 @@ class Command(BaseCommand):
         team = Team.objects.filter(slug=options["team"]).first()
         if team is None:
             raise CommandError(f"no team {options['team']!r}")
+        path, room_id = Path(options["file"]), options["room_id"]
         try:
-            document = json.loads(Path(options["file"]).read_text(encoding="utf-8"))
-            room = archives.room_import(
-                team=team, document=document, room_id=options["room_id"], actor="cli"
-            )
+            with path.open("rb") as file:
+                head = file.read(200)
+            if snapshots.document_is_legacy(head):  # signed before export signed its bytes
+                document = json.loads(path.read_text(encoding="utf-8"))
+                room = archives.room_import_legacy(
+                    team=team, document=document, room_id=room_id, actor="cli"
+                )
+            else:
+                with (
+                    path.open("rb") as file,
+                    imports.spooled(file, most=path.stat().st_size) as body,
+                ):
+                    room = archives.room_import(team=team, body=body, room_id=room_id, actor="cli")
         except (OSError, ValueError) as exc:
             raise CommandError(f"cannot read {options['file']}: {exc}") from None
         except DomainError as exc:
