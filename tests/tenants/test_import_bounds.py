@@ -118,14 +118,7 @@ def test_a_document_signed_with_the_development_secret_key_is_refused(settings: 
         assert r.status_code == 400 and "signature does not match" in r.json()["message"]
     # A version 1 document (signed over its content) made with the development key: the API
     # cannot check it without parsing it whole, so it says so and imports nothing.
-    document = {k: v for k, v in json.loads(body).items() if k != "signature"}
-    document["version"] = 1
-    content = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    import hashlib
-    import hmac
-
-    mac = hmac.new(published, content.encode(), hashlib.sha256).hexdigest()
-    legacy = json.dumps({**document, "signature": f"hmac-sha256:{mac}"}).encode()
+    legacy = _legacy(body, published)
     r = _import(c, auth, legacy, "bounds-dev-legacy")
     assert r.status_code == 400 and "earlier version" in r.json()["message"], r.content
     assert (
@@ -251,3 +244,36 @@ def test_imports_at_once_over_the_limits_are_refused_with_retry_after(
 @pytest.fixture(autouse=True)
 def _settings(settings: Any) -> None:
     settings.ROOM_CLAIM_ON_FIRST_TOUCH = False
+
+
+def _legacy(body: bytes, key: bytes) -> bytes:
+    """The document as version 1 exported it: signed over its content re-serialised."""
+    import hashlib
+    import hmac
+
+    document = {k: v for k, v in json.loads(body).items() if k != "signature"}
+    document["version"] = 1
+    content = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    mac = hmac.new(key, content.encode(), hashlib.sha256).hexdigest()
+    return json.dumps({**document, "signature": f"hmac-sha256:{mac}"}).encode()
+
+
+def test_the_operator_still_imports_a_version_1_file_but_not_one_of_the_development_key(
+    settings: Any, tmp_path: Path
+) -> None:
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    c = APIClient()
+    auth = _team("bounds-legacy")
+    body = _exported(c, auth, "bounds-legacy-room", "kept")
+    settings.ROOM_EXPORT_SIGNING_KEY = "k" * 40  # what signed it before this change
+    old = tmp_path / "old.json"
+    old.write_bytes(_legacy(body, b"k" * 40))
+    call_command("room_import", "bounds-legacy", str(old), room_id="bounds-legacy-old")
+    assert Room.objects.filter(room_id="bounds-legacy-old").exists()
+    forged = tmp_path / "forged.json"
+    forged.write_bytes(_legacy(body, str(django_settings.SECRET_KEY).encode()))
+    with pytest.raises(CommandError, match="signature does not match"):
+        call_command("room_import", "bounds-legacy", str(forged), room_id="bounds-legacy-dev")
+    assert not Room.objects.filter(room_id="bounds-legacy-dev").exists()
