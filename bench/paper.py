@@ -1,5 +1,6 @@
-"""`make bench` section "paper": the figures seeds/000 §10 says the protocol should be
-judged by, measured on a scripted two-agent handoff instead of argued.
+"""`make bench` section "paper": the figures the paper says the protocol should be
+judged by (docs/protocol.md "Measuring it"), measured on a scripted two-agent handoff
+instead of argued.
 
 1. Coordination overhead: tool calls per handoff. A backend agent (A) and a frontend agent
    (B), each with its own session of the official `mcp` client, run HANDOFFS handoffs one
@@ -749,7 +750,7 @@ def _calls(calls: Counter[str], sizes: Counter[str]) -> str:
 
 def section(figs: PaperFigures) -> list[str]:
     lines = [
-        "Paper figures (section paper): seeds/000 §10 on a scripted backend -> frontend "
+        "Paper figures (section paper): the paper's metrics on a scripted backend -> frontend "
         f"handoff with a mid-stream change request, official mcp client ({figs.mode})"
     ]
     n = len(figs.handoffs)

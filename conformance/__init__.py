@@ -1,4 +1,4 @@
-"""The conformance kit: a black-box suite of the Room Protocol's tool contract (TOOLS.md),
+"""The conformance kit: a black-box suite of the Room Protocol's tool contract (docs/tools.md),
 run over MCP against any server that speaks it — ours, roomd, or an integrator's.
 
 It needs only the official `mcp` client (with its HTTP stack, httpx2) and the standard

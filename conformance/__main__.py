@@ -21,7 +21,7 @@ MODES = ("legacy", "auto", "2026-07-28")
 def parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m conformance",
-        description="Black-box conformance checks of a Room Protocol MCP server (TOOLS.md).",
+        description="Black-box conformance checks of a Room Protocol MCP server (docs/tools.md).",
     )
     env = os.environ.get
     parser.add_argument(

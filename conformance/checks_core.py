@@ -2,7 +2,7 @@
 context's versions, events delivered exactly once, exclusive locks, presence, shared
 variables, and the conventions every tool shares (unknown arguments, size limits, ids).
 
-Where TOOLS.md marks a guarantee **ours** (stronger than roomd's), the check says so in
+Where docs/protocol.md marks a guarantee **ours** (stronger than roomd's), the check says so in
 its source column; roomd is expected to fail those, and that is the point of the column.
 """
 
@@ -228,7 +228,8 @@ async def delete_task_dependents(ctx: Ctx) -> None:
     source="ours",
 )
 async def advisory_plan_lock(ctx: Ctx) -> None:
-    """seeds/000 Figure 3 has agents lock `plan` before writing; roomd deadlocks them."""
+    """The paper's Figure 3 has agents lock `plan` before writing; roomd deadlocks them
+    (docs/protocol.md "Locks")."""
     room = ctx.a
     task = await steps.new_task(room, ctx)
     # Released whatever happens: on a server where the holder's write fails, a `plan` lock
@@ -975,8 +976,8 @@ async def unknown_id_suggests(ctx: Ctx) -> str:
 
 @check("roomId: a malformed one is refused", "read_plan", source="ours")
 async def malformed_room_id(ctx: Ctx) -> str:
-    """A roomId has one form (TOOLS.md): roomd takes any string and claims it as a new room,
-    so a typo becomes a room of its own."""
+    """A roomId has one form (docs/protocol.md "The room"): roomd takes any string and
+    claims it as a new room, so a typo becomes a room of its own."""
     return await ctx.conn_a.refuse("read_plan", roomId="Not A Room!")
 
 

@@ -1,4 +1,4 @@
-"""Behaviour of the tools TOOLS.md adds (all **ours**): claims with exactly one winner,
+"""Behaviour of the tools docs/protocol.md marks **ours**: claims with exactly one winner,
 file leases and drift, messages and their delivery states, safe retries, proven work,
 handoffs, and a room's mode and status. A server that does not list these tools gets
 SKIP "not offered" for each, never a FAIL.

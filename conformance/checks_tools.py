@@ -1,4 +1,4 @@
-"""Two checks per tool: a valid call whose result has TOOLS.md's shape, and a bad-input
+"""Two checks per tool: a valid call whose result has docs/tools.md's shape, and a bad-input
 call that must come back as a tool error (isError) — never a protocol error or a broken
 connection, since only a tool error reaches the model that can correct its call.
 

@@ -7,7 +7,7 @@ from conformance.kit import Ctx, check, expect
 
 @check("object results are also the structuredContent (judged over every call)", source="ours")
 async def structured_content(ctx: Ctx) -> str:
-    """TOOLS.md: where the result is an object, the same object is the structuredContent,
+    """docs/protocol.md: where the result is an object, the same object is the structuredContent,
     so a client that reads structured output sees what the text says (roomd answers text
     only, which MCP allows)."""
     seen = ctx.conn_a.tally.unstructured

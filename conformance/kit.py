@@ -30,7 +30,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Implementation, TextContent
 
 Kind = Literal["call", "bad input", "behaviour"]
-# "protocol": what TOOLS.md states without marking it; "ours": what it marks **ours**
+# "protocol": what docs/protocol.md states without marking it; "ours": what it marks **ours**
 # (stronger semantics than roomd's, or tools roomd does not have).
 Source = Literal["protocol", "ours"]
 
@@ -75,7 +75,7 @@ class Tally:
     calls: int = 0
     called: set[str] = field(default_factory=set)
     # Tools whose object result came without structuredContent, or with another one
-    # (TOOLS.md asks for the same object): tool -> "missing" or "differs".
+    # (docs/protocol.md asks for the same object): tool -> "missing" or "differs".
     unstructured: dict[str, str] = field(default_factory=dict)
     # Waiting out the server's rate limit: how long in all (overlapping waits of concurrent
     # calls count once), until when, and how long the run may wait before it gives up.
@@ -573,7 +573,7 @@ def check(
 
 
 def tool_call(tool: str, *, source: Source = "protocol") -> Callable[[CheckBody], CheckBody]:
-    """The tool's valid call, whose result must have the shape TOOLS.md gives it."""
+    """The tool's valid call, whose result must have the shape docs/tools.md gives it."""
     return check(tool, tool, kind="call", source=source)
 
 

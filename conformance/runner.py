@@ -40,7 +40,7 @@ from conformance.kit import (
 # checks first, then behaviour, and last what is judged over every call of the run.
 SUITES = (checks_tools, checks_core, checks_ours, checks_teams, checks_wire)
 
-# roomd's 44 tools (TOOLS.md: the 25 of seeds/000 Table 1 and roomd's other 19).
+# roomd's 44 tools (docs/protocol.md "Whose tools": the paper's 25 and roomd's other 19).
 ROOMD_TOOLS = frozenset(
     [
         "read_plan",
@@ -239,7 +239,7 @@ class Report:
             lines.append("  listed, but the kit has no checks for: " + ", ".join(unknown))
         absent = sorted(self.known - self.offered)
         if absent:
-            lines.append("  in TOOLS.md, not listed by this server: " + ", ".join(absent))
+            lines.append("  in docs/tools.md, not listed by this server: " + ", ".join(absent))
         if self.failed:
             lines += ["", "Failures:"]
             lines += [f"  {o.name} ({o.kind}): {o.detail}" for o in self.failed]

@@ -1,4 +1,4 @@
-"""The result shapes TOOLS.md gives each tool, as small predicates over parsed JSON.
+"""The result shapes docs/tools.md gives each tool, as small predicates over parsed JSON.
 
 Only the fields the contract names are checked, and extra fields are always allowed: a
 server may say more than roomd does, never less. Each shape returns a list of problems
@@ -102,7 +102,7 @@ def expect_shape(value: Any, shape: Shape, what: str) -> None:
         raise Failed(f"{what} result: " + "; ".join(p.lstrip(".") for p in problems[:4]) + more)
 
 
-# --- TOOLS.md's shapes ----------------------------------------------------------------------
+# --- docs/tools.md's shapes ------------------------------------------------------------------
 
 TASK_STATUS = one_of("pending", "in_progress", "done", "blocked")
 TASK = obj(

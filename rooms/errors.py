@@ -222,7 +222,8 @@ class StoreUnavailableError(DomainError):
 
 
 class RoomAccessError(DomainError):
-    """The caller may not touch this room. One text whether it exists or not (seeds/000 §8.2)."""
+    """The caller may not touch this room. One text whether it exists or not
+    (docs/protocol.md "Tenancy and access")."""
 
     code = "room_not_found"
     status = 404
@@ -243,7 +244,7 @@ class CredentialLostError(DomainError):
 # The one answer to "you may not touch this room", whatever the reason: another team's
 # room, an unknown id (when rooms are not claimed on first touch), a malformed id, a room
 # outside an invite's scope, a room id that cannot be created. The same text, code and
-# status at every door (seeds/000 §8.2).
+# status at every door (docs/protocol.md "Tenancy and access").
 ROOM_ACCESS_DENIED = (
     "Room not found or access denied. Check the roomId (2-64 characters of a-z, 0-9, '_' "
     "and '-'); a room belongs to one team, and an invite reaches only its own room. "

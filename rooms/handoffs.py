@@ -1,6 +1,7 @@
-"""Handoffs (AgentPlat, seeds/004): work moves between agents only when the receiver says
-yes. The owner offers the task with a note and the context entries the receiver needs;
-nothing changes until the receiver accepts, and then everything moves in that one step:
+"""Handoffs (AgentPlat; docs/protocol.md "Handoffs"): work moves between agents only when
+the receiver says yes. The owner offers the task with a note and the context entries the
+receiver needs; nothing changes until the receiver accepts, and then everything moves in
+that one step:
 the owner, the claim's lease, the task's file leases. A declined offer is final (the owner
 offers a new one); an offer overtaken by events (the task done, released or taken) is
 void when answered, and says so.

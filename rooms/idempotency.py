@@ -1,5 +1,5 @@
 """idempotencyKey: a write retried with the same key changes nothing and answers what the
-first call answered (TOOLS.md "Claims and safe retries").
+first call answered (docs/protocol.md "Claims and safe retries").
 
 The record is written by the write's own script, in the same atomic step as the write
 (rooms/store: `_run_write`), so there is no moment at which the write has happened and its

@@ -1,4 +1,5 @@
-"""The only place Redis key names are built (DESIGN.md §2).
+"""The only place Redis key names are built (docs/architecture.md; a room's keys share its
+hash tag, docs/scaling.md "What holds one room").
 
 Every key of a room carries the room id in a hash tag, `<prefix>:{<roomId>}:<part>`, so a
 whole room lives in one Redis Cluster slot and every multi-key script stays legal there.

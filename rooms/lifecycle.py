@@ -1,9 +1,8 @@
-"""A room's lifecycle (AgentPlat, seeds/004): active, paused, completed, archived. A paused
-or completed room answers every read and refuses every write but set_room_status, with a
-message naming its status (tenants.access decides, for every door; the status lives in the
-room's meta, read in the access check's own step). An archived room lives in Postgres
-(tenants.archives); reads answer from its archive.
-"""
+"""A room's lifecycle (AgentPlat; docs/protocol.md "Lifecycle and durable rooms"): active,
+paused, completed, archived. A paused or completed room answers every read and refuses
+every write but set_room_status, with a message naming its status (tenants.access decides,
+for every door; the status lives in the room's meta, read in the access check's own step).
+An archived room lives in Postgres (tenants.archives); reads answer from its archive."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Project memory (Agent Room, seeds/001): a room of a named project starts with the
+"""Project memory (Agent Room; docs/durable-rooms.md): a room of a named project starts with the
 durable decisions and contracts of the project's earlier rooms available.
 
 Durable means the two context types that outlive a room's work: api_contract and

@@ -1,4 +1,4 @@
-"""Repository paths and globs, as leases name them (TOOLS.md "Files and messages").
+"""Repository paths and globs, as leases name them (docs/protocol.md "File leases and drift").
 
 A path is repository-relative and normalised before anything compares it: `./a/../b.py`
 is `b.py`, `\\` is `/`, a leading `/` is dropped, and a `..` that would leave the root is

@@ -1,4 +1,4 @@
-"""Turning what the store holds into the protocol's result shapes (TOOLS.md)."""
+"""Turning what the store holds into the protocol's result shapes (docs/tools.md)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 MCP's tools/list and tools/call, the REST door and its OpenAPI paths are generated from
 this one table; no door holds logic of its own. Tool names and argument names are roomd's
-(TOOLS.md) and meet the service names only here. Each row is typed end to end: its
+(docs/protocol.md) and meet the service names only here. Each row is typed end to end: its
 operation takes the row's input model and returns the row's output type, so mypy checks
 every argument and every result shape.
 """

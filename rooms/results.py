@@ -1,4 +1,4 @@
-"""What each tool returns, as typed dictionaries (TOOLS.md's shapes, roomd's field names).
+"""What each tool returns, as typed dictionaries (docs/tools.md's shapes, roomd's field names).
 
 They are plain dicts at run time, so results cost nothing to build and keep exactly the
 shapes agents already parse; mypy checks every service against them, and the registry

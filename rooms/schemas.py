@@ -1,8 +1,9 @@
 """Typed inputs of every tool and the payload schemas of the five context types.
 
-Argument names are roomd's (TOOLS.md): camelCase, with `depends_on` and `consuming_agents`
+Argument names are roomd's (docs/protocol.md): camelCase, with `depends_on` and `consuming_agents`
 in snake_case. Unknown arguments are refused (`extra="forbid"`) so a misspelt `agentID`
-fails loudly instead of doing the wrong thing quietly. Size limits are TOOLS.md's.
+fails loudly instead of doing the wrong thing quietly. Size limits: docs/protocol.md
+"Conventions".
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ ROOM_ID_RULE = (
 
 
 def room_id_valid(value: str) -> bool:
-    """THE roomId rule (TOOLS.md). Checked in one place, the access check, so that a
-    malformed id can be answered exactly like a room the caller may not touch."""
+    """THE roomId rule (docs/protocol.md "The room"). Checked in one place, the access
+    check, so that a malformed id can be answered exactly like a room the caller may not touch."""
     return _ROOM_ID.fullmatch(value) is not None and "__" not in value
 
 

@@ -1,4 +1,5 @@
-"""Lua sources, one constant per atomic step (DESIGN.md §2: every mutation is one step).
+"""Lua sources, one constant per atomic step (docs/protocol.md "Atomicity": every mutation
+is one step).
 
 Each header says what arrives in KEYS and ARGV and what comes back. Scripts never build a
 key name (rooms/keys.py does, and every key arrives in KEYS), and they refresh the idle

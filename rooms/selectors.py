@@ -113,7 +113,7 @@ def _priority_key(item: tuple[int, Task]) -> tuple[float, int]:
 
 async def task_list_unblocked(room: RoomRef, *, agent_id: str | None) -> list[Task]:
     """Pending tasks whose every dependency exists and is done; a missing dependency is
-    unmet (seeds/000 §4.3), so an ill-formed plan stalls rather than proceeds."""
+    unmet (docs/protocol.md "Plan"), so an ill-formed plan stalls rather than proceeds."""
     plan = await plan_get(room)
     status = {t["id"]: t["status"] for t in plan["tasks"]}
     ready = []
@@ -346,7 +346,7 @@ async def room_analytics(room: RoomRef, *, days: int) -> RoomAnalytics:
         },
         "agents": {"total": activity.agents, "online": activity.online},
         "contextCount": activity.context,
-        # roomd's meanings (TOOLS.md): lastDays is the window asked for, perDay the average
+        # roomd's meanings (docs/tools.md): lastDays is the window asked for, perDay the average
         # a day over it; the counts by date are ours, beside them.
         "events": {
             "total": activity.events,
@@ -399,7 +399,7 @@ async def context_diff(room: RoomRef, *, entry_id: str, against: str | None) -> 
     ]
     current, earlier = versions[-1], versions[:-1]
     if not earlier:
-        # roomd's answer (TOOLS.md): a diff needs two versions.
+        # roomd's answer (docs/protocol.md "Typed context"): a diff needs two versions.
         raise errors.ToolArgumentsError(
             errors.CONTEXT_NO_PRIOR.format(entry_id=entry_id, version=current["version"]),
             extra={"id": entry_id, "versions": [current["version"]]},

@@ -112,7 +112,7 @@ async def task_add(
     agent_id: str | None,
 ) -> Task:
     """A new pending, unowned task. Unknown dependency ids are kept (a missing dependency
-    is unmet, seeds/000 §4.3) and listed in `warnings`."""
+    is unmet, docs/protocol.md "Plan") and listed in `warnings`."""
     now = clock.now_iso()
     task: Task = {
         "id": new_id("t_"),

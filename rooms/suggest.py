@@ -1,8 +1,8 @@
-"""Unknown ids answer with the closest existing ones (seeds/002), so an agent can recover —
-at a bounded cost: a miss is compared with a sample of at most HINT_SAMPLE of the room's
-newest ids and short labels (never every task, never a payload), with a scorer of plain
-string operations, so a storm of misses in a huge room cannot stall the event loop for
-anyone else."""
+"""Unknown ids answer with the closest existing ones (docs/protocol.md "Conventions"), so
+an agent can recover — at a bounded cost: a miss is compared with a sample of at most
+HINT_SAMPLE of the room's newest ids and short labels (never every task, never a payload),
+with a scorer of plain string operations, so a storm of misses in a huge room cannot stall
+the event loop for anyone else."""
 
 from __future__ import annotations
 

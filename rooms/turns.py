@@ -1,4 +1,5 @@
-"""Turn discipline (Agent Room, seeds/001): who may post broadcasts and messages when.
+"""Turn discipline (Agent Room; docs/durable-rooms.md "Turns"): who may post broadcasts and
+messages when.
 
 `set_room_mode(turns: ...)` picks the room's rule:
 - open: anyone, any time (the default);

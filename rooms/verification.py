@@ -1,8 +1,9 @@
-"""Work that is proven before it counts (Agent Room, seeds/001): a task's owner submits
-evidence, a different agent verifies it. A submission is a review of the task (kind
-"submission", reviewer "*": anyone but the submitter), so there is one way to approve
-work: verify_task and approve/reject resolve the same review in the same script, and
-resolving it moves the task (accept: done; reject: back in progress with the note).
+"""Work that is proven before it counts (Agent Room; docs/protocol.md "Reviews and proven
+work"): a task's owner submits evidence, a different agent verifies it. A submission is a
+review of the task (kind "submission", reviewer "*": anyone but the submitter), so there is
+one way to approve work: verify_task and approve/reject resolve the same review in the same
+script, and resolving it moves the task (accept: done; reject: back in progress with the
+note).
 
 With the room's mode `evidenceRequired`, update_task refuses status done: the only way to
 done is a verified submission.

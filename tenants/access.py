@@ -11,8 +11,8 @@ The room check. Redis answers the hot path (the room's cached owner); Postgres i
 record. Every other case — Redis does not know the room, another team owns it, the id is
 malformed, the room is outside an invite's scope — takes one path: ask the database, then
 refuse with the one denial. So, with first-touch claiming off, another team's room, an
-unknown id and a malformed one cost the same work and get the same answer (seeds/000 §8.2,
-§8.5): nothing to learn from the text or the time.
+unknown id and a malformed one cost the same work and get the same answer
+(docs/protocol.md "Tenancy and access"): nothing to learn from the text or the time.
 """
 
 from __future__ import annotations

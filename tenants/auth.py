@@ -6,12 +6,12 @@ link's token. `caller_resolve` turns any of them into one `Caller` with explicit
 capabilities (tenants.capabilities), or None; `credential_lookup` is the only code that
 decides those capabilities.
 
-Bearers, in order (seeds/000 §8.1): static keys from API_KEYS (constant time over digests,
-every key checked), then team keys, then invites. Team keys and invites are answered from a
-short Redis cache on the hot path and from the database on a miss. A revocation bumps the
-digest's generation before it drops the cache entry, and a fill only lands if the
-generation it read is still current, so no request in flight can re-cache a credential
-revoked a moment earlier.
+Bearers, in order (docs/protocol.md "Tenancy and access"): static keys from API_KEYS
+(constant time over digests, every key checked), then team keys, then invites. Team keys
+and invites are answered from a short Redis cache on the hot path and from the database on
+a miss. A revocation bumps the digest's generation before it drops the cache entry, and a
+fill only lands if the generation it read is still current, so no request in flight can
+re-cache a credential revoked a moment earlier.
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 A budget belongs to the team, or, for a guest (an invite or a share link), to that one
 credential; a guest's calls, streams and waits also count against its team's guests'
-ceiling (all its guests together: RATE_LIMIT_GUESTS_PER_MINUTE, SSE_STREAMS_GUESTS_PER_TEAM,
-WAITERS_GUESTS_PER_TEAM; unset, the larger of the team's own budget and one guest's), never
-against the team's own budget, so no number of guests can lock their team out, nor spend
-more together than that ceiling. Calls are a sliding window in Redis that fails open
-(seeds/000 §8.3: availability over perfect abuse protection; roomd fails closed); streams
-and waiters are leased slots, so a server that dies frees its slots when they lapse.
+ceiling (all its guests together: RATE_LIMIT_GUESTS_PER_MINUTE,
+SSE_STREAMS_GUESTS_PER_TEAM, WAITERS_GUESTS_PER_TEAM; unset, the larger of the team's own
+budget and one guest's), never against the team's own budget, so no number of guests can
+lock their team out, nor spend more together than that ceiling. Calls are a sliding window
+in Redis that fails open (docs/protocol.md "Tenancy and access": availability over perfect
+abuse protection; roomd fails closed); streams and waiters are leased slots, so a server
+that dies frees its slots when they lapse.
 
 A server process holds at most PROCESS_STREAMS_MAX streams and PROCESS_WAITERS_MAX waiting
 calls, and keeps the last PROCESS_RESERVE_PERCENT of each for teams holding fewer than

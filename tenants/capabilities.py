@@ -37,7 +37,7 @@ class Manage(StrEnum):
     ROOMS = "rooms"
     # Members, roles and the audit log: a person's team, in the dashboard.
     TEAM = "team"
-    # Creating new teams (seeds/000 §8.4): static keys only.
+    # Creating new teams (docs/protocol.md "Tenancy and access"): static keys only.
     TEAMS = "teams"
 
 

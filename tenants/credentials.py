@@ -48,7 +48,7 @@ def static_keys_parse(raw: str) -> list[tuple[str, str]]:
 
 def static_key_match(presented_digest: str, keys: list[tuple[str, str]]) -> str | None:
     """The team whose static key matches. Every key is compared (in constant time), so the
-    timing tells nothing about which key was tried (seeds/000 §8.1)."""
+    timing tells nothing about which key was tried (docs/protocol.md "Tenancy and access")."""
     found = None
     for team, digest in keys:
         if hmac.compare_digest(presented_digest, digest) and found is None:

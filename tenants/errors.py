@@ -70,7 +70,7 @@ MANAGE_HOW = {
     "rooms": "Creating rooms and setting their mode takes a team key that is neither bound "
     "to an agent nor read-only, or a dashboard owner or admin.",
     "team": "Managing members and reading the audit log takes a team owner.",
-    "teams": "Only a static key (API_KEYS) may create a team (seeds/000 §8.4).",
+    "teams": "Only a static key (API_KEYS) may create a team.",
 }
 ACTOR_PERSON = (
     '{field} "{given}" is a person\'s name: names starting with "person:" are for people '

@@ -223,7 +223,7 @@ class ShareLink(Credential):
 
 
 class Webhook(Credential):
-    """A room's wake-up URL: every matching event is POSTed there, signed (seeds/001).
+    """A room's wake-up URL: every matching event is POSTed there, signed (docs/webhooks.md).
 
     Its credential is the signing secret: minted like every other secret, but also kept
     readable (`secret`), because the server signs with it; it is shown to the operator once.

@@ -280,7 +280,8 @@ _ROOM_ALPHABET = string.ascii_lowercase + string.digits
 
 
 def room_id_generate() -> str:
-    """An unguessable room id (seeds/000 §8.5: ids that cannot be enumerated or squatted)."""
+    """An unguessable room id: one that cannot be enumerated or squatted (docs/protocol.md
+    "Tenancy and access")."""
     return "r-" + "".join(secrets.choice(_ROOM_ALPHABET) for _ in range(20))
 
 

@@ -1,5 +1,5 @@
-"""Webhooks (seeds/001 "webhook wake-up"): register a URL per room, and every matching
-event is POSTed to it, signed with HMAC-SHA256 over "<timestamp>.<body>".
+"""Webhooks (Agent Room's "webhook wake-up"; docs/webhooks.md): register a URL per room,
+and every matching event is POSTed to it, signed with HMAC-SHA256 over "<timestamp>.<body>".
 
 The relay (woken by the room's own wake channel: mcp_gateway/relay.py) reads the room's
 stream after each webhook's cursor, so nothing is skipped when a worker was down; a unique

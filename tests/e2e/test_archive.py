@@ -1,6 +1,7 @@
 """A room archived and restored through the real server with the official `mcp` client:
 write, archive, check Redis holds nothing of the room, read it from the archive, restore,
-and compare every read tool's answer with before (seeds/004's lifecycle, DESIGN.md §2)."""
+and compare every read tool's answer with before (docs/protocol.md "Lifecycle and
+durable rooms")."""
 
 from __future__ import annotations
 

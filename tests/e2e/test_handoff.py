@@ -1,5 +1,6 @@
-"""seeds/000 Figure 3, the canonical producer-consumer handoff, driven step by step by two
-agents with the official `mcp` client over real HTTP, in both protocol revisions."""
+"""The canonical producer-consumer handoff (docs/protocol.md "The canonical workflow"),
+driven step by step by two agents with the official `mcp` client over real HTTP, in both
+protocol revisions."""
 
 from __future__ import annotations
 

@@ -45,7 +45,7 @@ async def test_analytics_count_tasks_agents_and_events_per_day(
     assert stats["agents"] == {"total": 1, "online": 1}
     log = await call(team_a, room, "read_events", limit=100)
     assert stats["events"]["total"] == len(log) == 9  # 3 added, 1 updated, 4 pings, 1 deleted
-    # roomd's meanings (TOOLS.md): the window in days, and the average a day over it.
+    # roomd's meanings (docs/tools.md): the window in days, and the average a day over it.
     assert stats["events"]["lastDays"] == 3
     assert stats["events"]["perDay"] == 3.0  # 9 events over 3 days
     assert stats["events"]["inWindow"] == 9 and len(stats["events"]["byDate"]) == 3

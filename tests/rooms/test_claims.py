@@ -1,5 +1,5 @@
-"""claim_task, release_task, task versions and claim leases (TOOLS.md "Claims and safe
-retries"): one winner of any race, refusals that name the owner, and leases that lapse
+"""claim_task, release_task, task versions and claim leases (docs/protocol.md "Claims and
+safe retries"): one winner of any race, refusals that name the owner, and leases that lapse
 without anyone calling."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Typed context (TOOLS.md "Context"): write_context, read_context, list_context,
+"""Typed context (docs/protocol.md "Typed context"): write_context, read_context, list_context,
 update_context; payload validation per type, versions and their history, and the events
 consumers get."""
 

@@ -93,7 +93,7 @@ async def test_diff_context_names_the_nested_fields_that_changed(
 async def test_an_entry_with_one_version_is_an_error_as_roomd_answers(
     team_a: Caller, room: RoomRef
 ) -> None:
-    """TOOLS.md: an entry with no earlier version is an error (roomd: "No prior versions to
+    """docs/protocol.md: an entry with no earlier version is an error (roomd: "No prior versions to
     diff against"); after an update, the same call answers the diff."""
     entry = await call(
         team_a,

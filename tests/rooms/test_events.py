@@ -1,4 +1,4 @@
-"""The event log (TOOLS.md "Events"): post_event, read_events, get_unread_events,
+"""The event log (docs/protocol.md "Event log"): post_event, read_events, get_unread_events,
 mark_event_read, get_event_reads, reply_to_event, and get_my_summary's use of the cursor."""
 
 from __future__ import annotations

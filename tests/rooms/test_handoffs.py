@@ -1,4 +1,4 @@
-"""Handoffs (TOOLS.md "Proven work and durable rooms"): ownership moves only on the
+"""Handoffs (docs/protocol.md "Handoffs"): ownership moves only on the
 receiver's accept, in the same step as its claim and file leases; only the receiver
 answers; an accept and a decline at once — exactly one lands."""
 

@@ -1,4 +1,4 @@
-"""idempotencyKey on every tool that writes (TOOLS.md "Claims and safe retries"): a repeat
+"""idempotencyKey on every tool that writes (docs/protocol.md "Claims and safe retries"): a repeat
 of the same call changes nothing and answers what the first call answered, even when both
 arrive at once; the same key on another call is refused; the records are bounded."""
 

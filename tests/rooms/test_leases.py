@@ -1,4 +1,4 @@
-"""File leases (TOOLS.md "Files and messages"): exclusive and shared, globs, normalised
+"""File leases (docs/protocol.md "File leases and drift"): exclusive and shared, globs, normalised
 paths, expiry, only the holder renews or releases, exactly one winner at once."""
 
 from __future__ import annotations

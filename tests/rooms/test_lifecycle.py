@@ -1,4 +1,4 @@
-"""A room's lifecycle (TOOLS.md "Proven work and durable rooms"): paused and completed rooms
+"""A room's lifecycle (docs/protocol.md "Lifecycle and durable rooms"): paused and completed rooms
 answer reads and refuse writes with a message naming the status, on every process at once;
 the room's record and the audit log follow."""
 

@@ -1,4 +1,4 @@
-"""Messages (TOOLS.md "Files and messages"): every selector, one delivery per recipient
+"""Messages (docs/protocol.md "Messages"): every selector, one delivery per recipient
 moving stored → read → acked or expired, an inbox that explains itself, and one rule of
 who a message is for, whether it is read through inbox, addressedOnly or a webhook."""
 

@@ -1,4 +1,4 @@
-"""The plan tools (TOOLS.md "Plan"): add_task, update_task, get_task, read_plan,
+"""The plan tools (docs/protocol.md "Plan"): add_task, update_task, get_task, read_plan,
 get_unblocked_tasks, get_my_tasks, and the events the plan writes."""
 
 from __future__ import annotations

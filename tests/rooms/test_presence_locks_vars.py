@@ -1,5 +1,5 @@
-"""Presence, advisory locks and shared variables (TOOLS.md "Presence", "Locks",
-"Shared variables")."""
+"""Presence, advisory locks and shared variables (docs/protocol.md "Presence",
+"Locks", "Shared variables")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""request_review, approve, reject and list_reviews (TOOLS.md): a review of a task or a
-context entry that exists, resolved only by the named reviewer and only once."""
+"""request_review, approve, reject and list_reviews (docs/protocol.md "Reviews and proven
+work"): a review of a task or a context entry that exists, resolved only by the named
+reviewer and only once."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""roomd's other tools (TOOLS.md "roomd's other 19 tools"), with our semantics: leave_room,
-get_room_info, delete_task, set_task_priority, add_dependency, delete_context,
-get_context_history and delete_event."""
+"""roomd's other tools (docs/protocol.md "Whose tools": roomd's other 19), with our
+semantics: leave_room, get_room_info, delete_task, set_task_priority, add_dependency,
+delete_context, get_context_history and delete_event."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Rooms expire after the idle TTL, and every use refreshes it (DESIGN.md §2)."""
+"""Rooms expire after the idle TTL, and every use refreshes it (docs/protocol.md
+"Lifecycle and durable rooms")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Proven work (TOOLS.md "Proven work and durable rooms"): the owner submits evidence, a
+"""Proven work (docs/protocol.md "Reviews and proven work"): the owner submits evidence, a
 different agent verifies it; one review mechanism for submissions and roomd's reviews;
 with evidenceRequired, the only way to done is a verified submission."""
 
