@@ -1,5 +1,5 @@
 """The outer ASGI router: /mcp and /health answered before Django's request cycle
-(DESIGN.md §3), everything else by Django."""
+(mcp_gateway/app.py says why), everything else by Django."""
 
 from __future__ import annotations
 

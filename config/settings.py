@@ -253,7 +253,7 @@ PROCESS_RESERVED_PER_TEAM = env_int("PROCESS_RESERVED_PER_TEAM", 2)
 # --- Access ---------------------------------------------------------------------------
 # The protocol's rule: the first team to touch an unknown room id owns it. Off: rooms are
 # created only through the API or the dashboard, and an unknown id answers exactly like
-# another team's room (no existence oracle, no squatting; seeds/000 §8.5).
+# another team's room (no existence oracle, no squatting; docs/protocol.md "Tenancy and access").
 ROOM_CLAIM_ON_FIRST_TOUCH = env_bool("ROOM_CLAIM_ON_FIRST_TOUCH", True)
 # Tool calls a minute per team (and per invite), sliding window; 0 turns limiting off.
 RATE_LIMIT_PER_MINUTE = env_int("RATE_LIMIT_PER_MINUTE", 600)
@@ -280,7 +280,7 @@ SSE_MAX_LIFETIME_SECONDS = env_int("SSE_MAX_LIFETIME_SECONDS", 900)
 # wait_for_events calls waiting at once, per team and per guest.
 WAITERS_PER_TEAM = env_int("WAITERS_PER_TEAM", 1000)
 WAITERS_PER_GUEST = env_int("WAITERS_PER_GUEST", 5)
-# Static team keys, "team:secret,team2:secret2" (seeds/000 §8.1).
+# Static team keys, "team:secret,team2:secret2" (docs/protocol.md "Tenancy and access").
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)

@@ -1,8 +1,8 @@
 """`RoomRef`: proof that the caller passed the room access check.
 
 Every room operation takes one. The only code that makes one is the access function in
-tenants/access.py, after it checked ownership or an invite's scope (STYLE.md, "the type
-proves the check"); a handler never builds a RoomRef from a tool argument.
+tenants/access.py, after it checked ownership or an invite's scope (docs/contributing.md,
+"The type proves the check"); a handler never builds a RoomRef from a tool argument.
 """
 
 from __future__ import annotations

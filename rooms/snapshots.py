@@ -1,5 +1,5 @@
 """A room as one JSON document: what an archive keeps in Postgres and what export and
-import carry (DESIGN.md §2, "nothing silently expires").
+import carry (docs/durable-rooms.md, "Nothing silently expires").
 
 The document is the room's Redis state key by key, typed as Redis types it, so nothing a
 later feature adds to a room can be left out of its archive (tests check every durable key

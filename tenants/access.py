@@ -1,8 +1,8 @@
 """Who may do what: every check of every door, from the caller's capabilities alone.
 
 - `require(caller, Manage.X)`: managing keys, invites, webhooks, rooms, the team.
-- `room_access(caller, room_id, write=...)`: the only maker of `RoomRef` (STYLE.md, "the
-  type proves the check").
+- `room_access(caller, room_id, write=...)`: the only maker of `RoomRef`
+  (docs/contributing.md, "The type proves the check").
 - `actors_bind(caller, tool, args)`: a bound credential acts only as its agent.
 - `room_for_caller(caller, room_id)`: a room row for the account API and the dashboard,
   with the same answer for "missing" and "not yours".

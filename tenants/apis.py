@@ -486,7 +486,7 @@ class InviteRevokeApi(BearerView):
         return Response(invite_row(services.invite_revoke(invite=invite, actor=caller.actor)))
 
 
-# --- Team bootstrap (seeds/000 §8.4) ----------------------------------------------------------
+# --- Team bootstrap (docs/protocol.md "Tenancy and access") ----------------------------------
 
 
 class TeamIn(serializers.Serializer):  # type: ignore[type-arg]
@@ -562,7 +562,8 @@ async def room_summary(caller: Caller, room: Room) -> dict[str, Any]:
 
 
 class RoomSummaryApi(BearerView):
-    """seeds/000 §6.1's room summary, for a caller with access (roomd's is public)."""
+    """The room summary (docs/protocol.md "Tenancy and access"), for a caller with access
+    (roomd's is public)."""
 
     @extend_schema(responses={200: RoomSummaryOut, **ERRORS}, summary="A room at a glance")
     def get(self, request: Request, room_id: str) -> Response:

@@ -1,4 +1,4 @@
-"""Nothing silently expires (TOOLS.md "Proven work and durable rooms", DESIGN.md §2): a room
+"""Nothing silently expires (docs/protocol.md "Lifecycle and durable rooms"): a room
 is archived to Postgres whole, leaves Redis, answers reads from its archive, and comes
 back exactly (event ids, cursors, idempotency records, the search index) on restore; the
 sweep archives rooms before their idle TTL runs out; a room moves between deployments as
