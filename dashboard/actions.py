@@ -18,11 +18,11 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from mcp_gateway.dispatch import tool_run
 from rooms import registry, store
 from rooms import selectors as room_selectors
 from rooms.errors import ToolArgumentsError
 from tenants import access, acting, services
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.models import Room, Team
 

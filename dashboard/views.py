@@ -20,7 +20,6 @@ from django.views.decorators.http import require_POST
 
 from dashboard import actions, forms
 from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
-from mcp_gateway.dispatch import tool_run
 from rooms import selectors as room_selectors
 from rooms import store
 from rooms.errors import DomainError, TaskNotFoundError
@@ -34,6 +33,7 @@ from tenants import access, acting, archives, firstrun, people, selectors, servi
 from tenants import errors as tenant_errors
 from tenants.auth import KeySession, ShareToken, caller_resolve_sync
 from tenants.backends import client_address
+from tenants.calls import tool_run
 from tenants.capabilities import Caller, Manage
 from tenants.credentials import secret_digest
 from tenants.models import Membership, Room

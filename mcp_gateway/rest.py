@@ -15,10 +15,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from config import telemetry
-from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry, store
 from rooms.errors import DomainError
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_admit
+from tenants.calls import tool_run
 
 log = logging.getLogger(__name__)
 NOT_JSON = "The body must be a JSON object of the tool's arguments (nested at most ~1,000 deep)."

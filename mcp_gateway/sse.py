@@ -22,7 +22,6 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
-from mcp_gateway.dispatch import until_lost
 from mcp_gateway.rest import error_response, unauthorized
 from rooms import selectors, store
 from rooms.errors import (
@@ -36,6 +35,7 @@ from rooms.records import event_addressed_to
 from rooms.refs import RoomRef
 from tenants import access, budgets, live
 from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
+from tenants.calls import until_lost
 from tenants.capabilities import Caller
 
 UNAVAILABLE_FRAME = (

@@ -11,9 +11,9 @@ import mcp_types as T
 from mcp_types import methods
 
 from config import telemetry
-from mcp_gateway.dispatch import tool_run
 from rooms import errors, registry
 from tenants.budgets import Charge
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)

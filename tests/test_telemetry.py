@@ -14,8 +14,8 @@ import pytest
 
 from config import telemetry
 from config.asgi import application
-from mcp_gateway.dispatch import tool_run
 from rooms import errors
+from tenants.calls import tool_run
 from tests import callers
 from tests.conftest import new_room_id
 

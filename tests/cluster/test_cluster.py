@@ -12,9 +12,9 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from mcp_gateway.dispatch import tool_run
 from rooms import store
 from rooms.keys import RoomKeys
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import new_room_id
 from tests.redis_cluster import LocalCluster

@@ -8,10 +8,10 @@ import html
 import re
 from typing import Any
 
-from mcp_gateway.dispatch import tool_run
 from rooms import store
 from tenants import services
 from tenants.access import room_access
+from tenants.calls import tool_run
 from tenants.models import Room
 from tests import callers
 from tests.conftest import new_room_id

@@ -9,10 +9,10 @@ from typing import Any
 from django.test import Client
 
 from config.serve import _banner
-from mcp_gateway.dispatch import tool_run
 from rooms import store
 from tenants import firstrun, services
 from tenants.auth import Bearer, caller_resolve_sync
+from tenants.calls import tool_run
 from tenants.models import Membership, Room
 
 

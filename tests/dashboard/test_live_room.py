@@ -8,10 +8,10 @@ import html
 import re
 from typing import Any
 
-from mcp_gateway.dispatch import tool_run
 from rooms import store
 from rooms.eventwords import WORDS, event_words
 from tenants import services
+from tenants.calls import tool_run
 from tenants.models import Room
 from tests import callers
 from tests.conftest import new_room_id

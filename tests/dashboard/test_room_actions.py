@@ -9,9 +9,9 @@ from typing import Any
 
 from django.test import Client
 
-from mcp_gateway.dispatch import tool_run
 from rooms import store
 from tenants import services
+from tenants.calls import tool_run
 from tenants.models import AuditEvent, Room
 from tests import callers
 from tests.conftest import new_room_id

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors, store
 from tenants import services
+from tenants.calls import tool_run
 from tenants.models import AuditEvent, Room
 from tests import callers
 from tests.conftest import new_room_id

@@ -38,8 +38,8 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
     )
     membership = ann.team.memberships.get()
     entry_id = "c_doesnotmatter"
-    from mcp_gateway.dispatch import tool_run
     from rooms import store
+    from tenants.calls import tool_run
     from tests import callers
 
     task = store.run_sync(

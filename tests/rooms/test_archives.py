@@ -17,11 +17,11 @@ import redis
 from django.conf import settings
 from django.utils import timezone
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors, keys, snapshots
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from tenants import archives, imports
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import AuditEvent, Room, RoomArchive, Team

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import redis
 
-from mcp_gateway.dispatch import tool_run
 from rooms import clock, errors, registry
 from rooms.refs import RoomRef
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import new_room_id, redis_for_assertions
 

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mcp_gateway.dispatch import tool_run
 from rooms import clock, errors
 from rooms.paths import path_matches, path_normalize
 from rooms.refs import RoomRef
 from tenants.access import room_access
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors, services, store
 from rooms.records import event_addressed_to
 from rooms.refs import RoomRef
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.models import Webhook
 from tenants.webhooks import _matches

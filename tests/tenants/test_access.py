@@ -9,12 +9,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors
 from tenants import access
 from tenants import errors as tenant_errors
 from tenants import services as tenant_services
 from tenants.auth import Bearer, caller_resolve
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import AuditEvent, Room, Team

@@ -20,12 +20,12 @@ from django.test import AsyncClient, Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors as room_errors
 from rooms import store
 from rooms.keys import BearerKeys, RoomKeys
 from tenants import access, errors, people, services
 from tenants.auth import Bearer, caller_resolve, static_teams_ensure
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import ApiKey, Membership, Room, Team

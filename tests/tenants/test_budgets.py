@@ -9,11 +9,11 @@ import logging
 import pytest
 from rest_framework.test import APIClient
 
-from mcp_gateway.dispatch import tool_run
 from rooms import clock
 from tenants import errors
 from tenants import services as tenant_services
 from tenants.auth import Bearer, caller_resolve
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tests import callers

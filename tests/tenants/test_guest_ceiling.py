@@ -17,10 +17,10 @@ from typing import Any, cast
 import pytest
 from django.test import AsyncClient
 
-from mcp_gateway.dispatch import tool_run
 from rooms import clock
 from tenants import budgets, errors, services
 from tenants.auth import Bearer, caller_resolve
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tests.conftest import new_room_id

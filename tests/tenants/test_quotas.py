@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors as room_errors
 from tenants import budgets, errors, people, services
 from tenants.auth import Bearer, caller_resolve
+from tenants.calls import tool_run
 from tenants.db import db_run
 from tests.conftest import new_room_id
 

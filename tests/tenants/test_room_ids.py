@@ -11,8 +11,8 @@ import pytest
 import redis
 
 from mcp_gateway.app import instructions_for
-from mcp_gateway.dispatch import tool_run
 from rooms import errors, keys
+from tenants.calls import tool_run
 from tenants.db import db_run
 from tenants.models import Room
 from tests import callers

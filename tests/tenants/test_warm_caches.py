@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_gateway.dispatch import tool_run
 from rooms import errors as room_errors
 from rooms import store
 from tenants import access, auth, services
 from tenants.auth import Admission, Bearer, caller_admit
+from tenants.calls import tool_run
 from tenants.db import db_run
 from tenants.models import ApiKey, Room
 from tests.conftest import new_room_id

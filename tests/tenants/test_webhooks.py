@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from mcp_gateway.dispatch import tool_run
 from mcp_gateway.relay import Relay, relay_and_queue
 from rooms import errors as room_errors
 from rooms import services as room_services
 from tenants import access, errors, services, webhooks
+from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import Room, Webhook, WebhookDelivery

@@ -1,4 +1,5 @@
-"""One tool call, as every agent-facing door runs it (MCP, the REST tool door).
+"""One tool call, as every door runs it (MCP, the REST tool door, the dashboard's person
+actions): below the doors, so no door calls another.
 
 The walk, one way down and back: the door resolved the caller (tenants.auth) → the call is
 charged to the caller's budget → the arguments are parsed (rooms.registry) → the actor
