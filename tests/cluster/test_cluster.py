@@ -12,13 +12,16 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from rooms import store
+from rooms import store, turns
 from rooms.keys import RoomKeys
 from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import new_room_id
 from tests.redis_cluster import LocalCluster
 from tests.redis_monitor import commands_seen
+
+# A post by "a" to everyone: the rooms here keep the open rule, so it is always its turn.
+OPEN = turns.turn_of_post("a", "all")
 
 pytestmark = pytest.mark.anyio
 
@@ -137,7 +140,7 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
         # One room's write wakes that room's waiter only.
         first = RoomKeys(rooms[0])
         await store.event_append(
-            first, type_="x", from_="a", to="all", payload_json="{}", reply_to=None
+            first, type_="x", from_="a", to="all", payload_json="{}", reply_to=None, turn=OPEN
         )
         async with asyncio.timeout(5):
             await woken[rooms[0]].wait()
@@ -146,7 +149,13 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
         # A write to each room wakes each one.
         for room_id in rooms[1:]:
             await store.event_append(
-                RoomKeys(room_id), type_="x", from_="a", to="all", payload_json="{}", reply_to=None
+                RoomKeys(room_id),
+                type_="x",
+                from_="a",
+                to="all",
+                payload_json="{}",
+                reply_to=None,
+                turn=OPEN,
             )
         async with asyncio.timeout(10):
             for event in woken.values():
@@ -162,7 +171,9 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
     room_id = new_room_id("moved")
     keys = RoomKeys(room_id)
     await store.room_owner_cache(keys, "1")  # a write step lands only in a room with an owner
-    await store.event_append(keys, type_="x", from_="a", to="all", payload_json="{}", reply_to=None)
+    await store.event_append(
+        keys, type_="x", from_="a", to="all", payload_json="{}", reply_to=None, turn=OPEN
+    )
     hub = store.wake_hub()
     woken = await hub.watch(room_id)
     source = cluster.master_of(keys.events)
@@ -179,7 +190,7 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
     try:
         assert not woken.is_set()
         event_id = await store.event_append(
-            keys, type_="x", from_="a", to="all", payload_json="{}", reply_to=None
+            keys, type_="x", from_="a", to="all", payload_json="{}", reply_to=None, turn=OPEN
         )
         async with asyncio.timeout(5):
             await woken.wait()
