@@ -55,6 +55,7 @@ async def handoff_offer(
         now_ms=now,
         now_iso=handoff["at"],
         hint_sample=HINT_SAMPLE,
+        keyed=room.call,
     )
     if step.outcome == "ok":
         return handoff_from_json(step.handoff_json)
@@ -105,6 +106,7 @@ async def handoff_answer(
         note=note,
         now_ms=now,
         now_iso=clock.iso_from_ms(now),
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         kept = [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]

@@ -11,15 +11,16 @@ function of three things only: its arguments (in the fingerprint), what its scri
 returned (in the record) and what the service decided before the write step — the ids it
 minted, the time it read, the warnings it found. Those go through `minted()`: they travel
 with the write into the record, and a replay hands back the first call's.
+
+The call is an argument, never a context variable: the door makes it (`keyed_call`) and
+hands it to the room the tool runs in (`RoomRef.call`); every write step of rooms/store
+takes it as `keyed`, so a step called without it visibly records nothing.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import hashlib
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -38,48 +39,31 @@ class KeyedCall:
     written: bool = False  # the call's one write step has run (there is only one)
 
 
-_current: contextvars.ContextVar[KeyedCall | None] = contextvars.ContextVar(
-    "idempotency_call", default=None
-)
-
-
 def fingerprint(tool: str, arguments: dict[str, Any]) -> str:
     """The same tool with the same arguments (the key itself aside), whatever their order."""
     body = json.dumps([tool, arguments], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(body.encode()).hexdigest()
 
 
-@contextlib.contextmanager
-def keyed(key: str | None, tool: str, arguments: dict[str, Any]) -> Iterator[KeyedCall | None]:
-    """Run the block as the call keyed `key` (nothing happens without a key)."""
+def keyed_call(key: str | None, tool: str, arguments: dict[str, Any]) -> KeyedCall | None:
+    """The call keyed `key` (None without a key): the door hands it to the room it runs in
+    (RoomRef.call), and every write step takes it as its `keyed` argument."""
     if key is None:
-        yield None
-        return
-    call = KeyedCall(key=key, fingerprint=fingerprint(tool, arguments), tool=tool)
-    token = _current.set(call)
-    try:
-        yield call
-    finally:
-        _current.reset(token)
+        return None
+    return KeyedCall(key=key, fingerprint=fingerprint(tool, arguments), tool=tool)
 
 
-def current() -> KeyedCall | None:
-    return _current.get()
-
-
-def minted(values: dict[str, Any]) -> dict[str, Any]:
+def minted(call: KeyedCall | None, values: dict[str, Any]) -> dict[str, Any]:
     """`values` (what the service decided before its write step), remembered for the
     record of a keyed call. After the write step, `minted_final` gives what the result must
     be built from."""
-    call = _current.get()
     if call is not None:
         call.minted = dict(values)
     return values
 
 
-def minted_final(values: dict[str, Any]) -> dict[str, Any]:
+def minted_final(call: KeyedCall | None, values: dict[str, Any]) -> dict[str, Any]:
     """The first call's minted values on a replay, else `values`."""
-    call = _current.get()
     if call is not None and call.replayed:
         return {**values, **call.minted}
     return values

@@ -86,6 +86,7 @@ async def lease_claim(
                     view, agent_id=agent_id, paths=[normal], mode=mode, now_ms=now
                 ),
             ),
+            keyed=room.call,
         )
 
     step = await on_lease_view(room.keys, claim)
@@ -165,6 +166,7 @@ async def _lease_change(
         release=release,
         ttl_ms=ttl_seconds * 1000,
         now_ms=clock.now_ms(),
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await _lease_not_found(room, lease_id or normal or "")
@@ -249,17 +251,18 @@ def _one_file(path: str) -> str:
 async def file_read_note(room: RoomRef, *, agent_id: str, path: str, sha256: str) -> FileRead:
     normal = _one_file(path)
     # A retry with the same idempotencyKey answers the first call's time.
-    now = int(idempotency.minted({"at_ms": clock.now_ms()})["at_ms"])
+    now = int(idempotency.minted(room.call, {"at_ms": clock.now_ms()})["at_ms"])
     digest = sha256.lower()
     used = await store.file_read_note(
         room.keys,
         agent_id=agent_id,
         path=normal,
         record_json=json.dumps({"sha256": digest, "at_ms": now}),
+        keyed=room.call,
     )
     if used is not None:
         raise quota_error("ROOM_FILE_READS_MAX", used)
-    now = int(idempotency.minted_final({"at_ms": now})["at_ms"])
+    now = int(idempotency.minted_final(room.call, {"at_ms": now})["at_ms"])
     return {"path": normal, "sha256": digest, "at": clock.iso_from_ms(now)}
 
 

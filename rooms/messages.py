@@ -136,6 +136,7 @@ async def message_send(
             hint_sample=HINT_SAMPLE,
             turn=turns.turn_of_post(sender, to),
             holders=holders,
+            keyed=room.call,
         )
 
     if kind == "file":
@@ -217,7 +218,11 @@ async def message_inbox(room: RoomRef, *, agent_id: str, limit: int, unread_only
 
 async def message_ack(room: RoomRef, *, agent_id: str, message_id: str) -> MessageAcked:
     step = await store.message_ack(
-        room.keys, agent_id=agent_id, message_id=message_id, now_ms=clock.now_ms()
+        room.keys,
+        agent_id=agent_id,
+        message_id=message_id,
+        now_ms=clock.now_ms(),
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await _message_not_found(room, message_id)

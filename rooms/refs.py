@@ -8,8 +8,9 @@ tenants/access.py, after it checked ownership or an invite's scope (docs/contrib
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from rooms.idempotency import KeyedCall
 from rooms.keys import RoomKeys
 
 
@@ -23,6 +24,13 @@ class RoomRef:
     cursor_scope: str | None = None
     # The room's status as the access check saw it (set_room_status: archive or restore).
     status: str = "active"
+    # The tool call's idempotencyKey, when it has one (rooms.idempotency): each write step
+    # takes it as its `keyed` argument, so the step records the key with the write.
+    call: KeyedCall | None = field(default=None, repr=False)
+
+    def keyed_by(self, call: KeyedCall | None) -> RoomRef:
+        """This room, for a call keyed `call` (the door's, after the access check)."""
+        return self if call is None else replace(self, call=call)
 
     @property
     def cursors_key(self) -> str:

@@ -9,7 +9,7 @@ import json
 import secrets
 import string
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.conf import settings
@@ -138,7 +138,7 @@ async def task_add(
                 + "; this task stays blocked until they exist and are done."
             )
     # What a retry with the same idempotencyKey must answer: the first call's task.
-    minted = idempotency.minted({"task": task, "warnings": warnings})
+    minted = idempotency.minted(room.call, {"task": task, "warnings": warnings})
     added = await store.task_add(
         room.keys,
         task_id=task["id"],
@@ -146,10 +146,11 @@ async def task_add(
         label=title[:LABEL_CHARS],
         now_iso=now,
         by=_who(agent_id),
+        keyed=room.call,
     )
     if isinstance(added, store.AtQuota):
         raise quota_error("ROOM_TASKS_MAX", added.used)
-    minted = idempotency.minted_final(minted)
+    minted = idempotency.minted_final(room.call, minted)
     task, warnings = minted["task"], minted["warnings"]
     if warnings:
         task["warnings"] = warnings
@@ -211,6 +212,7 @@ async def _task_changed(
         changes_json=dumps(changes),
         now_iso=clock.iso_from_ms(now),
         now_ms=now,
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -283,6 +285,7 @@ async def task_claim(
                 view,
                 lambda: lease_decide(view, agent_id=agent_id, paths=wanted, mode=None, now_ms=now),
             ),
+            keyed=room.call,
         )
 
     if wanted:
@@ -345,7 +348,12 @@ def _json_list(raw: str) -> list[str]:
 async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str | None) -> Task:
     """Back to pending and unowned, by its owner only; its lease goes with it."""
     step = await store.task_release(
-        room.keys, task_id=task_id, agent_id=agent_id, now_iso=clock.now_iso(), note=note
+        room.keys,
+        task_id=task_id,
+        agent_id=agent_id,
+        now_iso=clock.now_iso(),
+        note=note,
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -403,6 +411,7 @@ async def task_add_dependency(
         expected_version=expected_version,
         now_iso=clock.now_iso(),
         most=most,
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -442,6 +451,7 @@ async def task_delete(
         by=_who(agent_id),
         expected_version=expected_version,
         now_iso=clock.now_iso(),
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -459,7 +469,9 @@ async def task_delete(
 
 async def context_delete(room: RoomRef, *, entry_id: str, agent_id: str | None) -> ContextDeleted:
     """The entry and its whole history go; consumers see a context_deleted event."""
-    gone = await store.context_delete(room.keys, entry_id=entry_id, by=_who(agent_id))
+    gone = await store.context_delete(
+        room.keys, entry_id=entry_id, by=_who(agent_id), keyed=room.call
+    )
     if gone is None:
         raise await selectors.context_not_found(room, entry_id)
     return {"deleted": True, "id": entry_id}
@@ -468,7 +480,10 @@ async def context_delete(room: RoomRef, *, entry_id: str, agent_id: str | None) 
 async def event_delete(room: RoomRef, *, event_id: str, agent_id: str | None) -> EventDeleted:
     """One event out of the log, in place: events appended meanwhile are never lost."""
     if not is_event_id(event_id) or not await store.event_delete(
-        room.keys, event_id=event_id, by=_who(agent_id)
+        room.keys,
+        event_id=event_id,
+        by=_who(agent_id),
+        keyed=room.call,
     ):
         raise await selectors.event_not_found(room, event_id)
     return {"deleted": True, "eventId": event_id}
@@ -477,11 +492,14 @@ async def event_delete(room: RoomRef, *, event_id: str, agent_id: str | None) ->
 async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
     """Out of presence (an agent_left event when it was there); its cursor stays."""
     agent = _who(agent_id)
-    minted = idempotency.minted({"now": clock.now_ms()})
+    minted = idempotency.minted(room.call, {"now": clock.now_ms()})
     left, seen = await store.presence_leave(
-        room.keys, agent_id=agent, shown=int(settings.HEARTBEAT_PRESENCE_MAX)
+        room.keys,
+        agent_id=agent,
+        shown=int(settings.HEARTBEAT_PRESENCE_MAX),
+        keyed=room.call,
     )
-    now = idempotency.minted_final(minted)["now"]
+    now = idempotency.minted_final(room.call, minted)["now"]
     return {"left": left, "agentId": agent, "agents": selectors.presence_rows(seen, now_ms=now)}
 
 
@@ -511,7 +529,7 @@ async def review_request(
         "status": "pending",
         "createdAt": clock.now_iso(),
     }
-    minted = idempotency.minted({"review": review})
+    minted = idempotency.minted(room.call, {"review": review})
     done = await store.review_request(
         room.keys,
         review_id=review["id"],
@@ -520,6 +538,7 @@ async def review_request(
         target_id=target_id,
         requested_by=review["requestedBy"],
         reviewer=reviewer,
+        keyed=room.call,
     )
     if done is None:
         if target_type == "task":
@@ -527,7 +546,7 @@ async def review_request(
         raise await selectors.context_not_found(room, target_id)
     if isinstance(done, store.AtQuota):
         raise quota_error("ROOM_REVIEWS_MAX", done.used)
-    review = idempotency.minted_final(minted)["review"]
+    review = idempotency.minted_final(room.call, minted)["review"]
     return review
 
 
@@ -542,6 +561,7 @@ async def review_resolve(
         status="approved" if approve else "rejected",
         note=note,
         now_iso=clock.now_iso(),
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await selectors.review_not_found(room, review_id)
@@ -571,23 +591,25 @@ async def review_resolve(
     return review
 
 
-async def tool_keyed(tool: str, arguments: ToolInput, work: Awaitable[T]) -> T:
-    """Run `work` (one write tool's run) as the call its idempotencyKey names, if any: a
+async def tool_keyed(
+    tool: str, arguments: ToolInput, work: Callable[[idempotency.KeyedCall | None], Awaitable[T]]
+) -> T:
+    """Run `work` (one write tool's run, given the call its idempotencyKey names, if any): a
     repeat of the same call answers what the first did and changes nothing; the same key
     on another call is refused."""
     key = getattr(arguments, "idempotencyKey", None)
     if key is None:
-        return await work
+        return await work(None)
     fields = arguments.model_dump(mode="json", by_alias=True, exclude={"idempotencyKey"})
-    with idempotency.keyed(key, tool, fields):
-        try:
-            return await work
-        except store.KeyReused as exc:
-            hours = int(settings.IDEMPOTENCY_WINDOW_SECONDS) // 3600
-            raise errors.IdempotencyKeyReusedError(
-                errors.IDEMPOTENCY_KEY_REUSED.format(key=key, hours=hours, tool=exc.tool),
-                extra={"idempotencyKey": key, "usedBy": exc.tool},
-            ) from None
+    call = idempotency.keyed_call(key, tool, fields)
+    try:
+        return await work(call)
+    except store.KeyReused as exc:
+        hours = int(settings.IDEMPOTENCY_WINDOW_SECONDS) // 3600
+        raise errors.IdempotencyKeyReusedError(
+            errors.IDEMPOTENCY_KEY_REUSED.format(key=key, hours=hours, tool=exc.tool),
+            extra={"idempotencyKey": key, "usedBy": exc.tool},
+        ) from None
 
 
 # One sweep handles at most this many due rooms per pass, and makes at most this many passes.
@@ -676,7 +698,7 @@ async def context_write(
         "consuming_agents": entry["consuming_agents"],
     }
     stored = {k: v for k, v in entry.items() if k != "payload"}
-    minted = idempotency.minted({"entry": entry})
+    minted = idempotency.minted(room.call, {"entry": entry})
     written = await store.context_write(
         room.keys,
         entry_id=entry["id"],
@@ -686,10 +708,11 @@ async def context_write(
         to=_recipient(consumers),
         event_payload_json=dumps(note),
         label=_context_label(type_, summary),
+        keyed=room.call,
     )
     if isinstance(written, store.AtQuota):
         raise quota_error("ROOM_CONTEXT_MAX", written.used)
-    entry = idempotency.minted_final(minted)["entry"]
+    entry = idempotency.minted_final(room.call, minted)["entry"]
     return entry
 
 
@@ -731,6 +754,7 @@ async def context_update(
         expected_version=expected_version,
         now_iso=clock.now_iso(),
         label=_context_label(type_, summary) if type_ is not None and summary is not None else "",
+        keyed=room.call,
     )
     if result is None:
         raise await selectors.context_not_found(room, entry_id)
@@ -779,6 +803,7 @@ async def event_post(
         payload_json=dumps(payload),
         reply_to=reply_to,
         turn=turns.turn_of_post(sender, to),
+        keyed=room.call,
     )
     if eid is None:
         assert reply_to is not None
@@ -845,7 +870,11 @@ async def event_take_unread(
 async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> EventMarked:
     agent = _who(agent_id)
     ok = is_event_id(event_id) and await store.event_mark_read(
-        room.keys, event_id=event_id, agent_id=agent, now_iso=clock.now_iso()
+        room.keys,
+        event_id=event_id,
+        agent_id=agent,
+        now_iso=clock.now_iso(),
+        keyed=room.call,
     )
     if isinstance(ok, store.AtQuota):
         raise quota_error("EVENT_READS_MAX", ok.used)
@@ -890,15 +919,16 @@ async def presence_heartbeat(
     """With `tags`, they become the agent's (what `tag:` messages reach); without, the
     agent keeps the tags of its last heartbeat that carried any."""
     agent = _who(agent_id)
-    minted = idempotency.minted({"now": clock.now_ms()})
+    minted = idempotency.minted(room.call, {"now": clock.now_ms()})
     total, seen = await store.presence_beat(
         room.keys,
         agent_id=agent,
         now_ms=minted["now"],
         shown=int(settings.HEARTBEAT_PRESENCE_MAX),
         tags=list(dict.fromkeys(tags)) if tags is not None else None,
+        keyed=room.call,
     )
-    now = idempotency.minted_final(minted)["now"]
+    now = idempotency.minted_final(room.call, minted)["now"]
     return {
         "agentId": agent,
         "presence": selectors.presence_rows(seen, now_ms=now),
@@ -910,17 +940,18 @@ async def lock_acquire(
     room: RoomRef, *, resource: str, agent_id: str, ttl_seconds: int
 ) -> LockGranted:
     agent = _who(agent_id)
-    minted = idempotency.minted({"now": clock.now_ms()})
+    minted = idempotency.minted(room.call, {"now": clock.now_ms()})
     grant = await store.lock_acquire(
         room.keys,
         resource=resource,
         agent_id=agent,
         ttl_ms=ttl_seconds * 1000,
         now_ms=minted["now"],
+        keyed=room.call,
     )
     if isinstance(grant, store.AtQuota):
         raise quota_error("ROOM_LOCKS_MAX", grant.used)
-    now = idempotency.minted_final(minted)["now"]
+    now = idempotency.minted_final(room.call, minted)["now"]
     return {
         "acquired": grant.acquired,
         "resource": resource,
@@ -933,7 +964,10 @@ async def lock_acquire(
 
 async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> LockReleased:
     released, holder = await store.lock_release(
-        room.keys, resource=resource, agent_id=_who(agent_id)
+        room.keys,
+        resource=resource,
+        agent_id=_who(agent_id),
+        keyed=room.call,
     )
     result: LockReleased = {"released": released, "resource": resource}
     if not released:
@@ -947,7 +981,9 @@ async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> LockRe
 
 
 async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> VarSet:
-    written = await store.var_set(room.keys, key=key, value=value, agent_id=_who(agent_id))
+    written = await store.var_set(
+        room.keys, key=key, value=value, agent_id=_who(agent_id), keyed=room.call
+    )
     if isinstance(written, store.AtQuota):
         raise quota_error("ROOM_VARS_MAX", written.used)
     return {"key": key, "value": value}
@@ -1010,6 +1046,7 @@ async def room_from_template(
         [(t["id"], dumps(t), t["title"][:LABEL_CHARS]) for t in tasks],
         now_iso=now,
         by=_who(agent_id),
+        keyed=room.call,
     )
     if outcome == "exists":
         raise errors.PlanExistsError(

@@ -47,6 +47,7 @@ async def task_submit(
         review_json=dumps(review),
         evidence_json=dumps(evidence),
         now_iso=now,
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await task_not_found(room, task_id)
@@ -90,6 +91,7 @@ async def task_verify(
         note=note,
         now_iso=clock.now_iso(),
         task_id=task_id,
+        keyed=room.call,
     )
     if step.outcome == "unknown":
         raise await task_not_found(room, task_id)
@@ -140,7 +142,7 @@ async def room_mode_set(
         changes["secrets"] = secrets
     if not changes:
         raise errors.ToolArgumentsError(errors.ROOM_MODE_EMPTY)
-    raw, turn = await store.room_mode_set(room.keys, changes_json=dumps(changes))
+    raw, turn = await store.room_mode_set(room.keys, changes_json=dumps(changes), keyed=room.call)
     mode = json.loads(raw)
     order = mode.get("order")
     return {

@@ -98,7 +98,9 @@ async def _tool_run(
         return changed
     if not tool.waits:
         if tool.read_only:
-            return await services.tool_keyed(tool.name, args, tool.run(room, args))
+            return await services.tool_keyed(
+                tool.name, args, lambda call: tool.run(room.keyed_by(call), args)
+            )
         checked, redacted = await redaction.arguments_for_room(room, tool.name, args)
         assert isinstance(checked, RoomInput)
         _, result = await _written(
@@ -106,7 +108,9 @@ async def _tool_run(
             tool,
             checked,
             room,
-            lambda r: services.tool_keyed(tool.name, checked, tool.run(r, checked)),
+            lambda r: services.tool_keyed(
+                tool.name, checked, lambda call: tool.run(r.keyed_by(call), checked)
+            ),
         )
         if redacted and isinstance(result, dict):
             result = {**result, "redacted": redaction.told(redacted)}
@@ -128,7 +132,9 @@ async def _status_set(
     )
     if moved is not None:
         return moved
-    return await services.tool_keyed(tool.name, args, tool.run(room, args))
+    return await services.tool_keyed(
+        tool.name, args, lambda call: tool.run(room.keyed_by(call), args)
+    )
 
 
 async def _written(

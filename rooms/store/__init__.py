@@ -225,14 +225,16 @@ async def _run_write(
     keys: list[str],
     args: list[Any],
     *,
+    keyed: idempotency.KeyedCall | None,
     wrote: str = scripts.WROTE_ONE,
     turn: turns.TurnClaim | None = None,
 ) -> Any:
     """A tool's one write step. For a call with an idempotencyKey (rooms.idempotency), the
     step also records the key, atomically: a repeat answers the first call's script answer
     (and hands the service back what it minted then) without running the script again.
-    Raises KeyReused for the key of another call. `turn`: the step is a post, taken only in
-    the poster's turn (rooms.turns), in this same step."""
+    Raises KeyReused for the key of another call. `keyed`: the call's key (None without
+    one). `turn`: the step is a post, taken only in the poster's turn (rooms.turns), in
+    this same step."""
     # The search index is named by the scripts after the meta key (scripts._SEARCH);
     # declared here, after the script's own keys, where no script looks by position.
     # The owner and meta keys are the guard's (scripts.GUARD_WRAP), found by name too.
@@ -242,9 +244,9 @@ async def _run_write(
         source = scripts.turned(source, wrote)
         tail = turn.args()
         keys.append(room.presence)
-    call = idempotency.current()
+    call = keyed
     if call is None:
-        return _room_live(room, await _run(scripts.guarded(source), keys, [*args, *tail]))
+        return _room_live(room, await _run(scripts.guarded(source), keys, [*args, *tail]), None)
     assert not call.written, "a keyed tool call has exactly one write step"
     call.written = True
     res = await _run(
@@ -263,7 +265,7 @@ async def _run_write(
             *tail,
         ],
     )
-    res = _room_live(room, res)
+    res = _room_live(room, res, call)
     if isinstance(res, list) and res and res[0] == "__keyed":
         if res[1] == "reused":
             raise KeyReused(str(res[2]))
@@ -273,14 +275,13 @@ async def _run_write(
     return res
 
 
-def _room_live(room: RoomKeys, res: Any) -> Any:
+def _room_live(room: RoomKeys, res: Any, call: idempotency.KeyedCall | None) -> Any:
     """The write step's answer, unless its guard refused it (the room was being archived,
     archived, or deleted between the access check and the step): nothing was written."""
     if isinstance(res, list) and len(res) == 4 and res[0] == "__turn":
         raise errors.TurnRefusedError.of(str(res[1]), str(res[2]), str(res[3]))
     if isinstance(res, list) and len(res) == 2 and res[0] == "__room":
         if res[1] == "gone":
-            call = idempotency.current()
             if call is not None:
                 call.written = False  # refused before its key was looked at: it may retry
             raise RoomMissing(room.room_id)
@@ -349,7 +350,9 @@ async def room_access(
     return int(res[0]), (str(res[2]) if int(res[0]) == 1 else "")
 
 
-async def room_status_set(keys: RoomKeys, *, status: str, by: str) -> tuple[str, str]:
+async def room_status_set(
+    keys: RoomKeys, *, status: str, by: str, keyed: idempotency.KeyedCall | None
+) -> tuple[str, str]:
     """(the previous status, the room_status_changed event id or "" if unchanged)."""
     res = await _run_write(
         keys,
@@ -357,6 +360,7 @@ async def room_status_set(keys: RoomKeys, *, status: str, by: str) -> tuple[str,
         [keys.meta, keys.events, keys.reads],
         [status, by, _ttl(), *_event_args(keys)],
         wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
     )
     return str(res[0]), str(res[1])
 
@@ -365,7 +369,14 @@ async def room_status_set(keys: RoomKeys, *, status: str, by: str) -> tuple[str,
 
 
 async def task_add(
-    keys: RoomKeys, *, task_id: str, task_json: str, label: str, now_iso: str, by: str
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    task_json: str,
+    label: str,
+    now_iso: str,
+    by: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> str | AtQuota:
     """The task_added event id, or AtQuota (ROOM_TASKS_MAX)."""
     res = await _run_write(
@@ -382,12 +393,18 @@ async def task_add(
             int(settings.ROOM_TASKS_MAX),
             label,
         ],
+        keyed=keyed,
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
 
 async def plan_create(
-    keys: RoomKeys, tasks: list[tuple[str, str, str]], *, now_iso: str, by: str
+    keys: RoomKeys,
+    tasks: list[tuple[str, str, str]],
+    *,
+    now_iso: str,
+    by: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> tuple[str, int]:
     """Write a whole plan ((id, JSON, label) per task) into a room that has none, in one
     step: ("ok", tasks added), ("exists", tasks already there) or ("quota", tasks asked)."""
@@ -405,6 +422,7 @@ async def plan_create(
             *(part for task in tasks for part in task),
         ],
         wrote=scripts.WROTE_ONE,
+        keyed=keyed,
     )
     outcome = {1: "ok", 0: "exists", -1: "quota"}[int(res[0])]
     return outcome, int(res[1])
@@ -452,12 +470,14 @@ def _task_keys(keys: RoomKeys) -> list[str]:
     ]
 
 
-def _task_step(res: Any, outcomes: dict[int, str]) -> TaskStep:
+def _task_step(
+    res: Any, outcomes: dict[int, str], keyed: idempotency.KeyedCall | None = None
+) -> TaskStep:
     code = int(res[0])
     if code == 0:
         return TaskStep("unknown")
     if code == LEASES_MOVED:
-        _unwritten()
+        _unwritten(keyed)
         return TaskStep("moved")
     task_json = str(res[1])
     if code == 1:
@@ -474,7 +494,13 @@ def _task_step(res: Any, outcomes: dict[int, str]) -> TaskStep:
 
 
 async def task_update(
-    keys: RoomKeys, *, task_id: str, changes_json: str, now_iso: str, now_ms: int
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    changes_json: str,
+    now_iso: str,
+    now_ms: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> TaskStep:
     """ok, unknown, stale (expectedVersion) or owned (another agent's task in progress, and
     the writer is not its owner)."""
@@ -491,6 +517,7 @@ async def task_update(
             int(settings.TASK_NOTES_KEPT),
             now_ms,
         ],
+        keyed=keyed,
     )
     return _task_step(res, _TASK_OUTCOMES)
 
@@ -507,6 +534,7 @@ async def task_claim(
     paths_ms: int,
     lease_ids: list[str],
     leases_seen: LeaseDecision,
+    keyed: idempotency.KeyedCall | None,
 ) -> TaskStep:
     """ok, unknown, done, owned, unmet, leased, lease_quota or moved (a lease was granted
     since `leases_seen`'s view: nothing written, decide again). A leased claim is also
@@ -532,8 +560,9 @@ async def task_claim(
             leases_seen.conflicts_json,
             json.dumps(leases_seen.own or {}),
         ],
+        keyed=keyed,
     )
-    step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
+    step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"}, keyed)
     if step.outcome == "ok" and lease_ms > 0:
         expires = now_ms + lease_ms
         await _awaited(client().zadd(claims_due_key(), {keys.room_id: expires}, lt=True))
@@ -541,7 +570,13 @@ async def task_claim(
 
 
 async def task_release(
-    keys: RoomKeys, *, task_id: str, agent_id: str, now_iso: str, note: str | None
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    agent_id: str,
+    now_iso: str,
+    note: str | None,
+    keyed: idempotency.KeyedCall | None,
 ) -> TaskStep:
     """ok, unknown, done or owned (not the agent's)."""
     res = await _run_write(
@@ -557,6 +592,7 @@ async def task_release(
             _ttl(),
             *_event_args(keys),
         ],
+        keyed=keyed,
     )
     return _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
 
@@ -658,6 +694,7 @@ async def context_write(
     to: str,
     event_payload_json: str,
     label: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> str | AtQuota:
     """The context_available event id, or AtQuota (ROOM_CONTEXT_MAX)."""
     res = await _run_write(
@@ -686,6 +723,7 @@ async def context_write(
             int(settings.ROOM_CONTEXT_MAX),
             label,
         ],
+        keyed=keyed,
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
@@ -707,6 +745,7 @@ async def context_update(
     expected_version: str | None,
     now_iso: str,
     label: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> ContextUpdated | str | None:
     """The update, or the current version string when `expected_version` is stale, or None
     for an unknown entry. The oldest superseded versions past CONTEXT_VERSIONS_KEPT go."""
@@ -736,6 +775,7 @@ async def context_update(
             int(settings.CONTEXT_VERSIONS_KEPT),
             label,
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 0:
@@ -829,6 +869,7 @@ async def event_append(
     payload_json: str,
     reply_to: str | None,
     turn: turns.TurnClaim,
+    keyed: idempotency.KeyedCall | None,
 ) -> str | None:
     """The new event id, or None when `reply_to` names no event in the log. Taken only in
     `turn` (a post: rooms.turns)."""
@@ -838,6 +879,7 @@ async def event_append(
         _event_keys(keys),
         [type_, from_, to, payload_json, reply_to or "", _ttl(), *_event_args(keys)],
         turn=turn,
+        keyed=keyed,
     )
     if int(res[0]) == 0:
         return None
@@ -1056,7 +1098,12 @@ async def _gathered_step(
 
 
 async def event_mark_read(
-    keys: RoomKeys, *, event_id: str, agent_id: str, now_iso: str
+    keys: RoomKeys,
+    *,
+    event_id: str,
+    agent_id: str,
+    now_iso: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> bool | AtQuota:
     """True recorded, False unknown event, AtQuota (EVENT_READS_MAX)."""
     res = await _run_write(
@@ -1065,6 +1112,7 @@ async def event_mark_read(
         [keys.events, keys.reads],
         [event_id, agent_id, now_iso, _ttl(), int(settings.EVENT_READS_MAX)],
         wrote=scripts.WROTE_MARK,
+        keyed=keyed,
     )
     if isinstance(res, list):
         return AtQuota(int(res[1]))
@@ -1079,7 +1127,11 @@ async def event_reads(keys: RoomKeys, event_id: str) -> str | None:
 
 
 async def presence_leave(
-    keys: RoomKeys, *, agent_id: str, shown: int
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    shown: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> tuple[bool, list[tuple[str, int]]]:
     """(whether the agent was in presence, the `shown` most recently seen still there)."""
     left, res = await _run_write(
@@ -1088,6 +1140,7 @@ async def presence_leave(
         [keys.presence, keys.meta, keys.events, keys.reads, keys.agent_tags],
         [agent_id, _ttl(), *_event_args(keys), shown],
         wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
     )
     it = iter(res)
     return int(left) == 1, [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
@@ -1230,6 +1283,7 @@ async def task_add_dependency(
     expected_version: int | None,
     now_iso: str,
     most: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> DependencyStep:
     res = await _run_write(
         keys,
@@ -1245,6 +1299,7 @@ async def task_add_dependency(
             *_event_args(keys),
             most,
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 0:
@@ -1267,7 +1322,13 @@ class TaskDeleted:
 
 
 async def task_delete(
-    keys: RoomKeys, *, task_id: str, by: str, expected_version: int | None, now_iso: str
+    keys: RoomKeys,
+    *,
+    task_id: str,
+    by: str,
+    expected_version: int | None,
+    now_iso: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> TaskDeleted:
     res = await _run_write(
         keys,
@@ -1292,6 +1353,7 @@ async def task_delete(
             _ttl(),
             *_event_args(keys),
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 0:
@@ -1302,7 +1364,9 @@ async def task_delete(
     return TaskDeleted("ok", str(res[3]), dependents if isinstance(dependents, list) else [])
 
 
-async def context_delete(keys: RoomKeys, *, entry_id: str, by: str) -> str | None:
+async def context_delete(
+    keys: RoomKeys, *, entry_id: str, by: str, keyed: idempotency.KeyedCall | None
+) -> str | None:
     """The deleted entry's JSON (without its payload), or None for an unknown entry."""
     res = await _run_write(
         keys,
@@ -1320,17 +1384,21 @@ async def context_delete(keys: RoomKeys, *, entry_id: str, by: str) -> str | Non
             keys.reads,
         ],
         [entry_id, by, _ttl(), *_event_args(keys)],
+        keyed=keyed,
     )
     return str(res[2]) if int(res[0]) == 1 else None
 
 
-async def event_delete(keys: RoomKeys, *, event_id: str, by: str) -> bool:
+async def event_delete(
+    keys: RoomKeys, *, event_id: str, by: str, keyed: idempotency.KeyedCall | None
+) -> bool:
     """False for an unknown event."""
     res = await _run_write(
         keys,
         scripts.DELETE_EVENT_SCRIPT,
         [keys.events, keys.meta, keys.reads],
         [event_id, by, _ttl(), *_event_args(keys)],
+        keyed=keyed,
     )
     return int(res[0]) == 1
 
@@ -1344,6 +1412,7 @@ async def review_request(
     target_id: str,
     requested_by: str,
     reviewer: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> str | AtQuota | None:
     """The review_requested event id; AtQuota (ROOM_REVIEWS_MAX); None: no such target."""
     res = await _run_write(
@@ -1369,6 +1438,7 @@ async def review_request(
             *_event_args(keys),
             int(settings.ROOM_REVIEWS_MAX),
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 0:
@@ -1397,6 +1467,7 @@ async def review_resolve(
     note: str | None,
     now_iso: str,
     task_id: str | None = None,
+    keyed: idempotency.KeyedCall | None,
 ) -> ReviewStep:
     """A review resolved by its reviewer; a submission by anyone but its submitter, its
     task moved in the same step. With `task_id`, the task's pending submission."""
@@ -1425,6 +1496,7 @@ async def review_resolve(
             task_id or "",
             int(settings.TASK_NOTES_KEPT),
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 0:
@@ -1444,6 +1516,7 @@ async def task_submit(
     review_json: str,
     evidence_json: str,
     now_iso: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> TaskStep:
     """ok, unknown, done, not_owner, submitted (one awaits verification) or quota."""
     res = await _run_write(
@@ -1461,6 +1534,7 @@ async def task_submit(
             int(settings.ROOM_REVIEWS_MAX),
             evidence_json,
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == -4:
@@ -1478,7 +1552,9 @@ async def room_mode_get(keys: RoomKeys) -> dict[str, Any]:
     return found if isinstance(found, dict) else {}
 
 
-async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> tuple[str, str]:
+async def room_mode_set(
+    keys: RoomKeys, *, changes_json: str, keyed: idempotency.KeyedCall | None
+) -> tuple[str, str]:
     """(the room's mode JSON after merging `changes_json` into it, who holds the turn)."""
     res = await _run_write(
         keys,
@@ -1486,6 +1562,7 @@ async def room_mode_set(keys: RoomKeys, *, changes_json: str) -> tuple[str, str]
         [keys.meta],
         [changes_json, _ttl()],
         wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
     )
     return str(res[0]), str(res[1] or "")
 
@@ -1504,7 +1581,13 @@ async def reviews_list(keys: RoomKeys) -> list[str]:
 
 
 async def presence_beat(
-    keys: RoomKeys, *, agent_id: str, now_ms: int, shown: int, tags: list[str] | None = None
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    now_ms: int,
+    shown: int,
+    tags: list[str] | None = None,
+    keyed: idempotency.KeyedCall | None,
 ) -> tuple[int, list[tuple[str, int]]]:
     """(agents the room remembers, the `shown` most recently seen with their times). With
     `tags`, they replace the agent's tags (what `tag:` selectors reach)."""
@@ -1521,6 +1604,7 @@ async def presence_beat(
             json.dumps(tags, ensure_ascii=False) if tags is not None else "",
         ],
         wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
     )
     it = iter(res)
     return int(total), [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
@@ -1543,7 +1627,13 @@ class LockGrant:
 
 
 async def lock_acquire(
-    keys: RoomKeys, *, resource: str, agent_id: str, ttl_ms: int, now_ms: int
+    keys: RoomKeys,
+    *,
+    resource: str,
+    agent_id: str,
+    ttl_ms: int,
+    now_ms: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> LockGrant | AtQuota:
     res = await _run_write(
         keys,
@@ -1551,6 +1641,7 @@ async def lock_acquire(
         [keys.lock(resource), keys.fence, keys.lock_index, keys.lock_tokens],
         [agent_id, ttl_ms, now_ms, resource, _ttl(), int(settings.ROOM_LOCKS_MAX)],
         wrote=scripts.WROTE_UNLESS_QUOTA,
+        keyed=keyed,
     )
     if int(res[0]) == -1:
         return AtQuota(int(res[1]))
@@ -1562,13 +1653,16 @@ async def lock_acquire(
     )
 
 
-async def lock_release(keys: RoomKeys, *, resource: str, agent_id: str) -> tuple[bool, str | None]:
+async def lock_release(
+    keys: RoomKeys, *, resource: str, agent_id: str, keyed: idempotency.KeyedCall | None
+) -> tuple[bool, str | None]:
     res = await _run_write(
         keys,
         scripts.RELEASE_LOCK_SCRIPT,
         [keys.lock(resource), keys.lock_index, keys.lock_tokens],
         [agent_id, resource],
         wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
     )
     return int(res[0]) == 1, (str(res[1]) if len(res) > 1 else None)
 
@@ -1595,13 +1689,16 @@ async def lock_all(keys: RoomKeys, *, now_ms: int) -> list[tuple[str, str, int]]
 # --- Shared variables -------------------------------------------------------------------
 
 
-async def var_set(keys: RoomKeys, *, key: str, value: str, agent_id: str) -> str | AtQuota:
+async def var_set(
+    keys: RoomKeys, *, key: str, value: str, agent_id: str, keyed: idempotency.KeyedCall | None
+) -> str | AtQuota:
     """The shared_var_set event id, or AtQuota (ROOM_VARS_MAX) for a new key."""
     res = await _run_write(
         keys,
         scripts.SET_SHARED_VAR_SCRIPT,
         [keys.vars, *_event_keys(keys)],
         [key, value, agent_id, _ttl(), *_event_args(keys), int(settings.ROOM_VARS_MAX)],
+        keyed=keyed,
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
@@ -2188,9 +2285,8 @@ async def broker_health(url: str, timeout: float) -> str | None:
 LEASES_MOVED = -9  # a lease script's answer: a lease was granted since the view it was given
 
 
-def _unwritten() -> None:
+def _unwritten(call: idempotency.KeyedCall | None) -> None:
     """The step wrote nothing and its call will run it again (decided on a newer view)."""
-    call = idempotency.current()
     if call is not None:
         call.written = False
 
@@ -2252,6 +2348,7 @@ async def lease_claim(
     reason: str | None,
     now_ms: int,
     decided: LeaseDecision,
+    keyed: idempotency.KeyedCall | None,
 ) -> LeaseStep:
     res = await _run_write(
         keys,
@@ -2274,6 +2371,7 @@ async def lease_claim(
             (decided.own or {}).get(path, ""),
         ],
         wrote="type(__res) == 'table' and (__res[1] == 1 or __res[1] == 2)",
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 1:
@@ -2285,7 +2383,7 @@ async def lease_claim(
     if code == -1:
         return LeaseStep("quota", used=int(res[1]))
     if code == LEASES_MOVED:
-        _unwritten()
+        _unwritten(keyed)
         return LeaseStep("moved")
     return LeaseStep("unknown_task")
 
@@ -2299,6 +2397,7 @@ async def lease_change(
     release: bool,
     ttl_ms: int,
     now_ms: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> LeaseStep:
     res = await _run_write(
         keys,
@@ -2314,6 +2413,7 @@ async def lease_change(
             _ttl(),
             *_event_args(keys),
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 1:
@@ -2324,7 +2424,12 @@ async def lease_change(
 
 
 async def file_read_note(
-    keys: RoomKeys, *, agent_id: str, path: str, record_json: str
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    path: str,
+    record_json: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> int | None:
     """None when noted; the reads noted in the room when it is at ROOM_FILE_READS_MAX."""
     res = await _run_write(
@@ -2332,6 +2437,7 @@ async def file_read_note(
         scripts.NOTE_READ_SCRIPT,
         [keys.file_reads],
         [f"{agent_id}\n{path}", record_json, int(settings.ROOM_FILE_READS_MAX), _ttl()],
+        keyed=keyed,
     )
     return None if int(res[0]) == 1 else int(res[1])
 
@@ -2373,6 +2479,7 @@ async def message_send(
     hint_sample: int,
     turn: turns.TurnClaim,
     holders: tuple[str, list[tuple[str, str]]] | None = None,
+    keyed: idempotency.KeyedCall | None,
 ) -> MessageStep:
     """`holders` (a file: selector): the lease generation the service matched the glob on,
     and the (agent, lease id) pairs it found; "moved" when a lease was granted since."""
@@ -2411,12 +2518,13 @@ async def message_send(
             json.dumps(holders[1] if holders else []),
         ],
         turn=turn,
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 1:
         return MessageStep("sent", str(res[1]), str(res[2]))
     if code == LEASES_MOVED:
-        _unwritten()
+        _unwritten(keyed)
         return MessageStep("moved")
     if code == -4:
         return MessageStep("unknown_agent", known=[str(a) for a in res[1]])
@@ -2453,13 +2561,19 @@ async def message_inbox(
 
 
 async def message_ack(
-    keys: RoomKeys, *, agent_id: str, message_id: str, now_ms: int
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    message_id: str,
+    now_ms: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> MessageStep:
     res = await _run_write(
         keys,
         scripts.ACK_MESSAGE_SCRIPT,
         [keys.messages, keys.deliveries, keys.message_stats, keys.meta, keys.events, keys.reads],
         [agent_id, message_id, now_ms, _ttl(), *_event_args(keys)],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 1:
@@ -2528,6 +2642,7 @@ async def handoff_offer(
     now_ms: int,
     now_iso: str,
     hint_sample: int,
+    keyed: idempotency.KeyedCall | None,
 ) -> HandoffStep:
     res = await _run_write(
         keys,
@@ -2554,6 +2669,7 @@ async def handoff_offer(
             int(settings.ROOM_HANDOFFS_MAX),
             hint_sample,
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 1:
@@ -2580,6 +2696,7 @@ async def handoff_resolve(
     note: str | None,
     now_ms: int,
     now_iso: str,
+    keyed: idempotency.KeyedCall | None,
 ) -> HandoffStep:
     res = await _run_write(
         keys,
@@ -2595,6 +2712,7 @@ async def handoff_resolve(
             _ttl(),
             *_event_args(keys),
         ],
+        keyed=keyed,
     )
     code = int(res[0])
     if code == 0:

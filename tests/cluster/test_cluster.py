@@ -140,7 +140,14 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
         # One room's write wakes that room's waiter only.
         first = RoomKeys(rooms[0])
         await store.event_append(
-            first, type_="x", from_="a", to="all", payload_json="{}", reply_to=None, turn=OPEN
+            first,
+            type_="x",
+            from_="a",
+            to="all",
+            payload_json="{}",
+            reply_to=None,
+            turn=OPEN,
+            keyed=None,
         )
         async with asyncio.timeout(5):
             await woken[rooms[0]].wait()
@@ -156,6 +163,7 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
                 payload_json="{}",
                 reply_to=None,
                 turn=OPEN,
+                keyed=None,
             )
         async with asyncio.timeout(10):
             for event in woken.values():
@@ -172,7 +180,14 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
     keys = RoomKeys(room_id)
     await store.room_owner_cache(keys, "1")  # a write step lands only in a room with an owner
     await store.event_append(
-        keys, type_="x", from_="a", to="all", payload_json="{}", reply_to=None, turn=OPEN
+        keys,
+        type_="x",
+        from_="a",
+        to="all",
+        payload_json="{}",
+        reply_to=None,
+        turn=OPEN,
+        keyed=None,
     )
     hub = store.wake_hub()
     woken = await hub.watch(room_id)
@@ -190,7 +205,14 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
     try:
         assert not woken.is_set()
         event_id = await store.event_append(
-            keys, type_="x", from_="a", to="all", payload_json="{}", reply_to=None, turn=OPEN
+            keys,
+            type_="x",
+            from_="a",
+            to="all",
+            payload_json="{}",
+            reply_to=None,
+            turn=OPEN,
+            keyed=None,
         )
         async with asyncio.timeout(5):
             await woken.wait()
