@@ -419,3 +419,28 @@ async def test_an_empty_or_overlong_key_is_refused(team_a: Caller, room: RoomRef
         with pytest.raises(errors.ToolArgumentsError) as caught:
             await call(team_a, room.room_id, "add_task", title="t", idempotencyKey=key)
         assert "idempotencyKey" in caught.value.message
+
+
+def test_every_write_step_takes_the_key_and_every_post_its_turn_as_arguments() -> None:
+    """Issue 23: the idempotency record and the turn rule reach the store as parameters of
+    the step (no default, so no caller can leave them out unseen), never as context."""
+    import inspect
+
+    from rooms import store
+
+    source = inspect.getsource(store)
+    writes = [
+        name
+        for name, fn in inspect.getmembers(store, inspect.iscoroutinefunction)
+        if fn.__module__ == store.__name__
+        and name != "_run_write"
+        and "_run_write(" in inspect.getsource(fn)
+    ]
+    assert len(writes) >= 30, writes
+    for name in writes:
+        keyed = inspect.signature(getattr(store, name)).parameters.get("keyed")
+        assert keyed is not None and keyed.default is inspect.Parameter.empty, name
+    for name in ("event_append", "message_send"):
+        turn = inspect.signature(getattr(store, name)).parameters["turn"]
+        assert turn.default is inspect.Parameter.empty, name
+    assert "contextvars" not in source
