@@ -263,13 +263,13 @@ class RoomKeys:
 
     @property
     def search_events(self) -> str:
-        """Hash: word -> the retained events holding it (scripts._SEARCH). The three
+        """Hash: word -> the retained events holding it (rooms/lua/lib/search.lua). The three
         search keys are named after `meta` in the scripts that keep them: same slot."""
         return self._k("search_events")
 
     @property
     def search_docs(self) -> str:
-        """Hash: word -> the tasks and context entries holding it (scripts._SEARCH)."""
+        """Hash: word -> the tasks and context entries holding it (rooms/lua/lib/search.lua)."""
         return self._k("search_docs")
 
     @property

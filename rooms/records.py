@@ -74,7 +74,7 @@ def event_from_entry(entry: StreamEntry) -> Event:
 
 
 def event_addressed_to(event: Event, agent_id: str) -> bool:
-    """THE rule of who an event is for (scripts._READ_UNREAD applies it in Lua): a message
+    """THE rule of who an event is for (rooms/lua/lib/read_unread.lua applies it in Lua): a message
     is for exactly its recipients; any other event for everyone ("all") or its `to`. What
     addressedOnly delivers, what an agent's webhook and stream carry, agree with it."""
     if "recipients" in event:

@@ -1,6 +1,6 @@
 """Full-text search over a room: every task, context entry and retained event, ranked.
 
-The index is kept by the write scripts themselves (scripts._SEARCH), in the step that
+The index is kept by the write scripts themselves (rooms/lua/lib/search.lua), in the step that
 writes, so a search sees every write that was answered and nothing that was trimmed or
 deleted. A query reads only the postings of its own words (bounded per word), never the
 room: its cost does not grow with the room.

@@ -12,7 +12,7 @@ messages when.
   gives the turn back.
 
 The posts are post_event, reply_to_event, room_broadcast and send_message. The check and
-the turn's move are in the post's own write step (scripts.TURN_WRAP), so two agents
+the turn's move are in the post's own write step (rooms/lua/wrap/turn.lua), so two agents
 posting at once never both take one turn. A refusal says whose turn it is. The turn is
 an argument of the post's step (store.event_append, store.message_send), made by the
 service that posts, so no door and no direct call can leave it out.

@@ -7,7 +7,7 @@ the dashboard and `manage.py room_archive` do the same on demand.
 
 An archive is three steps, in this order, so no acknowledged write is ever lost: freeze
 (the room's status becomes "archiving" in one Redis step; from then on every write step
-refuses, scripts.GUARD_WRAP), snapshot (copied in one short Redis step, read out of the
+refuses, rooms/lua/wrap/guard.lua), snapshot (copied in one short Redis step, read out of the
 copy in chunks) and record (the document and the room's status in one Postgres
 transaction), then the room's keys go. If the record fails, the room is thawed back to the
 status it had.

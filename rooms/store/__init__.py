@@ -235,9 +235,9 @@ async def _run_write(
     Raises KeyReused for the key of another call. `keyed`: the call's key (None without
     one). `turn`: the step is a post, taken only in the poster's turn (rooms.turns), in
     this same step."""
-    # The search index is named by the scripts after the meta key (scripts._SEARCH);
+    # The search index is named by the scripts after the meta key (rooms/lua/lib/search.lua);
     # declared here, after the script's own keys, where no script looks by position.
-    # The owner and meta keys are the guard's (scripts.GUARD_WRAP), found by name too.
+    # The owner and meta keys are the guard's (rooms/lua/wrap/guard.lua), found by name too.
     keys = [*keys, *room.search, room.owner, room.meta]
     tail: list[Any] = []
     if turn is not None:
@@ -457,7 +457,7 @@ _TASK_OUTCOMES = {
 
 
 def _task_keys(keys: RoomKeys) -> list[str]:
-    """The keys of every script that changes a task (scripts._TASKS)."""
+    """The keys of every script that changes a task (rooms/lua/lib/tasks.lua)."""
     return [
         keys.tasks,
         keys.meta,

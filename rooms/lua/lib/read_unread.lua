@@ -1,0 +1,72 @@
+--- KEYS[1] events, KEYS[2] the cursors hash (the writers', or the read-only callers'),
+--- KEYS[3] ctx_changed
+--- ARGV[1] the cursor's field, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent
+--- or "all", ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips
+--- count), ARGV[6] the agent id `to` is matched against, ARGV[7] most cursors per hash
+--- -> {cursor after the call, previous cursor, events in the log, context entries changed
+---     after the previous cursor, 1 if the scan stopped at ARGV[5] before finding `limit`
+---     events (call again: more may follow), entry, entry, ...}
+---    where entry = {id, {field, value, ...}}; {-1, cursors held} when this new cursor would
+---    pass the quota
+--- Why one script: reading after the cursor and moving it must be one step, or two calls by
+--- the same agent at once could both read the same batch (roomd's duplicate delivery).
+---
+
+-- Take up to `limit` events after the cursor `field` of `cursors`, moving it. Returns
+-- cursor, previous, changed, capped, entries; or nil, cursors held (at the quota).
+local function read_unread(events, cursors, changed_key, field, limit, addressed, ttl,
+                           scan_cap, agent, cursors_max)
+  local previous = redis.call('HGET', cursors, field)
+  if not previous then
+    local held = redis.call('HLEN', cursors)
+    if held >= cursors_max then return nil, held end
+    previous = '0-0'
+  end
+  local out = {}
+  local last = nil
+  local start = '(' .. previous
+  if previous == '0-0' then start = '-' end
+  local scanned = 0
+  while #out < limit and scanned < scan_cap do
+    local batch = redis.call('XRANGE', events, start, '+', 'COUNT', limit)
+    if #batch == 0 then break end
+    for _, e in ipairs(batch) do
+      last = e[1]
+      scanned = scanned + 1
+      local keep = true
+      if addressed == '1' then
+        -- records.event_addressed_to's rule: a message is for exactly its recipients.
+        keep = false
+        local f, to, rcpt = e[2], nil, nil
+        for i = 1, #f, 2 do
+          if f[i] == 'to' then to = f[i + 1] elseif f[i] == 'rcpt' then rcpt = f[i + 1] end
+        end
+        if rcpt then
+          for _, a in ipairs(cjson.decode(rcpt)) do
+            if a == agent then keep = true break end
+          end
+        else
+          keep = to == 'all' or to == agent
+        end
+      end
+      if keep then table.insert(out, e) end
+      if #out >= limit or scanned >= scan_cap then break end
+    end
+    start = '(' .. last
+  end
+  local changed = 0
+  if previous == '0-0' then
+    changed = redis.call('ZCARD', changed_key)
+  else
+    changed = redis.call('ZCOUNT', changed_key, '(' .. id_score(previous), '+inf')
+  end
+  local cursor = previous
+  if last then
+    cursor = last
+    redis.call('HSET', cursors, field, last)
+    redis.call('PEXPIRE', cursors, ttl)
+  end
+  local capped = 0
+  if scanned >= scan_cap and #out < limit then capped = 1 end
+  return cursor, previous, changed, capped, out
+end

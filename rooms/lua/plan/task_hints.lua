@@ -1,0 +1,4 @@
+--- uses: labelled
+---
+
+return labelled(redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1), KEYS[2])
