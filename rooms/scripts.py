@@ -228,3 +228,7 @@ def turned(source: str, wrote: str) -> str:
 
 
 INHERITED_REPLACE_SCRIPT = lua.assemble("room/inherited_replace", FILL)
+
+BUDGET_STEP_GUEST_SCRIPT = lua.assemble("budgets/budget_step_guest", FILL)
+ADMIT_SLOTS_SCRIPT = lua.assemble("budgets/admit_slots", FILL)
+RELEASE_MARK_SCRIPT = lua.assemble("imports/release_mark", FILL)

@@ -36,7 +36,7 @@ from typing import IO, Any, Protocol, TypeVar
 from django import db
 from django.conf import settings
 
-from rooms import snapshots, store
+from rooms import scripts, snapshots, store
 from rooms.errors import DomainError
 from rooms.keys import prefix
 
@@ -280,13 +280,6 @@ def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     return out[0]
 
 
-# KEYS[1] the team's import mark; ARGV[1] the token that took it -> 1 released, 0 not ours.
-RELEASE_MARK_SCRIPT = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
-
 def team_mark(team_id: int) -> str:
     """String with an expiry: the team has an import running (its token)."""
     return f"{prefix()}:{{team:{team_id}}}:importing"
@@ -297,7 +290,7 @@ async def _mark_take(team_id: int, token: str) -> bool:
 
 
 async def _mark_release(team_id: int, token: str) -> None:
-    await store.client().eval(RELEASE_MARK_SCRIPT, 1, team_mark(team_id), token)
+    await store.client().eval(scripts.RELEASE_MARK_SCRIPT, 1, team_mark(team_id), token)
 
 
 @contextlib.contextmanager

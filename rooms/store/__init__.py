@@ -2051,41 +2051,6 @@ class BudgetStep:
     by_ceiling: bool = False
 
 
-# KEYS[1] a guest's call window, KEYS[2] its team's guests' window (together), KEYS[3] the
-#   team's epoch (all three in the team's slot)
-# ARGV[1] now ms, ARGV[2] window ms, ARGV[3] the guest's limit, ARGV[4] the guests' limit
-#   (a limit of 0: that window is neither checked nor charged), ARGV[5] member
-# -> {1, calls left (-1 when neither is charged), epoch, 0} or {0, retry-after ms, epoch, i}
-#   (i: 1 the guest's own window is full, 2 the guests' together); a refusal charges neither
-BUDGET_STEP_GUEST_SCRIPT = r"""
-local epoch = tonumber(redis.call('GET', KEYS[3]) or '0')
-local now = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-local left = -1
-for i = 1, 2 do
-  local limit = tonumber(ARGV[2 + i])
-  if limit > 0 then
-    redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
-    local count = redis.call('ZCARD', KEYS[i])
-    if count >= limit then
-      local oldest = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
-      local retry = window
-      if oldest[2] then retry = tonumber(oldest[2]) + window - now end
-      return {0, retry, epoch, i}
-    end
-    if left < 0 or limit - count - 1 < left then left = limit - count - 1 end
-  end
-end
-for i = 1, 2 do
-  if tonumber(ARGV[2 + i]) > 0 then
-    redis.call('ZADD', KEYS[i], now, ARGV[5])
-    redis.call('PEXPIRE', KEYS[i], window)
-  end
-end
-return {1, left, epoch, 0}
-"""
-
-
 async def budget_step(
     team_id: int,
     bucket: str,
@@ -2112,7 +2077,7 @@ async def budget_step(
     shared, shared_limit = ceiling
     res = await _eval(
         limiter(),
-        BUDGET_STEP_GUEST_SCRIPT,
+        scripts.BUDGET_STEP_GUEST_SCRIPT,
         [keys.calls(bucket), keys.calls(shared), keys.epoch],
         [now_ms, window_ms, limit, shared_limit, member],
     )
@@ -2167,26 +2132,6 @@ async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, c
     return int(res) == 1
 
 
-# KEYS: slot sets (a guest's own, then its team's guests' together), all in one slot
-# ARGV[1] slot id, ARGV[2] now ms, ARGV[3] lease ms, ARGV[3 + i] the most KEYS[i] holds
-# -> 0 admitted (or its lease renewed) in every set; i: KEYS[i] is full (nothing taken)
-ADMIT_SLOTS_SCRIPT = r"""
-local now = tonumber(ARGV[2])
-for i, key in ipairs(KEYS) do
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
-  if redis.call('ZSCORE', key, ARGV[1]) == false
-     and redis.call('ZCARD', key) >= tonumber(ARGV[3 + i]) then
-    return i
-  end
-end
-for _, key in ipairs(KEYS) do
-  redis.call('ZADD', key, now + tonumber(ARGV[3]), ARGV[1])
-  redis.call('PEXPIRE', key, ARGV[3])
-end
-return 0
-"""
-
-
 async def slots_admit(
     buckets: list[tuple[str, int]], slot_id: str, *, now_ms: int, lease_ms: int
 ) -> int:
@@ -2194,7 +2139,7 @@ async def slots_admit(
     else the 1-based index of the first bucket that is full (then none is taken). The
     buckets must share a hash tag (one cluster slot). Leases, as in `slot_admit`."""
     res = await _run(
-        ADMIT_SLOTS_SCRIPT,
+        scripts.ADMIT_SLOTS_SCRIPT,
         [open_slots(bucket) for bucket, _ in buckets],
         [slot_id, now_ms, lease_ms, *(cap for _, cap in buckets)],
     )
