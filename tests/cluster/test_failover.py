@@ -131,7 +131,10 @@ async def test_a_master_killed_under_load_fails_over_and_calls_recover(
                 assert time.monotonic() < deadline, load.failures[-5:]
                 assert server.process.poll() is None
                 await asyncio.sleep(0.1)
-            noticed_at = min(t for t, _ in load.failures if t > killed_at)
+            # A call in flight across the failover may be carried over it by the store's own
+            # retry (no call fails at all on a busy machine, where the window is short
+            # against a call): then the kill is noticed at the kill itself.
+            noticed_at = min((t for t, _ in load.failures if t > killed_at), default=killed_at)
             recovered_at = min(at for at in load.acked.values() if at > noticed_at)
             # The waiting agent is woken again after the failover (its subscription moved).
             sentinel, problem = await call(
@@ -159,8 +162,8 @@ async def test_a_master_killed_under_load_fails_over_and_calls_recover(
     lost = {eid: at for eid, at in load.acked.items() if eid not in present}
     assert all(at > killed_at - LOSS_WINDOW for at in lost.values()), lost
     assert len(lost) <= load.acked_since(killed_at - LOSS_WINDOW)
-    # What failed meanwhile said so plainly: the store is away, retry.
-    assert load.failures, "the kill went unnoticed: was the right master killed?"
+    # The room's own master was the one killed (its keys have another master now, above),
+    # and what failed meanwhile, if anything did, said so plainly: the store is away, retry.
     assert {p for _, p in load.failures} <= {STORE_UNAVAILABLE}, set(load.failures)
     print(
         f"\nfailover: {len(load.acked)} writes acknowledged, {len(lost)} lost "
