@@ -7,6 +7,14 @@ whose text goes before its own, in that order (a library may use others the same
 The header is documentation and is not sent: a step's text is its libraries' and its own
 body, so the script Redis runs (and its SHA, which tests/rooms/test_lua_golden.py pins) is
 exactly what the file says, placeholders (`__NAME__`) filled from `fill`.
+
+No script builds a key name. A step of a room that writes, indexes or wraps takes, after
+its own keys, the room tail: eight keys in a fixed order, so the libraries and wrappers
+find them by position from the end (rooms/store `ROOM_TAIL`):
+
+    KEYS[#KEYS-7] presence   KEYS[#KEYS-6] idempotency   KEYS[#KEYS-5] idempotency_times
+    KEYS[#KEYS-4] search_events   KEYS[#KEYS-3] search_docs   KEYS[#KEYS-2] search_vocab
+    KEYS[#KEYS-1] owner   KEYS[#KEYS] meta
 """
 
 from __future__ import annotations

@@ -219,6 +219,20 @@ class KeyReused(Exception):
         self.tool = tool
 
 
+def room_tail(room: RoomKeys) -> list[str]:
+    """The keys a room step that writes, indexes or is wrapped takes after its own, in the
+    order its libraries and wrappers find them by, from the end (rooms/lua/__init__.py):
+    no script builds a key name."""
+    return [
+        room.presence,
+        room.idempotency,
+        room.idempotency_times,
+        *room.search,
+        room.owner,
+        room.meta,
+    ]
+
+
 async def _run_write(
     room: RoomKeys,
     source: str,
@@ -235,15 +249,11 @@ async def _run_write(
     Raises KeyReused for the key of another call. `keyed`: the call's key (None without
     one). `turn`: the step is a post, taken only in the poster's turn (rooms.turns), in
     this same step."""
-    # The search index is named by the scripts after the meta key (rooms/lua/lib/search.lua);
-    # declared here, after the script's own keys, where no script looks by position.
-    # The owner and meta keys are the guard's (rooms/lua/wrap/guard.lua), found by name too.
-    keys = [*keys, *room.search, room.owner, room.meta]
+    keys = [*keys, *room_tail(room)]
     tail: list[Any] = []
     if turn is not None:
         source = scripts.turned(source, wrote)
         tail = turn.args()
-        keys.append(room.presence)
     call = keyed
     if call is None:
         return _room_live(room, await _run(scripts.guarded(source), keys, [*args, *tail]), None)
@@ -251,7 +261,7 @@ async def _run_write(
     call.written = True
     res = await _run(
         scripts.guarded(scripts.keyed(source, wrote, tail=len(tail))),
-        [*keys, room.idempotency, room.idempotency_times],
+        keys,
         [
             *args,
             call.key,
@@ -614,7 +624,7 @@ async def claims_expire(keys: RoomKeys, *, now_ms: int, now_iso: str) -> tuple[i
     room's slot."""
     res = await _run(
         scripts.EXPIRE_CLAIMS_SCRIPT,
-        [*_task_keys(keys), *keys.search],
+        [*_task_keys(keys), *room_tail(keys)],
         [now_ms, now_iso, _ttl(), *_event_args(keys), CLAIMS_LAPSED_PER_STEP],
     )
     return int(res[0]), int(float(res[1]))
@@ -1257,7 +1267,7 @@ async def search_reindex_step(
             keys.context,
             keys.context_payloads,
             keys.context_created,
-            *keys.search,
+            *room_tail(keys),
         ],
         [what, most, start],
     )
@@ -1827,7 +1837,7 @@ async def room_status_event(keys: RoomKeys, *, status: str, previous: str, by: s
     archiving room refuses those)."""
     res = await _run(
         scripts.STATUS_EVENT_SCRIPT,
-        [keys.meta, keys.events, keys.reads, *keys.search],
+        [keys.meta, keys.events, keys.reads, *room_tail(keys)],
         [status, previous, by, _ttl(), *_event_args(keys)],
     )
     return str(res)

@@ -1,9 +1,9 @@
---- Search index: appended to _PRELUDE (append() indexes every event it writes and unindexes
---- every one it trims).
+--- Search index: the prelude's first library (append() indexes every event it writes and
+--- unindexes every one it trims). A step that uses it takes the room tail in KEYS.
 ---
 
 -- The room's search index (rooms/search.py reads it), kept in the same step as every
--- write. Its three keys are named after the room's meta key, so they share the room's
+-- write. Its three keys arrive in KEYS, in the room tail (search_keys below), in the room's
 -- slot: search_events (hash: term -> 4-byte count of the retained events holding it, then
 -- the newest SEARCH_EVENT_POSTINGS of them as 11-byte postings, ms 6 + seq 4 + weight 1,
 -- oldest first), search_docs (hash: term -> 5-byte postings, doc number 4 + weight 1, of the
@@ -53,14 +53,15 @@ local function search_words(text, weight, into)
   end
 end
 local function search_bag() return {w = {}, n = 0, order = {}} end
-local function search_keys(meta)
-  local base = string.sub(meta, 1, -5)
-  return base .. 'search_events', base .. 'search_docs', base .. 'search_vocab'
+-- The index's keys: the room tail's (rooms/lua/__init__.py: every room step's KEYS end
+-- with search_events, search_docs, search_vocab, owner, meta), never named here.
+local function search_keys()
+  return KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS - 2]
 end
 local function search_expire(meta)
   local ttl = redis.call('PTTL', meta)
   if ttl > 0 then
-    local ev, dv, vocab = search_keys(meta)
+    local ev, dv, vocab = search_keys()
     for _, k in ipairs({ev, dv, vocab}) do redis.call('PEXPIRE', k, ttl) end
   end
 end
@@ -163,7 +164,7 @@ local SEARCH_POSTING_BYTES = 11
 -- Returns what the event's postings cost.
 local function search_event_add(meta, eid, fields)
   redis.call('HSETNX', meta, 'search_floor', eid)
-  local ev, dv, vocab = search_keys(meta)
+  local ev, dv, vocab = search_keys()
   local ms, seq = string.match(eid, '^(%d+)-(%d+)$')
   local bag = search_event_words(fields)
   local keep = SEARCH_EVENT_POSTINGS * SEARCH_POSTING_BYTES
@@ -203,7 +204,7 @@ local function search_counted(meta, eid)
 end
 local function search_event_remove(meta, eid, fields)
   if not search_counted(meta, eid) then return 0 end
-  local ev, dv, vocab = search_keys(meta)
+  local ev, dv, vocab = search_keys()
   local ms, seq = string.match(eid, '^(%d+)-(%d+)$')
   ms, seq = tonumber(ms), tonumber(seq)
   local bag = search_event_words(fields)
@@ -238,7 +239,7 @@ end
 -- same way each time, so a document's postings are found again without being stored twice;
 -- a word whose weight did not change is left as it is.
 local function search_doc_set(meta, doc, old, new)
-  local ev, dv, vocab = search_keys(meta)
+  local ev, dv, vocab = search_keys()
   local n = redis.call('HGET', dv, '#' .. doc)
   local same = {}
   if n and old then

@@ -1,4 +1,4 @@
---- KEYS as CLAIM_TASK_SCRIPT
+--- KEYS as CLAIM_TASK_SCRIPT, then the room tail (rooms/lua/__init__.py)
 --- ARGV[1] now ms, ARGV[2] now (ISO), ARGV[3] ttl ms, ARGV[4] event cap, ARGV[5] event bytes
 --- cap, ARGV[6] wake channel, ARGV[7] most claims lapsed in one step
 --- -> {claims lapsed, the earliest remaining expiry ms or -1}

@@ -1,4 +1,4 @@
---- KEYS[1] meta, KEYS[2] events, KEYS[3] reads
+--- KEYS[1] meta, KEYS[2] events, KEYS[3] reads, then the room tail (rooms/lua/__init__.py)
 --- ARGV[1] status, ARGV[2] previous status, ARGV[3] by, ARGV[4] ttl ms, ARGV[5..7] event args
 --- -> the room_status_changed event id
 --- An archive (after the freeze, so the archive holds it) and a restore (after the load) say

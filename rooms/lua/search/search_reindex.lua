@@ -1,5 +1,5 @@
 --- KEYS[1] meta, KEYS[2] events, KEYS[3] tasks, KEYS[4] task_order, KEYS[5] ctx,
---- KEYS[6] ctx_payloads, KEYS[7] ctx_created, KEYS[8..10] the search keys
+--- KEYS[6] ctx_payloads, KEYS[7] ctx_created, then the room tail (rooms/lua/__init__.py)
 --- ARGV[1] what to index ("events", "tasks", "context"), ARGV[2] how many at most, ARGV[3] from
 --- which position (tasks, context)
 --- -> {done (0/1), indexed, next position}
@@ -17,7 +17,7 @@ if what == 'events' then
   local top = '+'
   if floor then top = '(' .. floor end
   local batch = redis.call('XREVRANGE', KEYS[2], top, '-', 'COUNT', most)
-  local ev, dv, vocab = search_keys(KEYS[1])
+  local ev, dv, vocab = search_keys()
   local keep = SEARCH_EVENT_POSTINGS * 11
   for _, e in ipairs(batch) do
     local ms, seq = string.match(e[1], '^(%d+)-(%d+)$')

@@ -2,7 +2,7 @@
 --- (rooms/idempotency.py). The script's own text goes where __WRITE__ is, as the body of a
 --- function (its `return`s return from it); it reads KEYS and ARGV by fixed positions, so the
 --- wrapper's own come after them:
---- KEYS[#KEYS-1] idem, KEYS[#KEYS] idem_at
+--- KEYS[#KEYS-6] idem, KEYS[#KEYS-5] idem_at (the room tail's)
 --- ARGV[n-7] key, ARGV[n-6] fingerprint, ARGV[n-5] tool, ARGV[n-4] minted JSON, ARGV[n-3] now ms,
 --- ARGV[n-2] window ms, ARGV[n-1] most records, ARGV[n] most record bytes
 --- -> the script's own answer; {'__keyed', 'replay', answer JSON, minted JSON} for a key seen
@@ -15,7 +15,7 @@ local function __write()
 __WRITE__
 end
 local __n = #ARGV - __TAIL__
-local __hash, __times = KEYS[#KEYS - 1], KEYS[#KEYS]
+local __hash, __times = KEYS[#KEYS - 6], KEYS[#KEYS - 5]
 local __field = 'k:' .. ARGV[__n - 7]
 local __now, __window = tonumber(ARGV[__n - 3]), tonumber(ARGV[__n - 2])
 local __found = redis.call('HGET', __hash, __field)

@@ -1,21 +1,15 @@
 --- Wraps a post's write step (rooms.turns), inside the keyed wrap (a keyed retry of a post
 --- that landed answers as it did, whoever's turn it is now). Its three arguments come last:
 --- the poster, the presence cutoff ms, the agent the post addresses ("" for a selector).
+--- Its keys are the room tail's: presence (KEYS[#KEYS - 7]) and meta (KEYS[#KEYS]).
 --- -> the step's answer; {'__turn', rule, holder, moderator or order JSON} refused
 ---
 
 local function __posted()
 __WRITE__
 end
-local __tb
-for __i = #KEYS, 1, -1 do
-  if string.sub(KEYS[__i], -13) == ':search_vocab' then
-    __tb = string.sub(KEYS[__i], 1, -13)
-    break
-  end
-end
 local __ta, __tsince, __tgrant = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV]
-local __tmeta = __tb .. 'meta'
+local __tmeta, __tpresence = KEYS[#KEYS], KEYS[#KEYS - 7]
 local __mode = {}
 local __raw = redis.call('HGET', __tmeta, 'mode')
 if __raw then __mode = cjson.decode(__raw) end
@@ -39,7 +33,7 @@ if __rule == 'moderator' then
 end
 -- sequential: the order's agents who are present (or the present agents, by name)
 local __online = {}
-for _, a in ipairs(redis.call('ZRANGEBYSCORE', __tb .. 'presence', __tsince, '+inf')) do
+for _, a in ipairs(redis.call('ZRANGEBYSCORE', __tpresence, __tsince, '+inf')) do
   __online[a] = true
 end
 local __order = {}
