@@ -25,19 +25,12 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from prometheus_client import (
-    CONTENT_TYPE_LATEST,
-    REGISTRY,
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-)
-from prometheus_client.core import GaugeMetricFamily, Metric
+from asgiref.sync import sync_to_async
+from django.db import close_old_connections
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.registry import Collector
 
 Scope = MutableMapping[str, Any]
@@ -45,50 +38,15 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
-
-TOOL_CALLS = Counter(
-    "roomservice_tool_calls",
-    "Tool calls, by tool and outcome (ok, or the error's code).",
-    ["tool", "outcome"],
-)
-TOOL_SECONDS = Histogram(
-    "roomservice_tool_seconds", "Tool call latency, by tool.", ["tool"], buckets=LATENCY_BUCKETS
-)
-REFUSALS = Counter(
-    "roomservice_quota_refusals",
-    "Calls refused by a quota or a budget, by the refusal's code.",
-    ["code"],
-)
-STORE_SECONDS = Histogram(
-    "roomservice_store_seconds",
-    "Round trips to the room store (one script step each).",
-    buckets=LATENCY_BUCKETS,
-)
-OPEN = Gauge(
-    "roomservice_open",
-    "Open event streams and waiting calls, by kind (streams, waiters).",
-    ["kind"],
-    multiprocess_mode="livesum",
-)
-WEBHOOK_FAILURES = Counter("roomservice_webhook_failures", "Webhook delivery attempts that failed.")
-REFUSAL_CODES = frozenset({"quota_exceeded", "rate_limited", "too_many"})
+# Collected at scrape time, once, outside the per-process registries (an app adds them when
+# it is ready: tenants adds the webhook queue's depth, which every process reads alike).
+_SCRAPED: list[Collector] = []
 
 
-class _WebhookQueue(Collector):
-    """Webhook deliveries owed, read at scrape time from the database (every process sees
-    the same number, so it is collected once, here)."""
-
-    def collect(self) -> Iterator[Metric]:
-        from tenants.models import WebhookDelivery
-
-        try:
-            depth = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING).count()
-        except Exception:  # the database is away: the other metrics still answer
-            return
-        family = GaugeMetricFamily("roomservice_webhook_queue_depth", "Webhook deliveries pending.")
-        family.add_metric([], depth)
-        yield family
+def scraped_add(collector: Collector) -> None:
+    """Collect `collector` on every scrape of /metrics (a number every process sees alike)."""
+    if collector not in _SCRAPED:
+        _SCRAPED.append(collector)
 
 
 def _registry() -> CollectorRegistry:
@@ -103,17 +61,16 @@ def _registry() -> CollectorRegistry:
 
 
 def metrics_text() -> bytes:
+    """Every metric: defined where it is measured (tenants.calls, tenants.budgets,
+    rooms.store, mcp_gateway.webhooks), served here."""
     registry = _registry()
-    queue = CollectorRegistry()
-    queue.register(_WebhookQueue())
-    return generate_latest(registry) + generate_latest(queue)
-
-
-def tool_observed(tool: str, outcome: str, seconds: float) -> None:
-    TOOL_CALLS.labels(tool=tool, outcome=outcome).inc()
-    TOOL_SECONDS.labels(tool=tool).observe(seconds)
-    if outcome in REFUSAL_CODES:
-        REFUSALS.labels(code=outcome).inc()
+    scraped = CollectorRegistry()
+    for collector in _SCRAPED:
+        scraped.register(collector)
+    try:
+        return generate_latest(registry) + generate_latest(scraped)
+    finally:
+        close_old_connections()  # a scraped collector may have used the database
 
 
 # --- Who may read /metrics --------------------------------------------------------------
@@ -144,9 +101,7 @@ async def metrics_app(scope: Scope, receive: Receive, send: Send) -> None:
     if not _allowed(scope):
         await _answer(send, 403, b"metrics are not open to this client (METRICS_ACCESS)\n")
         return
-    from tenants.db import db_run
-
-    body = await db_run(metrics_text)
+    body = await sync_to_async(metrics_text, thread_sensitive=False)()
     await _answer(send, 200, body, CONTENT_TYPE_LATEST.encode())
 
 

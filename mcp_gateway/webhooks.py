@@ -8,13 +8,14 @@ import secrets
 
 import httpx
 from django.conf import settings
+from prometheus_client import Counter
 
-from config import telemetry
 from rooms import clock, store
 from tenants import webhooks
 from tenants.webhooks import Attempt, Outgoing
 
 _http: httpx.Client | None = None
+WEBHOOK_FAILURES = Counter("roomservice_webhook_failures", "Webhook delivery attempts that failed.")
 SLOT_RETRY_SECONDS = 2
 
 
@@ -64,5 +65,5 @@ def webhook_deliver(delivery_id: int) -> Attempt:
     finally:
         store.run_sync(store.slot_release, bucket, slot)
     if status is None or not 200 <= status < 300:
-        telemetry.WEBHOOK_FAILURES.inc()
+        WEBHOOK_FAILURES.inc()
     return webhooks.delivery_record(delivery_id, response_status=status, error=error)

@@ -26,14 +26,20 @@ from dataclasses import dataclass
 from typing import Literal
 
 from django.conf import settings
+from prometheus_client import Gauge
 
-from config import telemetry
 from rooms import clock, store
 from tenants import errors
 from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
 WINDOW_MS = 60_000
+OPEN = Gauge(
+    "roomservice_open",
+    "Open event streams and waiting calls, by kind (streams, waiters).",
+    ["kind"],
+    multiprocess_mode="livesum",
+)
 SlotKind = Literal["streams", "waiters"]
 SLOT_WHAT = {"streams": "Event streams", "waiters": "Waiting calls"}
 # What this server process holds at once, whoever it belongs to (PROCESS_*_MAX), and of
@@ -251,11 +257,11 @@ async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIt
             cap = slot_cap(caller, kind)
             message = errors.TOO_MANY.format(what=what, scope=_scope(caller), cap=cap)
         raise errors.TooManyError(message, retry_after_seconds=_retry_soon())
-    telemetry.OPEN.labels(kind=kind).inc()
+    OPEN.labels(kind=kind).inc()
     try:
         yield slot
     finally:
         _count(caller, kind, -1)
-        telemetry.OPEN.labels(kind=kind).dec()
+        OPEN.labels(kind=kind).dec()
         for bucket, _ in slot.buckets:
             store.slot_release_soon(bucket, slot.slot_id)

@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError
+from prometheus_client import Counter, Histogram
 
-from config import telemetry
 from rooms import errors, redaction, registry, services, store
 from rooms.refs import RoomRef
 from rooms.schemas import RoomInput, SetRoomStatusInput
@@ -28,6 +28,33 @@ from tenants import access, archives, budgets, live
 from tenants.capabilities import Caller, Manage
 
 T = TypeVar("T")
+
+TOOL_CALLS = Counter(
+    "roomservice_tool_calls",
+    "Tool calls, by tool and outcome (ok, or the error's code).",
+    ["tool", "outcome"],
+)
+TOOL_SECONDS = Histogram(
+    "roomservice_tool_seconds",
+    "Tool call latency, by tool.",
+    ["tool"],
+    buckets=store.LATENCY_BUCKETS,
+)
+REFUSALS = Counter(
+    "roomservice_quota_refusals",
+    "Calls refused by a quota or a budget, by the refusal's code.",
+    ["code"],
+)
+REFUSAL_CODES = frozenset({"quota_exceeded", "rate_limited", "too_many"})
+
+
+def tool_observed(tool: str, outcome: str, seconds: float) -> None:
+    TOOL_CALLS.labels(tool=tool, outcome=outcome).inc()
+    TOOL_SECONDS.labels(tool=tool).observe(seconds)
+    if outcome in REFUSAL_CODES:
+        REFUSALS.labels(code=outcome).inc()
+
+
 # A waiting call holds its slot at most this long (wait_for_events waits ≤ 30 s).
 WAITER_LEASE_MS = 90_000
 
@@ -56,7 +83,7 @@ async def tool_run(
     finally:
         # Unknown names are counted under one label: a caller cannot grow the series.
         known = name if registry.tool_known(name) else "unknown"
-        telemetry.tool_observed(known, outcome, time.perf_counter() - started)
+        tool_observed(known, outcome, time.perf_counter() - started)
 
 
 async def _tool_run(

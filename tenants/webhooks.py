@@ -20,7 +20,7 @@ import json
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +29,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 from rooms import clock, store
 from rooms.keys import RoomKeys
@@ -492,3 +494,17 @@ def deliveries_prune() -> int:
         if not batch:
             return removed
         removed += WebhookDelivery.objects.filter(pk__in=batch).delete()[0]
+
+
+class WebhookQueue(Collector):
+    """Webhook deliveries owed, read at scrape time from the database (every process sees
+    the same number, so /metrics collects it once: config.telemetry.scraped_add)."""
+
+    def collect(self) -> Iterator[Metric]:
+        try:
+            depth = WebhookDelivery.objects.filter(status=WebhookDelivery.Status.PENDING).count()
+        except Exception:  # the database is away: the other metrics still answer
+            return
+        family = GaugeMetricFamily("roomservice_webhook_queue_depth", "Webhook deliveries pending.")
+        family.add_metric([], depth)
+        yield family

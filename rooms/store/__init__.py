@@ -21,10 +21,10 @@ from typing import Any, TypeVar, cast
 import redis.asyncio as aioredis
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
+from prometheus_client import Histogram
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from config import telemetry
 from rooms import clock, errors, idempotency, scripts, turns
 from rooms.keys import (
     BearerKeys,
@@ -83,6 +83,14 @@ __all__ = [
     "signal_hub",
     "wake_hub",
 ]
+
+# Seconds, for every latency histogram of the service (tool calls use them too).
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10)
+STORE_SECONDS = Histogram(
+    "roomservice_store_seconds",
+    "Round trips to the room store (one script step each).",
+    buckets=LATENCY_BUCKETS,
+)
 
 _scripts: dict[str, _Script] = {}
 T = TypeVar("T")
@@ -157,12 +165,12 @@ def _script(source: str) -> _Script:
 
 
 async def _eval(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
-    """One script step, timed (config.telemetry: the store's round trips)."""
+    """One script step, timed (STORE_SECONDS: the store's round trips)."""
     started = time.perf_counter()
     try:
         return await _eval_step(r, source, keys, args)
     finally:
-        telemetry.STORE_SECONDS.observe(time.perf_counter() - started)
+        STORE_SECONDS.observe(time.perf_counter() - started)
 
 
 async def _eval_step(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
