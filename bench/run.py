@@ -1,8 +1,7 @@
 """`make bench`: start the service, measure over real HTTP, print one report, stop.
 
-The service is started once per /mcp dispatch mode (MCP_DISPATCH=thin, the default, and
-sdk), each on a free port with its own var folder (embedded SQLite + Redis unless
-DATABASE_URL / REDIS_URL say otherwise), and the bench measures, for each:
+The service is started on a free port with its own var folder (embedded SQLite + Redis
+unless DATABASE_URL / REDIS_URL say otherwise), and the bench measures:
 
 - the floor of the stack: GET /health latency and a Redis PING round trip;
 - per-tool latency (p50/p99) for read_plan, update_task, post_event, get_unread_events and
@@ -27,7 +26,7 @@ DATABASE_URL / REDIS_URL say otherwise), and the bench measures, for each:
 
 Exit status: 0 when every correctness check passed, 1 when one failed, 2 when the bench
 could not run. Knobs (env): BENCH_WRK_SECONDS (5), BENCH_LATENCY_CALLS (500),
-BENCH_MCP_CALLS (200), BENCH_DISPATCH ("thin,sdk"), BENCH_KEEP_VAR (keep the var folder),
+BENCH_MCP_CALLS (200), BENCH_DISPATCH ("thin"), BENCH_KEEP_VAR (keep the var folder),
 BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it never trips,
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
@@ -1333,9 +1332,7 @@ def main() -> int:
     except ImportError:
         loop_factory = None
     runner = asyncio.Runner(loop_factory=loop_factory)
-    # Section 6 runs against one server (thin): alone, it needs no second one.
-    one_server = {"push", "denials", "globs", "growth", "storm", "paper"}
-    default_dispatch = "thin" if set(ONLY) <= one_server else "thin,sdk"
+    default_dispatch = "thin"  # the one /mcp dispatch (the SDK's was measured and left)
     dispatches = [
         d.strip()
         for d in os.environ.get("BENCH_DISPATCH", default_dispatch).split(",")

@@ -284,9 +284,6 @@ WAITERS_PER_GUEST = env_int("WAITERS_PER_GUEST", 5)
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
-# "thin" (our dispatcher on the SDK's types) or "sdk" (the SDK's request handling); see
-# `make bench` for why thin is the default.
-MCP_DISPATCH = os.environ.get("MCP_DISPATCH", "thin")
 
 # --- Celery ---------------------------------------------------------------------------
 # Default: the same Redis (a unix socket URL becomes Celery's redis+socket form).

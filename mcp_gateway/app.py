@@ -11,19 +11,18 @@ with the SDK's types (`mcp_types`). Two eras are served on one URL:
 - 2026-07-28 single-exchange requests: no handshake; each request carries its protocol
   version and client capabilities in `params._meta`, echoed in headers.
 
-Tool calls go to the registry either through our thin dispatcher (default) or through
-the SDK's own request handling (`MCP_DISPATCH=sdk`, `mcp.server.runner.serve_one`); both
-are measured by `make bench`.
+Tool calls go to the registry through our thin dispatcher, one call path (tenants.calls);
+the SDK's own request handling is not used (it was measured slower in `make bench`, and a
+second path is a second thing to keep right).
 """
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -197,119 +196,11 @@ async def dispatch_thin(admitted: Admission, method: str, version: str, req: Any
     raise RpcError(T.METHOD_NOT_FOUND, f"Method not found: {method}", method)
 
 
-# --- Dispatch: the SDK's request handling -------------------------------------------------
-
-_current_caller: contextvars.ContextVar[Admission] = contextvars.ContextVar("mcp_caller")
-
-
-def _build_sdk_server() -> Any:
-    from mcp.server import Server, ServerRequestContext
-    from mcp.shared.exceptions import MCPError
-
-    async def on_list_tools(ctx: ServerRequestContext, params: Any) -> T.ListToolsResult:
-        return tools.tool_list_result()
-
-    async def on_call_tool(
-        ctx: ServerRequestContext, params: T.CallToolRequestParams
-    ) -> T.CallToolResult:
-        admitted = _current_caller.get()
-        try:
-            return await tools.tool_call(
-                admitted.caller,
-                params.name,
-                params.arguments,
-                charge=admitted.charge if admitted.charged else None,
-            )
-        except tools.UnknownTool as exc:
-            raise MCPError(code=T.INVALID_PARAMS, message=str(exc)) from None
-
-    server = Server(
-        "roomservice",
-        version=SERVER_INFO.version,
-        instructions=INSTRUCTIONS,
-        on_list_tools=on_list_tools,
-        on_call_tool=on_call_tool,
-    )
-    server.middleware.clear()  # OpenTelemetry middleware does nothing without an exporter
-    return server
-
-
-@dataclass
-class _DispatchContext:
-    """What the SDK's runner needs of a transport, for one request with no back channel."""
-
-    request_id: Any
-    transport: Any = None
-    message_metadata: Any = None
-    cancel_requested: anyio.Event = field(default_factory=anyio.Event)
-    can_send_request: bool = False
-
-    def __post_init__(self) -> None:
-        from mcp.shared.transport_context import TransportContext
-
-        self.transport = TransportContext(kind="roomservice", can_send_request=False)
-
-    async def send_raw_request(self, method: str, params: Any, opts: Any = None) -> Any:
-        from mcp.shared.exceptions import NoBackChannelError
-
-        raise NoBackChannelError(method)
-
-    async def notify(self, method: str, params: Any, opts: Any = None) -> None:
-        return None
-
-    async def progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
-        return None
-
-
-class SdkDispatcher:
-    def __init__(self) -> None:
-        self.server = _build_sdk_server()
-        self._lifespan: Any = None
-        self._state: Any = None
-
-    async def __call__(
-        self, admitted: Admission, rid: Any, method: str, version: str, params: Any
-    ) -> dict[str, Any]:
-        from mcp.server.connection import Connection
-        from mcp.server.runner import modern_error_data, serve_one
-
-        if self._lifespan is None:
-            self._lifespan = self.server.lifespan(self.server)
-            self._state = await self._lifespan.__aenter__()
-        meta = (params or {}).get("_meta") or {}
-        conn = Connection.from_envelope(
-            version, meta.get(T.CLIENT_INFO_META_KEY), meta.get(T.CLIENT_CAPABILITIES_META_KEY)
-        )
-        token = _current_caller.set(admitted)
-        try:
-            result = await serve_one(
-                self.server,
-                _DispatchContext(rid),
-                method,
-                params,
-                connection=conn,
-                lifespan_state=self._state,
-            )
-        except Exception as exc:  # the SDK's own exception-to-wire mapping
-            data = modern_error_data(exc)
-            raise RpcError(data.code, data.message, data.data) from None
-        finally:
-            _current_caller.reset(token)
-        if method == "initialize" and isinstance(result, dict) and "instructions" in result:
-            # The SDK's server has one static text; the rooms are this caller's.
-            result["instructions"] = await instructions_for(admitted.caller)
-        return result
-
-
 # --- The ASGI application -------------------------------------------------------------------
 
 
 class McpGateway:
-    def __init__(self, *, dispatch: str = "thin") -> None:
-        self.dispatch = dispatch
-        self.sdk = SdkDispatcher() if dispatch == "sdk" else None
+    def __init__(self) -> None:
         # tools/list is the same for everyone: built once per (protocol version, era).
         self._tools_wire: dict[tuple[str, bool], bytes] = {}
 
@@ -443,7 +334,7 @@ class McpGateway:
                 return 200, Encoded(
                     b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encoded(rid), listed)
                 )
-            fast = self.sdk is None and method == "tools/call" and _plain_call(params)
+            fast = method == "tools/call" and _plain_call(params)
             if fast:
                 assert params is not None
                 try:
@@ -458,8 +349,6 @@ class McpGateway:
                     raise RpcError(T.INVALID_PARAMS, str(exc)) from None
                 if modern:
                     wire["_meta"] = {T.SERVER_INFO_META_KEY: _server_info()}
-            elif self.sdk is not None:
-                wire = await self.sdk(admitted, rid, method, version, params)
             else:
                 try:
                     req = methods.parse_client_request(method, version, params)
@@ -546,5 +435,5 @@ def _first_problem(exc: ValidationError) -> str:
 
 
 def build_server() -> McpGateway:
-    """The /mcp application; MCP_DISPATCH=sdk drives the SDK's request handling instead."""
-    return McpGateway(dispatch=str(getattr(settings, "MCP_DISPATCH", "thin")))
+    """The /mcp application."""
+    return McpGateway()

@@ -89,28 +89,3 @@ def test_a_typo_is_two_edits_or_fewer_and_a_different_word_is_not(transactional_
     assert room_id_near(team.pk, "backend-app") is None
     # Two first touches at once: the second finds the first's room, not a near one.
     assert room_id_near(team.pk, "frontend-app") is None
-
-
-async def test_the_sdk_dispatch_lists_the_callers_rooms_too(redis_client_closed: None) -> None:
-    """MCP_DISPATCH=sdk answers initialize through the SDK's server, whose instructions
-    are one static text: the caller's rooms are put in, as the thin dispatch does."""
-    from mcp_gateway.app import LATEST_HANDSHAKE_VERSION, SdkDispatcher
-    from tenants import budgets
-    from tenants.auth import Admission
-
-    team = await callers.team("ids-e")
-    room = new_room_id("sdklisted")
-    await tool_run(team, "add_task", {"roomId": room, "title": "t"})
-    sdk = SdkDispatcher()
-    answered = await sdk(
-        Admission(caller=team, charge=budgets.Charge(epoch=None), charged=False),
-        1,
-        "initialize",
-        LATEST_HANDSHAKE_VERSION,
-        {
-            "protocolVersion": LATEST_HANDSHAKE_VERSION,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    )
-    assert f"Your rooms: {room}" in answered["instructions"]
