@@ -68,7 +68,7 @@ class Actor:
             for field in row.actors()
         }
         return store.run_sync(
-            tool_run, caller, tool, {**arguments, **named, "roomId": self.room.room_id}
+            tool_run, caller, row, {**arguments, **named, "roomId": self.room.room_id}
         )
 
     def handoffs(self) -> list[Any]:

@@ -72,7 +72,7 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
                     ROOM_MISMATCH.format(body=arguments["roomId"], url=room_id)
                 )
             arguments = {**arguments, "roomId": room_id}
-        result = await tool_run(admitted.caller, tool, arguments, charge=admitted.charge)
+        result = await tool_run(admitted.caller, spec, arguments, charge=admitted.charge)
     except DomainError as exc:
         return error_response(exc)
     except Exception:

@@ -104,7 +104,7 @@ async def _answer(
             registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
         )
     try:
-        value = await tool_run(caller, name, arguments, charge=charge)
+        value = await tool_run(caller, tool, arguments, charge=charge)
     except errors.DomainError as exc:
         return error_wire(exc)
     except Exception:

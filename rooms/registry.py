@@ -1312,10 +1312,6 @@ BAD_TEXT = "Arguments contain text that is not valid Unicode (a lone surrogate?)
 TOO_DEEP = "Arguments nest too deeply; keep payloads to a few dozen levels."
 
 
-def tool_known(name: str) -> bool:
-    return name in TOOLS_BY_NAME
-
-
 def tool_get(name: str) -> Tool:
     found = TOOLS_BY_NAME.get(name)
     if found is None:

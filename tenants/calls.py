@@ -60,15 +60,24 @@ WAITER_LEASE_MS = 90_000
 
 
 async def tool_run(
-    caller: Caller, name: str, arguments: Any, *, charge: budgets.Charge | None = None
+    caller: Caller,
+    tool: registry.Tool | str,
+    arguments: Any,
+    *,
+    charge: budgets.Charge | None = None,
 ) -> Any:
-    """Run one tool for `caller`. Raises DomainError for anything the caller can correct,
-    and for an outage of a store (StoreUnavailableError: retry). `charge`: the door already
-    charged the call (tenants.auth.caller_admit); without it the call is charged here."""
+    """Run one tool for `caller`: the row the door resolved (a name is resolved here, once).
+    Raises DomainError for anything the caller can correct, and for an outage of a store
+    (StoreUnavailableError: retry). `charge`: the door already charged the call
+    (tenants.auth.caller_admit); without it the call is charged here."""
     started = time.perf_counter()
     outcome = "internal"
+    # Unknown names are counted under one label: a caller cannot grow the series.
+    known = "unknown"
     try:
-        result = await _tool_run(caller, name, arguments, charge)
+        row = registry.tool_get(tool) if isinstance(tool, str) else tool
+        known = row.name
+        result = await _tool_run(caller, row, arguments, charge)
         outcome = "ok"
         return result
     except store.StoreDown:
@@ -81,15 +90,12 @@ async def tool_run(
         outcome = exc.code
         raise
     finally:
-        # Unknown names are counted under one label: a caller cannot grow the series.
-        known = name if registry.tool_known(name) else "unknown"
         tool_observed(known, outcome, time.perf_counter() - started)
 
 
 async def _tool_run(
-    caller: Caller, name: str, arguments: Any, charge: budgets.Charge | None
+    caller: Caller, tool: registry.Tool, arguments: Any, charge: budgets.Charge | None
 ) -> Any:
-    tool = registry.tool_get(name)
     if charge is None:
         charge = await budgets.call_charge(caller)
     elif charge.refused is not None:
