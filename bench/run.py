@@ -846,7 +846,7 @@ def bench_all(
     targets: list[Target] = []
     try:
         for dispatch in dispatches:
-            print(f"Starting the service (MCP_DISPATCH={dispatch}) ...", flush=True)
+            print(f"Starting the service ({dispatch}) ...", flush=True)
             srv = server.start(dispatch, var_root, keys, key_prefix)
             print(
                 f"  listening on {srv.base_url} (pid {srv.process.pid}), "
@@ -1023,7 +1023,7 @@ def _latency_section(figs: list[ModeFigures]) -> list[str]:
         "the server's own cost. mcp: the official `mcp` v2 Client over streamable HTTP",
         f"({MCP_CALLS} calls per tool);",
         "legacy = initialize handshake, then 2025-11-25 calls; 2026 = 2026-07-28 single-exchange",
-        "requests. Column suffix = the server's MCP_DISPATCH. update_task sets status as its agent",
+        "requests. Column suffix = the server's dispatch. update_task sets status as its agent",
         "(no note); get_unread_events has limit 20; the plan has 20 tasks. The mcp columns include",
         "the client's own check of every result against the tool's published outputSchema",
         "(jsonschema, in the client process: about 1.3 ms for the 20-task plan).",

@@ -126,7 +126,6 @@ def start(
         "PORT": str(port),
         "API_KEYS": keys.env(),
         "ROOMSERVICE_VAR_DIR": str(var_dir),
-        "MCP_DISPATCH": dispatch,
         "REDIS_KEY_PREFIX": key_prefix,
         "DJANGO_SETTINGS_MODULE": "config.settings",
         "PYTHONUNBUFFERED": "1",

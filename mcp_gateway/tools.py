@@ -125,5 +125,6 @@ async def tool_call_wire(
 async def tool_call(
     caller: Caller, name: str, arguments: Any, *, charge: Charge | None = None
 ) -> T.CallToolResult:
-    """Run one tool for `caller`, as the SDK's model (the SDK dispatcher's path)."""
+    """Run one tool for `caller`, as the SDK's model (a tools/call that is not plain:
+    app._plain_call)."""
     return T.CallToolResult.model_validate(await _answer(caller, name, arguments, charge))
