@@ -14,14 +14,13 @@ from django.contrib.auth import authenticate, login, logout, update_session_auth
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from dashboard import actions, forms
 from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
+from rooms import clock, store
 from rooms import selectors as room_selectors
-from rooms import store
 from rooms.errors import DomainError, TaskNotFoundError
 from rooms.eventwords import WORDS as EVENT_TYPES
 from rooms.eventwords import event_words
@@ -55,7 +54,7 @@ def _ref(caller: Caller, room: Room) -> RoomRef:
 
 
 def _expiry(seconds: str | None) -> Any:
-    return timezone.now() + timedelta(seconds=int(seconds)) if seconds else None
+    return clock.now() + timedelta(seconds=int(seconds)) if seconds else None
 
 
 # --- Landing and accounts ---------------------------------------------------------------------
@@ -361,7 +360,11 @@ def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
                 return redirect("room", room_id=room.room_id)
     listed = list(selectors.rooms_of_team(viewer.team.pk))
     cards = store.run_sync(_room_cards, viewer.caller, listed)
-    return render(request, "dashboard/rooms.html", {"viewer": viewer, "cards": cards, "form": form})
+    return render(
+        request,
+        "dashboard/rooms.html",
+        {"viewer": viewer, "cards": cards, "form": form, "now": clock.now()},
+    )
 
 
 def _context_view(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -826,7 +829,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "invites": selectors.invites_for_room(found),
             "form": form,
             "guest": guest,
-            "now": timezone.now(),
+            "now": clock.now(),
         },
     )
 
@@ -870,7 +873,7 @@ def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "form": form,
             "minted": minted,
             "base": public_url(request),
-            "now": timezone.now(),
+            "now": clock.now(),
         },
     )
 

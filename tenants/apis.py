@@ -12,7 +12,6 @@ from typing import Any, NoReturn
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse
-from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -24,8 +23,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from rooms import clock, store
 from rooms import selectors as room_selectors
-from rooms import store
 from rooms.errors import (
     DATABASE_UNAVAILABLE,
     STORE_UNAVAILABLE,
@@ -467,7 +466,7 @@ class InviteListApi(BearerView):
         minted = services.invite_create(
             room=room,
             label=data.validated_data["label"],
-            expires_at=timezone.now() + timedelta(seconds=seconds) if seconds else None,
+            expires_at=clock.now() + timedelta(seconds=seconds) if seconds else None,
             agent_name=data.validated_data["agentName"],
             read_only=data.validated_data["readOnly"],
             actor=caller.actor,

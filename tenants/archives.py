@@ -32,7 +32,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
 from rooms import clock, errors, quotas, redaction, search, snapshots, store
 from rooms.keys import RoomKeys
@@ -106,7 +105,7 @@ def room_archive(
                     "document": document,
                     "size_bytes": size,
                     "reason": reason,
-                    "archived_at": timezone.now(),
+                    "archived_at": clock.now(),
                     "archived_by": actor[:200],
                     "restored_at": None,
                 },
@@ -147,10 +146,10 @@ def room_restore(room_id: str, *, actor: str, by: str | None = None) -> StatusMo
         _, raw = _document_keys(archive.document)
         _loaded(room_id, room.team_id, raw, status=Room.Status.ACTIVE, view=False)
         try:
-            archive.restored_at = timezone.now()
+            archive.restored_at = clock.now()
             archive.save(update_fields=["restored_at"])
             room.status = Room.Status.ACTIVE
-            room.last_active_at = timezone.now()
+            room.last_active_at = clock.now()
             room.save(update_fields=["status", "last_active_at"])
             audit_record(
                 team=room.team,
@@ -426,7 +425,7 @@ def archives_idle_before() -> datetime:
     ROOM_ARCHIVE_AHEAD_SECONDS. Every access marks a room's last activity at least once a
     minute and refreshes its keys' TTL, so none of them is in use."""
     idle = int(settings.ROOM_IDLE_TTL_SECONDS) - int(settings.ROOM_ARCHIVE_AHEAD_SECONDS)
-    return timezone.now() - timedelta(seconds=idle)
+    return clock.now() - timedelta(seconds=idle)
 
 
 def archives_sweep() -> list[str]:

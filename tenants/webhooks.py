@@ -19,7 +19,6 @@ import ipaddress
 import json
 import logging
 import socket
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -371,7 +370,7 @@ def delivery_prepare(delivery_id: int) -> Outgoing | Attempt:
     if isinstance(target, str):
         return _give_up(delivery, URL_REFUSED.format(reason=target), count_failure=True)
     body = json.dumps(delivery.event, ensure_ascii=False, separators=(",", ":")).encode()
-    timestamp = str(int(time.time()))
+    timestamp = str(clock.now_ms() // 1000)
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "Roomservice-Webhooks/1",
