@@ -197,3 +197,12 @@ def is_person_name(value: str) -> bool:
     visible = "".join(c for c in value if not _invisible(c))
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
     return folded.strip().translate(_LOOK_ALIKES).startswith(PERSON_PREFIX)
+
+
+UNNAMED_AGENT = "anonymous"
+
+
+def attributed(claimed: str | None) -> str:
+    """Who a write is attributed to. A bound credential's name was put into the arguments
+    by the access check already (tenants.access.actors_bind); rooms/ trusts them."""
+    return claimed or UNNAMED_AGENT

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 HINT_SAMPLE = 100
+LABEL_CHARS = 80  # how much of a title or summary an unknown-id hint compares against
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,7 @@ from django.db import InterfaceError, OperationalError
 from prometheus_client import Counter, Histogram
 
 from rooms import errors, redaction, registry, services, store
+from rooms.names import UNNAMED_AGENT
 from rooms.refs import RoomRef
 from rooms.schemas import RoomInput, SetRoomStatusInput
 from tenants import access, archives, budgets, live
@@ -161,7 +162,7 @@ async def _status_set(
     """set_room_status: into or out of the archive (tenants.archives), else the room's own
     status in its one write step."""
     moved = await archives.room_status_move(
-        room, status=args.status, actor=caller.actor, by=args.agentId or services.UNNAMED_AGENT
+        room, status=args.status, actor=caller.actor, by=args.agentId or UNNAMED_AGENT
     )
     if moved is not None:
         return moved

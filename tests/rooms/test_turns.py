@@ -157,7 +157,7 @@ async def test_a_post_made_without_a_door_still_takes_its_turn(
 ) -> None:
     """Issue 23: the turn is an argument of the post's store step, made by the service that
     posts; a direct call of the service (no tool adapter around it) cannot skip the rule."""
-    from rooms import messages, services
+    from rooms import services
 
     for agent in ("alice", "bob"):
         await call(team_a, room, "heartbeat", agentId=agent)
@@ -165,7 +165,7 @@ async def test_a_post_made_without_a_door_still_takes_its_turn(
     with pytest.raises(errors.TurnRefusedError):
         await services.event_post(room, type_="note", from_="bob", to="all", payload={})
     with pytest.raises(errors.TurnRefusedError):
-        await messages.message_send(
+        await services.message_send(
             room,
             sender="bob",
             to="alice",

@@ -17,6 +17,7 @@ import json
 from typing import Any, cast
 
 from rooms import clock, errors, store, turns
+from rooms.ids import new_id
 from rooms.overlaps import leases_overlapping, matched, on_lease_view
 from rooms.paths import path_normalize
 from rooms.records import dumps
@@ -28,13 +29,13 @@ from rooms.results import (
     Message,
     MessageAcked,
     MessageSent,
-    SentMessages,
 )
-from rooms.selectors import message_rows, presence_list
-from rooms.services import new_id
+from rooms.selectors import presence_list
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 TAG_MAX = 64
+
+
 INBOX_AGENTS_SHOWN = 20
 
 
@@ -244,7 +245,3 @@ async def message_ack(room: RoomRef, *, agent_id: str, message_id: str) -> Messa
             extra={"expiredAt": clock.iso_from_ms(step.at_ms)},
         )
     return {"messageId": message_id, "state": "acked", "at": clock.iso_from_ms(step.at_ms)}
-
-
-async def messages_sent(room: RoomRef, *, agent_id: str, limit: int) -> SentMessages:
-    return {"messages": await message_rows(room, sender=agent_id, limit=limit)}

@@ -15,12 +15,12 @@ import json
 from typing import Any
 
 from rooms import clock, errors, store
+from rooms.ids import new_id
 from rooms.quotas import quota_error
 from rooms.records import dumps, task_from_json
 from rooms.refs import RoomRef
 from rooms.results import Evidence, Review, RoomMode, Task
 from rooms.selectors import review_not_found, task_not_found
-from rooms.services import new_id
 
 
 async def task_submit(

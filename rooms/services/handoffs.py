@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 
 from rooms import clock, errors, store
-from rooms.messages import agent_not_found
+from rooms.ids import new_id
 from rooms.quotas import quota_error
 from rooms.records import dumps, handoff_from_json, task_from_json
 from rooms.refs import RoomRef
 from rooms.results import Handoff, Task
 from rooms.selectors import context_not_found, task_not_found
-from rooms.services import new_id
+from rooms.services.messages import agent_not_found
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 

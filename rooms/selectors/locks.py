@@ -1,0 +1,17 @@
+"""The room's live locks."""
+
+from __future__ import annotations
+
+from rooms import clock, store
+from rooms.refs import RoomRef
+from rooms.results import (
+    LockRow,
+)
+
+
+async def lock_list(room: RoomRef) -> list[LockRow]:
+    now = clock.now_ms()
+    return [
+        {"resource": res, "owner": holder, "expiresAt": clock.iso_from_ms(now + remaining)}
+        for res, holder, remaining in await store.lock_all(room.keys, now_ms=now)
+    ]

@@ -1,0 +1,237 @@
+"""Writes to the event log and to each agent's read cursor: post, delete, take the unread,
+wait."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from typing import Any
+
+from rooms import clock, errors, memory, selectors, store, turns
+from rooms.names import attributed
+from rooms.quotas import quota_error
+from rooms.records import (
+    dumps,
+    event_from_entry,
+    is_event_id,
+)
+from rooms.refs import RoomRef
+from rooms.results import (
+    Event,
+    EventDeleted,
+    EventMarked,
+    Summary,
+    Unread,
+    Waited,
+)
+
+# The types the server itself writes: an agent posting one would forge the room's history.
+RESERVED_EVENT_TYPES = (
+    "task_added",
+    "task_updated",
+    "task_deleted",
+    "task_claimed",
+    "task_released",
+    "task_claim_expired",
+    "context_available",
+    "context_updated",
+    "context_deleted",
+    "context_stale",
+    "shared_var_set",
+    "agent_left",
+    "event_deleted",
+    "review_requested",
+    "review_approved",
+    "review_rejected",
+    "lease_granted",
+    "lease_released",
+    "message",
+    "message_acked",
+    "task_submitted",
+    "task_verified",
+    "task_rejected",
+    "handoff_offered",
+    "handoff_accepted",
+    "handoff_declined",
+    "room_status_changed",
+    "broadcast",  # room_broadcast's own (event_post with `reserved=True`)
+)
+
+
+async def event_delete(room: RoomRef, *, event_id: str, agent_id: str | None) -> EventDeleted:
+    """One event out of the log, in place: events appended meanwhile are never lost."""
+    if not is_event_id(event_id) or not await store.event_delete(
+        room.keys,
+        event_id=event_id,
+        by=attributed(agent_id),
+        keyed=room.call,
+    ):
+        raise await selectors.event_not_found(room, event_id)
+    return {"deleted": True, "eventId": event_id}
+
+
+async def event_post(
+    room: RoomRef,
+    *,
+    type_: str,
+    from_: str,
+    to: str,
+    payload: Any,
+    reply_to: str | None = None,
+    reserved: bool = False,
+) -> Event:
+    """Append an event: a post, so taken only in the poster's turn (rooms.turns).
+    `reserved`: the server's own tool posts one of the types agents may not (room_broadcast's
+    `broadcast`), so the dashboard's sentence for it can be trusted."""
+    if type_ in RESERVED_EVENT_TYPES and not reserved:
+        raise errors.ToolArgumentsError(
+            errors.EVENT_TYPE_RESERVED.format(type=type_, reserved=", ".join(RESERVED_EVENT_TYPES)),
+            extra={"reserved": list(RESERVED_EVENT_TYPES)},
+        )
+    sender = attributed(from_)
+    if reply_to is not None and not is_event_id(reply_to):
+        raise await selectors.event_not_found(room, reply_to)
+    eid = await store.event_append(
+        room.keys,
+        type_=type_,
+        from_=sender,
+        to=to,
+        payload_json=dumps(payload),
+        reply_to=reply_to,
+        turn=turns.turn_of_post(sender, to),
+        keyed=room.call,
+    )
+    if eid is None:
+        assert reply_to is not None
+        raise await selectors.event_not_found(room, reply_to)
+    fields = {"type": type_, "from": sender, "to": to, "payload": dumps(payload)}
+    if reply_to:
+        fields["reply_to_id"] = reply_to
+    return event_from_entry((eid, fields))
+
+
+def _empty_reason(batch: store.UnreadBatch) -> str:
+    if batch.log_length == 0:
+        return "No unread events: this room's event log is empty."
+    return (
+        f"No unread events after your cursor {batch.cursor}; the log holds "
+        f"{batch.log_length} events and you have seen them all."
+    )
+
+
+async def _unread(
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool, gathered: bool = False
+) -> store.UnreadBatch:
+    """`gathered`: share the script call with the room's other reads of this moment (the
+    waiters one write wakes)."""
+    read = store.UnreadRead(
+        cursors_key=room.cursors_key,
+        cursor_field=room.cursor_field(agent_id),
+        agent_id=agent_id,
+        limit=limit,
+        addressed_only=addressed_only,
+    )
+    if gathered:
+        batch = await store.event_read_unread_gathered(room.keys, read)
+    else:
+        batch = await store.event_read_unread(
+            room.keys,
+            cursors_key=read.cursors_key,
+            cursor_field=read.cursor_field,
+            agent_id=read.agent_id,
+            limit=read.limit,
+            addressed_only=read.addressed_only,
+        )
+    if isinstance(batch, store.AtQuota):
+        raise quota_error("ROOM_CURSORS_MAX", batch.used)
+    return batch
+
+
+async def event_take_unread(
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
+) -> Unread:
+    """Events after the agent's cursor, oldest first; the cursor moves to the last one
+    returned in the same atomic step, so each event reaches each agent exactly once."""
+    batch = await _unread(
+        room, agent_id=attributed(agent_id), limit=limit, addressed_only=addressed_only
+    )
+    result: Unread = {
+        "events": [event_from_entry(e) for e in batch.events],
+        "cursor": batch.cursor,
+        "count": len(batch.events),
+    }
+    if not batch.events:
+        result["message"] = _empty_reason(batch)
+    return result
+
+
+async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> EventMarked:
+    agent = attributed(agent_id)
+    ok = is_event_id(event_id) and await store.event_mark_read(
+        room.keys,
+        event_id=event_id,
+        agent_id=agent,
+        now_iso=clock.now_iso(),
+        keyed=room.call,
+    )
+    if isinstance(ok, store.AtQuota):
+        raise quota_error("EVENT_READS_MAX", ok.used)
+    if not ok:
+        raise await selectors.event_not_found(room, event_id)
+    return {"eventId": event_id, "agentId": agent, "ok": True}
+
+
+async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
+    """The cold-start call: own tasks, unread events (consumed, like get_unread_events),
+    how many context entries changed since the agent last looked, how many messages wait
+    in its inbox (not read by this call), and who is here."""
+    agent = attributed(agent_id)
+    batch = await _unread(room, agent_id=agent, limit=50, addressed_only=False)
+    my_tasks = await selectors.task_list_for_agent(room, agent_id=agent)
+    presence = await selectors.presence_list(room)
+    messages = await store.message_inbox(
+        room.keys, agent_id=agent, limit=0, unread_only=True, mark=False, now_ms=clock.now_ms()
+    )
+    offered = await selectors.handoffs_pending(room, agent)
+    inherited = await memory.memory_summary(room)
+    return {
+        "agentId": agent,
+        "roomId": room.room_id,
+        "myTasks": my_tasks,
+        "unreadEvents": [event_from_entry(e) for e in batch.events],
+        "newContextCount": batch.context_changed,
+        "unreadMessages": messages.unread,
+        "pendingHandoffs": offered,
+        "inheritedContext": inherited,
+        "presence": presence,
+        "cursor": batch.cursor,
+    }
+
+
+async def event_wait(
+    room: RoomRef, *, agent_id: str, timeout_ms: int, limit: int, addressed_only: bool
+) -> Waited:
+    """get_unread_events that waits: returns at once when something is unread, else the
+    moment a write to the room lands (through any server process), else `timedOut` at the
+    timeout. Same cursor, same exactly-once rule. No polling: it sleeps on the room's wake
+    channel, registered before each read so no write can slip between read and sleep."""
+    agent = attributed(agent_id)
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        async with store.room_watch(room.keys) as woken:
+            batch = await _unread(
+                room, agent_id=agent, limit=limit, addressed_only=addressed_only, gathered=True
+            )
+            if batch.events:
+                return {
+                    "events": [event_from_entry(e) for e in batch.events],
+                    "cursor": batch.cursor,
+                    "count": len(batch.events),
+                    "timedOut": False,
+                }
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return {"events": [], "cursor": batch.cursor, "count": 0, "timedOut": True}
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(woken.wait(), remaining)

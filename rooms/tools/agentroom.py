@@ -1,0 +1,75 @@
+"""Agent Room's five tools, over the same primitives as the others."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    selectors,
+    services,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+
+@room_tool("room_claim", s.RoomClaimInput, TypeAdapter(r.LeaseClaimed), read_only=False)
+async def room_claim(room: RoomRef, a: s.RoomClaimInput) -> r.LeaseClaimed:
+    """AgentRoom: claim a file or glob before editing it (an exclusive lease for 300 s;
+    lease_claim does more). Refused with who holds an overlapping one."""
+    return await services.lease_claim(
+        room,
+        agent_id=a.agentId,
+        path=a.path,
+        mode="exclusive",
+        ttl_seconds=300,
+        task_id=None,
+        reason=None,
+    )
+
+
+@room_tool("room_release", s.RoomReleaseInput, TypeAdapter(r.LeaseReleased), read_only=False)
+async def room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased:
+    """AgentRoom: release a path you claimed."""
+    return await services.lease_release(room, agent_id=a.agentId, lease_id=None, path=a.path)
+
+
+@room_tool(
+    "room_broadcast", s.RoomBroadcastInput, TypeAdapter(r.Event), read_only=False, idempotent=False
+)
+async def room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
+    """AgentRoom: say something to everyone in the room (a broadcast event)."""
+    return await services.event_post(
+        room,
+        type_="broadcast",
+        from_=a.agentId,
+        to="all",
+        payload={"text": a.text},
+        reserved=True,
+    )
+
+
+@room_tool("room_state", s.RoomStateInput, TypeAdapter(r.RoomState), read_only=True)
+async def room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
+    """AgentRoom: who holds which files (live leases), who is here, and the recent broadcasts
+    (among the newest 200 events)."""
+    return await selectors.room_state(room)
+
+
+@room_tool("room_read", s.RoomReadInput, TypeAdapter(r.Unread), read_only=True, idempotent=False)
+async def room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
+    """AgentRoom: the events you have not read yet, oldest first (get_unread_events); each
+    reaches you once."""
+    return await services.event_take_unread(
+        room, agent_id=a.agentId, limit=a.limit, addressed_only=False
+    )
+
+
+TOOLS = (
+    room_claim,
+    room_release,
+    room_broadcast,
+    room_state,
+    room_read,
+)

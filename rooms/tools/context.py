@@ -1,0 +1,114 @@
+"""The typed context's tools: contracts, decisions, change requests, notes; versions and diffs."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import (
+    memory,
+    selectors,
+    services,
+)
+from rooms import results as r
+from rooms import schemas as s
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+_ENTRY = TypeAdapter(r.ContextEntry)
+
+
+@room_tool("write_context", s.WriteContextInput, _ENTRY, read_only=False, idempotent=False)
+async def write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntry:
+    """Record a typed artifact (API contract, decision, task note, change request, note) at
+    version 1.0; each consuming agent gets a context_available event. Payload by type —
+    api_contract: {service, version, endpoints: [{method (GET/POST/PUT/DELETE/PATCH),
+    path, response (object), auth_required (bool), description, request?}], base_url?};
+    arch_decision: {title, decision, rationale, alternatives: [str], consequences:
+    [str]}; task: {task_id, acceptance_criteria: [str], technical_notes};
+    change_request: {requested_by, target_agent, description, urgency (low/medium/high),
+    blocking_task_id?}; note: {text, references?: [str]}."""
+    return await services.context_write(
+        room,
+        type_=a.type,
+        summary=a.summary,
+        consuming_agents=a.consuming_agents,
+        payload=a.payload,
+        author=a.author,
+    )
+
+
+@room_tool("read_context", s.ReadContextInput, _ENTRY, read_only=True)
+async def read_context(room: RoomRef, a: s.ReadContextInput) -> r.ContextEntry:
+    """Read one context entry (its current version) by id."""
+    return await selectors.context_read(room, entry_id=a.id, agent_id=a.agentId)
+
+
+@room_tool("list_context", s.ListContextInput, TypeAdapter(list[r.ContextEntry]), read_only=True)
+async def list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEntry]:
+    """List context entries, newest first, optionally of one type or by one author."""
+    listed = await selectors.context_list(room, type_=a.type, author=a.author, agent_id=a.agentId)
+    if a.includeInherited:
+        listed += [
+            e
+            for e in await memory.memory_list(room, type_=a.type)
+            if a.author is None or e["author"] == a.author
+        ]
+    return listed
+
+
+@room_tool("update_context", s.UpdateContextInput, _ENTRY, read_only=False, idempotent=False)
+async def update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEntry:
+    """Revise a context entry in place: the version goes 1.0 -> 1.1 -> 1.2, the previous
+    version is kept, consumers get context_updated. Pass expectedVersion to refuse the
+    update if someone changed the entry since you read it. The payload is re-validated
+    against the entry's type."""
+    return await services.context_update(
+        room,
+        entry_id=a.id,
+        author=a.author,
+        summary=a.summary,
+        consuming_agents=a.consuming_agents,
+        payload=a.payload,
+        expected_version=a.expectedVersion,
+    )
+
+
+@room_tool(
+    "delete_context",
+    s.DeleteContextInput,
+    TypeAdapter(r.ContextDeleted),
+    read_only=False,
+    idempotent=False,
+)
+async def delete_context(room: RoomRef, a: s.DeleteContextInput) -> r.ContextDeleted:
+    """Remove a context entry and its whole history. Emits context_deleted."""
+    return await services.context_delete(room, entry_id=a.id, agent_id=a.agentId)
+
+
+@room_tool(
+    "get_context_history", s.GetContextHistoryInput, TypeAdapter(r.ContextHistory), read_only=True
+)
+async def get_context_history(room: RoomRef, a: s.GetContextHistoryInput) -> r.ContextHistory:
+    """A context entry now and every kept earlier version of it, newest first, each with
+    `changes` (what differs from the version before)."""
+    return await selectors.context_history_newest_first(room, entry_id=a.id)
+
+
+@room_tool("diff_context", s.DiffContextInput, TypeAdapter(r.ContextDiff), read_only=True)
+async def diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
+    """What changed in a context entry since an earlier version (default: the one before):
+    summary, and payload paths added, removed and changed, down to the value
+    (endpoints[1].response.currency). An entry with one version has nothing to diff
+    against: an error."""
+    return await selectors.context_diff(room, entry_id=a.id, against=a.againstVersion)
+
+
+TOOLS = (
+    write_context,
+    read_context,
+    list_context,
+    update_context,
+    delete_context,
+    get_context_history,
+    diff_context,
+)

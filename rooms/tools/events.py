@@ -1,0 +1,112 @@
+"""The event log's tools: post, read, the unread, wait, reads and replies."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    selectors,
+    services,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+_EVENT = TypeAdapter(r.Event)
+
+
+@room_tool("post_event", s.PostEventInput, _EVENT, read_only=False, idempotent=False)
+async def post_event(room: RoomRef, a: s.PostEventInput) -> r.Event:
+    """Append an event to the room's log (an open type string such as peer_request). For
+    durable requests write a change_request context entry instead."""
+    return await services.event_post(room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload)
+
+
+@room_tool("read_events", s.ReadEventsInput, TypeAdapter(list[r.Event]), read_only=True)
+async def read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
+    """Read the log without moving your cursor: the newest `limit` events, newest first; with
+    since (an ISO time or an event id) only later ones; with order='asc' the first
+    `limit` after since, to page through the whole log."""
+    return await selectors.event_list(room, since=a.since, limit=a.limit, order=a.order)
+
+
+@room_tool(
+    "get_unread_events",
+    s.GetUnreadEventsInput,
+    TypeAdapter(r.Unread),
+    read_only=True,
+    idempotent=False,
+)
+async def get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unread:
+    """Events you have not been given yet, oldest first, up to limit; your cursor moves past
+    them, so each event reaches you exactly once. Call again while count == limit."""
+    return await services.event_take_unread(
+        room, agent_id=a.agentId, limit=a.limit, addressed_only=a.addressedOnly
+    )
+
+
+@room_tool(
+    "wait_for_events",
+    s.WaitForEventsInput,
+    TypeAdapter(r.Waited),
+    read_only=True,
+    idempotent=False,
+    waits=True,
+)
+async def wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
+    """Like get_unread_events, but when nothing is unread it waits (up to timeoutMs, at most
+    30,000) and returns the moment another agent writes to the room; {events: [],
+    timedOut: true} if nothing came. Use it instead of polling."""
+    return await services.event_wait(
+        room,
+        agent_id=a.agentId,
+        timeout_ms=a.timeoutMs,
+        limit=a.limit,
+        addressed_only=a.addressedOnly,
+    )
+
+
+@room_tool("mark_event_read", s.MarkEventReadInput, TypeAdapter(r.EventMarked), read_only=False)
+async def mark_event_read(room: RoomRef, a: s.MarkEventReadInput) -> r.EventMarked:
+    """Record an explicit read receipt for one event (see get_event_reads)."""
+    return await services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId)
+
+
+@room_tool("get_event_reads", s.GetEventReadsInput, TypeAdapter(r.EventReads), read_only=True)
+async def get_event_reads(room: RoomRef, a: s.GetEventReadsInput) -> r.EventReads:
+    """Who has marked an event as read, and when."""
+    return await selectors.event_reads_get(room, event_id=a.eventId)
+
+
+@room_tool("reply_to_event", s.ReplyToEventInput, _EVENT, read_only=False, idempotent=False)
+async def reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
+    """Post an event that answers another one (linked by reply_to_id)."""
+    return await services.event_post(
+        room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
+    )
+
+
+@room_tool(
+    "delete_event",
+    s.DeleteEventInput,
+    TypeAdapter(r.EventDeleted),
+    read_only=False,
+    idempotent=False,
+)
+async def delete_event(room: RoomRef, a: s.DeleteEventInput) -> r.EventDeleted:
+    """Remove one event from the log, in place (events posted meanwhile are never lost). Emits
+    event_deleted."""
+    return await services.event_delete(room, event_id=a.eventId, agent_id=a.agentId)
+
+
+TOOLS = (
+    post_event,
+    read_events,
+    get_unread_events,
+    wait_for_events,
+    mark_event_read,
+    get_event_reads,
+    reply_to_event,
+    delete_event,
+)

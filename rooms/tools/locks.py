@@ -1,0 +1,49 @@
+"""Locks on named resources."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    selectors,
+    services,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+
+@room_tool(
+    "acquire_lock",
+    s.AcquireLockInput,
+    TypeAdapter(r.LockGranted),
+    read_only=False,
+    idempotent=False,
+)
+async def acquire_lock(room: RoomRef, a: s.AcquireLockInput) -> r.LockGranted:
+    """Take an advisory lock on a resource name for ttlSeconds (1-300, default 30). Returns
+    acquired, the actual holder, and a fencingToken that grows with every new grant.
+    Acquiring a lock you hold renews it. Plan writes do not need it."""
+    return await services.lock_acquire(
+        room, resource=a.resource, agent_id=a.agentId, ttl_seconds=a.ttlSeconds
+    )
+
+
+@room_tool("release_lock", s.ReleaseLockInput, TypeAdapter(r.LockReleased), read_only=False)
+async def release_lock(room: RoomRef, a: s.ReleaseLockInput) -> r.LockReleased:
+    """Release a lock you hold (only the holder can)."""
+    return await services.lock_release(room, resource=a.resource, agent_id=a.agentId)
+
+
+@room_tool("list_locks", s.ListLocksInput, TypeAdapter(list[r.LockRow]), read_only=True)
+async def list_locks(room: RoomRef, a: s.ListLocksInput) -> list[r.LockRow]:
+    """Locks currently held, with owner and expiry."""
+    return await selectors.lock_list(room)
+
+
+TOOLS = (
+    acquire_lock,
+    release_lock,
+    list_locks,
+)

@@ -1,0 +1,165 @@
+"""The plan's tools: tasks, claims, dependencies, priorities."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    selectors,
+    services,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+_TASK = TypeAdapter(r.Task)
+_TASKS = TypeAdapter(list[r.Task])
+
+
+@room_tool("read_plan", s.ReadPlanInput, TypeAdapter(r.Plan), read_only=True)
+async def read_plan(room: RoomRef, a: s.ReadPlanInput) -> r.Plan:
+    """Read the room's whole plan: every task in plan order with status, owner and
+    dependencies. Start here to see what there is to do."""
+    return await selectors.plan_get(room)
+
+
+@room_tool("add_task", s.AddTaskInput, _TASK, read_only=False, idempotent=False)
+async def add_task(room: RoomRef, a: s.AddTaskInput) -> r.Task:
+    """Add a pending, unowned task to the plan. depends_on lists task ids that must be done
+    first (unknown ids are accepted but keep the task blocked; see `warnings`)."""
+    return await services.task_add(
+        room,
+        title=a.title,
+        description=a.description,
+        depends_on=a.depends_on,
+        priority=a.priority,
+        agent_id=a.agentId,
+    )
+
+
+@room_tool("update_task", s.UpdateTaskInput, _TASK, read_only=False, idempotent=False)
+async def update_task(room: RoomRef, a: s.UpdateTaskInput) -> r.Task:
+    """Change a task's status (pending/in_progress/done/blocked) and optionally its owner (""
+    or null clears it), add a note, or replace the description. To take a task, use
+    claim_task: update_task will not move a task in progress from its owner to another
+    agent. expectedVersion (the task's `version`) refuses the write if the task changed
+    since you read it. Atomic: no need to take a lock first. Emits task_updated."""
+    return await services.task_update(
+        room,
+        task_id=a.taskId,
+        status=a.status,
+        owner_given="owner" in a.model_fields_set,
+        owner=a.owner,
+        note=a.note,
+        description=a.description,
+        agent_id=a.agentId,
+        expected_version=a.expectedVersion,
+    )
+
+
+@room_tool("claim_task", s.ClaimTaskInput, _TASK, read_only=False)
+async def claim_task(room: RoomRef, a: s.ClaimTaskInput) -> r.Task:
+    """Take a task before you work on it: you become its owner and it goes in_progress, only if
+    nobody else owns it, it is not done, and (when pending) its dependencies are done.
+    Of agents claiming at once exactly one wins; the others are told who did.
+    leaseSeconds makes the claim lapse if you go quiet (heartbeat to keep it). Claiming
+    your own task again renews it. Emits task_claimed."""
+    return await services.task_claim(
+        room, task_id=a.taskId, agent_id=a.agentId, lease_seconds=a.leaseSeconds, paths=a.paths
+    )
+
+
+@room_tool("release_task", s.ReleaseTaskInput, _TASK, read_only=False, idempotent=False)
+async def release_task(room: RoomRef, a: s.ReleaseTaskInput) -> r.Task:
+    """Give back a task you claimed and will not finish: it is pending and unowned again, with
+    your note kept on it for whoever takes it next. Emits task_released."""
+    return await services.task_release(room, task_id=a.taskId, agent_id=a.agentId, note=a.note)
+
+
+@room_tool("get_task", s.GetTaskInput, _TASK, read_only=True)
+async def get_task(room: RoomRef, a: s.GetTaskInput) -> r.Task:
+    """Read one task by id."""
+    return await selectors.task_get(room, task_id=a.taskId)
+
+
+@room_tool("get_unblocked_tasks", s.GetUnblockedTasksInput, _TASKS, read_only=True)
+async def get_unblocked_tasks(room: RoomRef, a: s.GetUnblockedTasksInput) -> list[r.Task]:
+    """Pending tasks whose dependencies all exist and are done, by priority then plan order.
+    With agentId, tasks owned by other agents are left out. Use it to pick your next
+    task."""
+    return await selectors.task_list_unblocked(room, agent_id=a.agentId)
+
+
+@room_tool("get_my_tasks", s.GetMyTasksInput, _TASKS, read_only=True)
+async def get_my_tasks(room: RoomRef, a: s.GetMyTasksInput) -> list[r.Task]:
+    """Tasks whose owner is agentId."""
+    return await selectors.task_list_for_agent(room, agent_id=a.agentId)
+
+
+@room_tool(
+    "get_my_summary", s.GetMySummaryInput, TypeAdapter(r.Summary), read_only=True, idempotent=False
+)
+async def get_my_summary(room: RoomRef, a: s.GetMySummaryInput) -> r.Summary:
+    """One call for a cold start: your tasks, your unread events (up to 50, marked as delivered
+    like get_unread_events), how many context entries changed since you last looked, and
+    who is present."""
+    return await services.agent_summary(room, agent_id=a.agentId)
+
+
+@room_tool(
+    "delete_task",
+    s.DeleteTaskInput,
+    TypeAdapter(r.TaskDeletedResult),
+    read_only=False,
+    idempotent=False,
+)
+async def delete_task(room: RoomRef, a: s.DeleteTaskInput) -> r.TaskDeletedResult:
+    """Remove a task from the plan (its claim goes with it). Tasks that depended on it are
+    named in `warnings`. expectedVersion refuses it if the task changed since you read
+    it. Emits task_deleted."""
+    return await services.task_delete(
+        room, task_id=a.taskId, agent_id=a.agentId, expected_version=a.expectedVersion
+    )
+
+
+@room_tool("set_task_priority", s.SetTaskPriorityInput, _TASK, read_only=False)
+async def set_task_priority(room: RoomRef, a: s.SetTaskPriorityInput) -> r.Task:
+    """Set a task's priority (lower runs first in get_unblocked_tasks). Emits task_updated."""
+    return await services.task_set_priority(
+        room,
+        task_id=a.taskId,
+        priority=a.priority,
+        agent_id=a.agentId,
+        expected_version=a.expectedVersion,
+    )
+
+
+@room_tool("add_dependency", s.AddDependencyInput, _TASK, read_only=False)
+async def add_dependency(room: RoomRef, a: s.AddDependencyInput) -> r.Task:
+    """Make a task wait for another (dependsOn must be done first). Adding one that is already
+    there changes nothing; a dependency that would close a cycle is refused, naming the
+    cycle. Emits task_updated."""
+    return await services.task_add_dependency(
+        room,
+        task_id=a.taskId,
+        depends_on=a.dependsOn,
+        agent_id=a.agentId,
+        expected_version=a.expectedVersion,
+    )
+
+
+TOOLS = (
+    read_plan,
+    add_task,
+    update_task,
+    claim_task,
+    release_task,
+    get_task,
+    get_unblocked_tasks,
+    get_my_tasks,
+    get_my_summary,
+    delete_task,
+    set_task_priority,
+    add_dependency,
+)

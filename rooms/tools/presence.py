@@ -1,0 +1,43 @@
+"""Presence: heartbeat, who is here, leaving."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    selectors,
+    services,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+
+@room_tool("heartbeat", s.HeartbeatInput, TypeAdapter(r.Heartbeat), read_only=False)
+async def heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
+    """Say you are here (online for 120 s after each heartbeat); returns who else is: the 100
+    agents seen most recently, and presenceTotal, how many the room knows (get_presence
+    lists them all)."""
+    return await services.presence_heartbeat(room, agent_id=a.agentId, tags=a.tags)
+
+
+@room_tool("get_presence", s.GetPresenceInput, TypeAdapter(list[r.AgentPresence]), read_only=True)
+async def get_presence(room: RoomRef, a: s.GetPresenceInput) -> list[r.AgentPresence]:
+    """Every agent the room has seen, online (heartbeat within 120 s) or offline, with
+    lastSeen."""
+    return await selectors.presence_list(room)
+
+
+@room_tool("leave_room", s.LeaveRoomInput, TypeAdapter(r.Left), read_only=False)
+async def leave_room(room: RoomRef, a: s.LeaveRoomInput) -> r.Left:
+    """Say you are leaving: you drop out of presence (others see agent_left) and your cursor is
+    kept, so coming back reads on where you stopped."""
+    return await services.presence_leave(room, agent_id=a.agentId)
+
+
+TOOLS = (
+    heartbeat,
+    get_presence,
+    leave_room,
+)

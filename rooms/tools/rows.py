@@ -1,0 +1,234 @@
+"""A tool's row: its name, input model, output type, flags and the operation that runs it.
+
+Each domain's tools (rooms/tools/<domain>.py) are written as their adapter function under
+`@room_tool(...)` or `@caller_tool(...)`: the function's typed parameters are the input
+model, its return type the output, and its docstring the description every client reads
+(tools/list, the OpenAPI paths, docs/tools.md). The decorator turns the function into its
+row; rooms/registry.py collects the rows into the one table the doors are generated from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+from pydantic import BaseModel, TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms.refs import RoomRef
+
+In = TypeVar("In", bound=s.ToolInput)
+RoomIn = TypeVar("RoomIn", bound=s.RoomInput)
+Out = TypeVar("Out")
+
+
+class CallerScope(Protocol):
+    """What a tool that names no room may ask of its caller (tenants.access implements it)."""
+
+    async def rooms(self) -> list[r.RoomRow]:
+        """The rooms this caller may reach."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Row(Generic[In, Out]):
+    name: str
+    input_model: type[In]
+    output: TypeAdapter[Out] = field(repr=False)
+    description: str
+    # True: the tool needs no write capability (it reads; cursor tools move only the
+    # caller's own cursor).
+    read_only: bool
+    # False for calls that change state even when they only read (cursors move), or whose
+    # repetition adds something.
+    idempotent: bool = True
+    # True for calls that wait (wait_for_events): they hold a waiter slot and end when the
+    # credential is revoked.
+    waits: bool = False
+    # What the caller must be allowed to manage besides writing ("rooms": set_room_mode),
+    # checked with every other permission, in tenants.access, for every door.
+    manages: str | None = None
+    # True: it runs on a paused or completed room too (set_room_status), and the door
+    # records what it changed (tenants.access.room_status_recorded).
+    lifecycle: bool = False
+    # For a tool whose roomId may be left out (create_room_from_template): the id of the
+    # room the door makes for it, from its arguments and the caller's team (tenants.access.
+    # room_made creates it whether or not first touch claims rooms).
+    makes_room: Callable[[Any, int], str] | None = field(default=None, repr=False)
+
+    def input_schema(self) -> dict[str, Any]:
+        return _input_schema(self.input_model)
+
+    def output_schema(self) -> dict[str, Any]:
+        schema = _output_schema(self.name, self.output)
+        if self.read_only or _wraps(self.name, self.output):
+            return schema
+        # Every write's answer may say what was redacted from it (rooms.redaction).
+        properties = {**schema.get("properties", {}), "redacted": REDACTED_SCHEMA}
+        return {**schema, "properties": properties}
+
+    def wraps_output(self) -> bool:
+        """MCP's structuredContent is an object: a list result goes in as {"result": [...]}
+        (the SDK's convention), while the text content stays roomd's bare list."""
+        return _wraps(self.name, self.output)
+
+    def actors(self) -> tuple[str, ...]:
+        """The argument fields that name who acts (bound credentials act only as their agent)."""
+        return s.actor_fields(self.input_model)
+
+
+@dataclass(frozen=True, slots=True)
+class RoomTool(_Row[RoomIn, Out]):
+    """A tool on one room: run(RoomRef, args) after the access check made the RoomRef."""
+
+    run: Callable[[RoomRef, RoomIn], Awaitable[Out]] = field(kw_only=True, repr=False)
+
+    @property
+    def scope(self) -> Literal["room"]:
+        return "room"
+
+    @property
+    def names_room(self) -> bool:
+        """False for a tool whose room may be left out (create_room_from_template makes
+        one): its REST door is also POST /api/v1/tools/<tool>."""
+        return "roomId" in self.input_schema().get("required", [])
+
+
+@dataclass(frozen=True, slots=True)
+class CallerTool(_Row[In, Out]):
+    """A tool that names no room: run(the caller's scope, args)."""
+
+    run: Callable[[CallerScope, In], Awaitable[Out]] = field(kw_only=True, repr=False)
+
+    @property
+    def scope(self) -> Literal["caller"]:
+        return "caller"
+
+
+Tool = RoomTool[Any, Any] | CallerTool[Any, Any]
+
+
+@cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    schema = model.model_json_schema(by_alias=True)
+    schema.pop("title", None)
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _plain(node: Any, defs: dict[str, Any]) -> Any:
+    """A schema as cheap to validate as it can be without losing a constraint: references
+    inlined, titles dropped, `anyOf` of bare types folded into one `type` list. Clients
+    (the official SDK among them) validate every structured result against it."""
+    if isinstance(node, list):
+        return [_plain(item, defs) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        return _plain(defs[ref.rsplit("/", 1)[-1]], defs)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, dict):  # names, not keywords
+            out[key] = {name: _plain(sub, defs) for name, sub in value.items()}
+        elif key not in ("title", "$defs"):
+            out[key] = _plain(value, defs)
+    any_of = out.get("anyOf")
+    if isinstance(any_of, list) and all(
+        isinstance(a, dict) and set(a) == {"type"} and isinstance(a["type"], str) for a in any_of
+    ):
+        del out["anyOf"]
+        out["type"] = [a["type"] for a in any_of]
+    return out
+
+
+@cache
+def _output_schema(name: str, output: TypeAdapter[Any]) -> dict[str, Any]:
+    raw = output.json_schema(by_alias=True)
+    schema: dict[str, Any] = _plain(raw, raw.get("$defs", {}))
+    if schema.get("type") == "object":
+        return schema
+    return {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+
+
+REDACTED_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Secrets found in what you wrote, replaced by markers before it was stored.",
+    "properties": {
+        "count": {"type": "integer"},
+        "places": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"where": {"type": "string"}, "kind": {"type": "string"}},
+                "required": ["where", "kind"],
+            },
+        },
+        "message": {"type": "string"},
+    },
+    "required": ["count", "places", "message"],
+}
+
+
+@cache
+def _wraps(name: str, output: TypeAdapter[Any]) -> bool:
+    return output.json_schema(by_alias=True).get("type") != "object"
+
+
+def _description(run: Callable[..., Any]) -> str:
+    """The docstring, as one line: what tools/list and docs/tools.md print."""
+    return " ".join((run.__doc__ or "").split())
+
+
+def room_tool(
+    name: str,
+    input_model: type[RoomIn],
+    output: TypeAdapter[Out],
+    *,
+    read_only: bool,
+    idempotent: bool = True,
+    waits: bool = False,
+    manages: str | None = None,
+    lifecycle: bool = False,
+    makes_room: Callable[[Any, int], str] | None = None,
+) -> Callable[[Callable[[RoomRef, RoomIn], Awaitable[Out]]], RoomTool[RoomIn, Out]]:
+    """The row of a tool on one room, from its adapter (see the module's docstring)."""
+
+    def row(run: Callable[[RoomRef, RoomIn], Awaitable[Out]]) -> RoomTool[RoomIn, Out]:
+        assert run.__doc__, f"tool {name}: its adapter's docstring is its description"
+        return RoomTool(
+            name,
+            input_model,
+            output,
+            _description(run),
+            read_only=read_only,
+            idempotent=idempotent,
+            waits=waits,
+            manages=manages,
+            lifecycle=lifecycle,
+            makes_room=makes_room,
+            run=run,
+        )
+
+    return row
+
+
+def caller_tool(
+    name: str,
+    input_model: type[In],
+    output: TypeAdapter[Out],
+    *,
+    read_only: bool,
+) -> Callable[[Callable[[CallerScope, In], Awaitable[Out]]], CallerTool[In, Out]]:
+    """The row of a tool that names no room, from its adapter."""
+
+    def row(run: Callable[[CallerScope, In], Awaitable[Out]]) -> CallerTool[In, Out]:
+        assert run.__doc__, f"tool {name}: its adapter's docstring is its description"
+        return CallerTool(
+            name, input_model, output, _description(run), read_only=read_only, run=run
+        )
+
+    return row

@@ -1,0 +1,45 @@
+"""Rooms started from a template plan."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    services,
+    templates,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import CallerScope, caller_tool, room_tool
+
+
+@caller_tool("list_templates", s.ListTemplatesInput, TypeAdapter(r.TemplateList), read_only=True)
+async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.TemplateList:
+    """The plans a room can start from (create_room_from_template): id, name, what it is for,
+    and how many tasks it brings."""
+    return templates.template_list()
+
+
+@room_tool(
+    "create_room_from_template",
+    s.CreateRoomFromTemplateInput,
+    TypeAdapter(r.RoomFromTemplate),
+    read_only=False,
+    makes_room=lambda a, team: templates.template_room_id(
+        a.templateId, team_id=team, idempotency_key=a.idempotencyKey
+    ),
+)
+async def create_room_from_template(
+    room: RoomRef, a: s.CreateRoomFromTemplateInput
+) -> r.RoomFromTemplate:
+    """Create a room with a template's plan (list_templates), its tasks and dependencies in one
+    step. Leave roomId out for a new room. A room that has a plan already is refused,
+    never overwritten."""
+    return await services.room_from_template(room, template_id=a.templateId, agent_id=a.agentId)
+
+
+TOOLS = (
+    list_templates,
+    create_room_from_template,
+)

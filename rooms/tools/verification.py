@@ -1,0 +1,61 @@
+"""Proven work: submit a task with evidence, verify it; the room's mode."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from pydantic import TypeAdapter
+
+from rooms import results as r
+from rooms import schemas as s
+from rooms import (
+    services,
+)
+from rooms.refs import RoomRef
+from rooms.tools.rows import room_tool
+
+_TASK = TypeAdapter(r.Task)
+
+
+@room_tool("submit_task", s.SubmitTaskInput, _TASK, read_only=False)
+async def submit_task(room: RoomRef, a: s.SubmitTaskInput) -> r.Task:
+    """Submit your task's evidence (tests, diffs, links, logs, notes) for another agent to
+    verify. Only its owner. In a room that requires evidence this is the way to done."""
+    evidence = [cast(r.Evidence, e.model_dump(exclude_none=True)) for e in a.evidence]
+    return await services.task_submit(room, task_id=a.taskId, agent_id=a.agentId, evidence=evidence)
+
+
+@room_tool("verify_task", s.VerifyTaskInput, _TASK, read_only=False)
+async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
+    """Judge a submitted task's evidence: accept marks it done, reject sends it back in
+    progress with your note. Never the submitter. (approve/reject on its review do the
+    same.)"""
+    return await services.task_verify(
+        room, task_id=a.taskId, agent_id=a.agentId, accept=a.verdict == "accept", note=a.note
+    )
+
+
+@room_tool(
+    "set_room_mode", s.SetRoomModeInput, TypeAdapter(r.RoomMode), read_only=False, manages="rooms"
+)
+async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
+    """Set how the room works: evidenceRequired makes verified evidence the only way to done;
+    turns (open, sequential, moderator) decide who may post when; secrets (redact,
+    refuse, off) what a write holding a key or password meets. Needs a credential that
+    may manage rooms."""
+    return await services.room_mode_set(
+        room,
+        agent_id=a.agentId,
+        evidence_required=a.evidenceRequired,
+        turns=a.turns,
+        moderator=a.moderator,
+        turn_order=a.turnOrder,
+        secrets=a.secrets,
+    )
+
+
+TOOLS = (
+    submit_task,
+    verify_task,
+    set_room_mode,
+)
