@@ -4,6 +4,9 @@ They are plain dicts at run time, so results cost nothing to build and keep exac
 shapes agents already parse; mypy checks every service against them, and the registry
 publishes each tool's `outputSchema` from them (pydantic reads TypedDicts).
 `typing_extensions.TypedDict` because pydantic needs it below Python 3.12.
+
+One module on purpose: result shapes nest into one another across domains (a Task in a
+Plan, a Handoff, a Summary), and docs/tools.md's field tables are generated from them.
 """
 
 from __future__ import annotations

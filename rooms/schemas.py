@@ -4,6 +4,10 @@ Argument names are roomd's (docs/protocol.md): camelCase, with `depends_on` and 
 in snake_case. Unknown arguments are refused (`extra="forbid"`) so a misspelt `agentID`
 fails loudly instead of doing the wrong thing quietly. Size limits: docs/protocol.md
 "Conventions".
+
+One module on purpose: the argument vocabulary (agent names, ids, limits, the selectors)
+is shared by every tool's input model, and reads as one contract beside docs/tools.md;
+a tool's input model is a few lines here, next to its neighbours'.
 """
 
 from __future__ import annotations

@@ -49,6 +49,10 @@ digit or `-`), `["any key"]` (JSON-quoted) for any other key, `[2]` for a list i
 the path of their entry with the key spelled redacted, but they are not rewritten (a
 rewritten key could collide with another and would break lookups by key), so a secret in
 a key is reported again on every pass; callers that cannot keep it should refuse the write.
+
+One module on purpose: the detectors are one ordered table (DETECTORS) and the rules that
+keep each safe on structured payloads are read beside it; split, a reviewer could no
+longer see in one place everything that may change what an agent wrote.
 """
 
 from __future__ import annotations
