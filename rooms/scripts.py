@@ -169,7 +169,7 @@ DRIFT_SCRIPT = lua.assemble("leases/drift", FILL)
 CONTEXT_READERS_SCRIPT = lua.assemble("context/context_readers", FILL)
 
 
-# --- Messages (rooms/messages.py) --------------------------------------------------------
+# --- Messages (rooms/services/messages.py) -----------------------------------------------
 
 
 SEND_MESSAGE_SCRIPT = lua.assemble("messages/send_message", FILL)
@@ -181,14 +181,14 @@ ACK_MESSAGE_SCRIPT = lua.assemble("messages/ack_message", FILL)
 SENT_MESSAGES_SCRIPT = lua.assemble("messages/sent_messages", FILL)
 
 
-# --- Handoffs (rooms/handoffs.py) ---------------------------------------------------------
+# --- Handoffs (rooms/services/handoffs.py) ------------------------------------------------
 
 HANDOFF_OFFER_SCRIPT = lua.assemble("handoffs/handoff_offer", FILL)
 
 HANDOFF_RESOLVE_SCRIPT = lua.assemble("handoffs/handoff_resolve", FILL)
 
 
-# --- Lifecycle (rooms/lifecycle.py) ------------------------------------------------------
+# --- Lifecycle (rooms/services/lifecycle.py) ---------------------------------------------
 
 SET_ROOM_STATUS_SCRIPT = lua.assemble("room/set_room_status", FILL)
 

@@ -175,7 +175,7 @@ async def room_status_move(
     room: RoomRef, *, status: str, actor: str, by: str
 ) -> dict[str, str] | None:
     """set_room_status's moves into and out of the archive (the others are the room's own,
-    rooms.lifecycle): None when this is not one."""
+    rooms.services.lifecycle): None when this is not one."""
     if status == Room.Status.ARCHIVED:
         return (await db_run(room_archive, room.room_id, actor=actor, by=by)).result()
     if room.status not in (Room.Status.ARCHIVED, "archiving"):

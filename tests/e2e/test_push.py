@@ -4,7 +4,7 @@ Last-Event-ID without gap or repeat, sends keep-alives, caps a team's open strea
 refuses other teams; the REST tool door answers exactly as MCP does, tool by tool.
 
 "In flight" is observed, not slept for: Redis MONITOR shows the waiter's first read of its
-cursor, and wait_for_events registers its wake-up before that read (rooms/services.py)."""
+cursor, and wait_for_events registers its wake-up before that read (rooms/services/events.py)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@
 ---    renewed; {0, conflicts JSON} refused; {-1, leases} at the quota; {-3} unknown task;
 ---    {-9} a lease was granted since the service's view (nothing written: decide again)
 --- An exclusive lease conflicts with every other agent's lease on an overlapping path; a
---- shared one only with exclusive ones (rooms.leases decides, on a view of one generation).
+--- shared one only with exclusive ones (rooms.services.leases decides, on a view of one generation).
 --- The grant is taken only on that generation: of agents claiming overlapping paths at
 --- once, one is granted and the others, deciding again, see its lease.
 --- uses: prelude leases

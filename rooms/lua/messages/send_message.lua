@@ -10,7 +10,7 @@
 --- ARGV[16] most message bytes kept, ARGV[17] how many agents an unknown-agent hint samples,
 --- ARGV[18] most agents whose delivery counts are kept (message_stats), ARGV[19] (file:) the
 --- lease generation the service decided on, ARGV[20] (file:) the holders it found, JSON
---- [[agent, lease id], ...] (rooms.messages matches the glob, never this script)
+--- [[agent, lease id], ...] (rooms.services.messages matches the glob, never this script)
 --- -> {1, message JSON as stored (with rcpt, eid), event id}; {-3} unknown replyTo;
 ---    {-4, {agent, ...}} the agentId is nobody the room has seen (a sample of who it has);
 ---    {-9} (file:) a lease was granted since the service's view: nothing written
