@@ -40,7 +40,7 @@ class SecurityHeaders:
         elif isinstance(exception, OperationalError | InterfaceError):
             message = DATABASE_UNAVAILABLE
         elif isinstance(exception, DomainError) and not request.path.startswith("/api/"):
-            # (The API answers these itself, as JSON: tenants.apis.exception_handler.)
+            # (The API answers these itself, as JSON: tenants.apis.base.exception_handler.)
             return HttpResponse(
                 exception.message,
                 status=exception.status,

@@ -340,7 +340,7 @@ REST_FRAMEWORK: dict[str, object] = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["config.drf.JsonParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "tenants.apis.exception_handler",
+    "EXCEPTION_HANDLER": "tenants.apis.base.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Roomservice API",

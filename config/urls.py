@@ -3,7 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
 from mcp_gateway import rest, sse
-from tenants import apis
+from tenants.apis import rooms as room_apis
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,6 +12,6 @@ urlpatterns = [
     path("api/v1/tools/<str:tool>", rest.tool_door, name="api-tool"),
     path("api/v1/rooms/<str:room_id>/events/stream", sse.event_stream, name="api-room-stream"),
     path("api/v1/", include("tenants.urls")),
-    path("room/<str:room_id>", apis.RoomSummaryApi.as_view(), name="room-summary"),
+    path("room/<str:room_id>", room_apis.RoomSummaryApi.as_view(), name="room-summary"),
     path("", include("dashboard.urls")),
 ]

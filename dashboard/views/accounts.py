@@ -1,0 +1,158 @@
+"""Landing and accounts: the landing page, sign-up, sign-in (a password or a team key,
+throttled), the first run's one-time link, sign-out and the account page."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from dashboard import forms
+from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
+from rooms.errors import DomainError
+from tenants import firstrun, people
+from tenants.auth import KeySession, caller_resolve_sync
+from tenants.backends import client_address
+from tenants.credentials import secret_digest
+
+LOGIN_THROTTLED = (
+    "Too many failed attempts for this account from your address. Try again in {seconds} s."
+)
+SIGNUPS_THROTTLED = "Too many new accounts from your address this hour. Try again later."
+
+
+def landing(request: HttpRequest) -> HttpResponse:
+    if viewer_for(request) is not None:
+        return redirect("rooms")
+    return render(request, "dashboard/landing.html", {"auth_mode": settings.AUTH_MODE})
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    if settings.AUTH_MODE == "apikey":
+        raise Http404("sign-up is off")
+    form = forms.SignupForm(request.POST or None)
+    address = client_address(request)
+    if request.method == "POST" and not people.signup_allowed(address=address):
+        form.add_error(None, SIGNUPS_THROTTLED)
+    elif request.method == "POST" and form.is_valid():
+        people.signup_record(address=address)
+        user = people.user_signup(
+            email=form.cleaned_data["email"], password=form.cleaned_data["password"]
+        )
+        login(request, user, backend="tenants.backends.ThrottledModelBackend")
+        nxt = request.GET.get("next", "")
+        return redirect(nxt if nxt.startswith("/join/") else "rooms")
+    return render(request, "dashboard/signup.html", {"form": form})
+
+
+def login_view(request: HttpRequest) -> HttpResponse:
+    mode = settings.AUTH_MODE
+    form = forms.LoginForm(request.POST or None) if mode != "apikey" else None
+    key_form = forms.KeyLoginForm(request.POST or None) if mode in ("apikey", "both") else None
+    error = ""
+    if request.method == "POST":
+        address = client_address(request)
+        if "key" in request.POST and key_form is not None and key_form.is_valid():
+            wait = people.login_wait(account="apikey", address=address)
+            if wait:
+                error = LOGIN_THROTTLED.format(seconds=wait)
+            else:
+                digest = secret_digest(key_form.cleaned_data["key"].strip())
+                if caller_resolve_sync(KeySession(digest)) is not None:
+                    request.session.cycle_key()
+                    request.session[SESSION_KEY_DIGEST] = digest
+                    return redirect("rooms")
+                people.login_failure_record(account="apikey", address=address)
+                error = "That is not a live team key."
+        elif form is not None and form.is_valid():
+            email = form.cleaned_data["email"].strip().lower()
+            user = authenticate(request, username=email, password=form.cleaned_data["password"])
+            if user is not None:
+                login(request, user)
+                nxt = request.GET.get("next", "")
+                return redirect(
+                    nxt if nxt.startswith("/") and not nxt.startswith("//") else "rooms"
+                )
+            wait = getattr(request, "login_wait", 0)
+            error = LOGIN_THROTTLED.format(seconds=wait) if wait else "Wrong email or password."
+    return render(
+        request,
+        "dashboard/login.html",
+        {"form": form, "key_form": key_form, "error": error, "auth_mode": mode},
+    )
+
+
+SIGN_IN_USED = (
+    "This sign-in link was used already or has expired. Restart `make run` for a new one "
+    "(it is printed in the banner)."
+)
+
+
+@never_cache
+def sign_in_once(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
+    """The first run's one-time link (tenants.firstrun): the local operator, signed in to
+    the demo team, lands on the demo room."""
+    if settings.PRODUCTION:
+        raise Http404("not found")
+    user = firstrun.first_run_user(uidb64, token)
+    if user is None:
+        return HttpResponse(SIGN_IN_USED, status=400, content_type="text/plain")
+    login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
+    landing = firstrun.first_run_landing(user)
+    if landing is None:
+        return redirect("rooms")
+    request.session[SESSION_TEAM] = landing[0].pk
+    return redirect("room", room_id=landing[1])
+
+
+@require_POST
+def logout_view(request: HttpRequest) -> HttpResponse:
+    logout(request)
+    request.session.flush()
+    return redirect("landing")
+
+
+@team_view()
+def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    if viewer.user is None:
+        raise Http404("no account: this session entered with a team key")
+    password_form = forms.PasswordChangeForm(request.POST if "new" in request.POST else None)
+    delete_form = forms.DeleteAccountForm(request.POST if "confirm" in request.POST else None)
+    message = ""
+    if request.method == "POST" and "new" in request.POST and password_form.is_valid():
+        if not viewer.user.check_password(password_form.cleaned_data["current"]):
+            password_form.add_error("current", "That is not your current password.")
+        else:
+            from django.contrib.auth.password_validation import validate_password
+            from django.core.exceptions import ValidationError
+
+            try:
+                validate_password(password_form.cleaned_data["new"], viewer.user)
+            except ValidationError as exc:
+                password_form.add_error("new", exc)
+            else:
+                viewer.user.set_password(password_form.cleaned_data["new"])
+                viewer.user.save(update_fields=["password"])
+                update_session_auth_hash(request, viewer.user)
+                message = "Password changed."
+    if request.method == "POST" and "confirm" in request.POST and delete_form.is_valid():
+        try:
+            people.user_delete(user=viewer.user)
+        except DomainError as exc:
+            delete_form.add_error(None, exc.message)
+        else:
+            logout(request)
+            return redirect("landing")
+    return render(
+        request,
+        "dashboard/account.html",
+        {
+            "viewer": viewer,
+            "password_form": password_form,
+            "delete_form": delete_form,
+            "message": message,
+        },
+    )

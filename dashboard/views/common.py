@@ -1,0 +1,37 @@
+"""What the page families share: the site's public URL, the viewer's room (a 404 when it
+is not theirs, the same as a missing one), its RoomRef, and a form's expiry."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.http import Http404, HttpRequest
+
+from dashboard.viewer import Viewer
+from rooms import clock, store
+from rooms.errors import DomainError
+from rooms.refs import RoomRef
+from tenants import access
+from tenants.capabilities import Caller
+from tenants.models import Room
+
+
+def public_url(request: HttpRequest) -> str:
+    return str(settings.PUBLIC_URL or request.build_absolute_uri("/").rstrip("/"))
+
+
+def _room(viewer: Viewer, room_id: str) -> Room:
+    try:
+        return access.room_for_caller(viewer.caller, room_id)
+    except DomainError:
+        raise Http404("not found") from None
+
+
+def _ref(caller: Caller, room: Room) -> RoomRef:
+    return store.run_sync(access.room_access, caller, room.room_id, write=False)
+
+
+def _expiry(seconds: str | None) -> Any:
+    return clock.now() + timedelta(seconds=int(seconds)) if seconds else None

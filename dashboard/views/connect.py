@@ -1,0 +1,160 @@
+"""How agents get into a room: the Connect page (a team key and the snippets that use it,
+and the hook script they download) and invites (one room, one guest agent)."""
+
+from __future__ import annotations
+
+import json
+
+from django.conf import settings
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_POST
+
+from dashboard import forms
+from dashboard.viewer import Viewer, team_view
+from dashboard.views.common import _expiry, _room, public_url
+from rooms import clock
+from rooms.errors import DomainError
+from tenants import errors as tenant_errors
+from tenants import selectors, services
+from tenants.capabilities import Manage
+
+HOOK_SCRIPT = settings.BASE_DIR / "hooks" / "roomservice-guard"
+
+
+def hook_script(request: HttpRequest) -> HttpResponse:
+    """The lease and message hook (hooks/roomservice-guard), so the Connect page can say
+    `curl -o`: it holds no secret, and its settings come from the environment."""
+    return HttpResponse(
+        HOOK_SCRIPT.read_bytes(),
+        content_type="text/x-shellscript; charset=utf-8",
+        headers={"Content-Disposition": 'inline; filename="roomservice-guard"'},
+    )
+
+
+@never_cache  # it may show a secret, once: no cache keeps a copy
+@team_view()
+def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """The snippets agents connect with. A key is minted only by the explicit button, and
+    the page it lands on shows its secret once: a reload mints nothing and shows it no more
+    (POST, then redirect; the secret waits in the session for that one GET)."""
+    found = _room(viewer, room_id)
+    flash = f"connect-secret:{found.room_id}"
+    if request.method == "POST" and viewer.may(Manage.KEYS):
+        request.session[flash] = services.api_key_create(
+            team=viewer.team, name=f"agents of {found.room_id}", actor=viewer.actor
+        ).secret
+        return redirect("connect", room_id=found.room_id)
+    secret = str(request.session.pop(flash, ""))
+    base = public_url(request)
+    key = secret or "<YOUR_KEY>"
+    mcp_url = f"{base}/mcp"
+    snippets = _snippets(mcp_url, key)
+    return render(
+        request,
+        "dashboard/connect.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "mcp_url": mcp_url,
+            "key": key,
+            "secret": secret,
+            "base": base,
+            "snippets": snippets,
+            # Only to those who may see the Keys page itself.
+            "team_keys": [
+                k for k in selectors.keys_of_team(viewer.team.pk) if k.revoked_at is None
+            ][:20]
+            if viewer.may(Manage.KEYS)
+            else [],
+        },
+    )
+
+
+def _snippets(mcp_url: str, key: str) -> dict[str, str]:
+    return {
+        "cursor": json.dumps(
+            {
+                "mcpServers": {
+                    "roomservice": {"url": mcp_url, "headers": {"Authorization": f"Bearer {key}"}}
+                }
+            },
+            indent=2,
+        ),
+        "vscode": json.dumps(
+            {
+                "servers": {
+                    "roomservice": {
+                        "type": "http",
+                        "url": mcp_url,
+                        "headers": {"Authorization": f"Bearer {key}"},
+                    }
+                }
+            },
+            indent=2,
+        ),
+    }
+
+
+@never_cache  # it may show a secret, once: no cache keeps a copy
+@team_view(requires=Manage.INVITES)
+def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    form = forms.InviteForm(request.POST or None)
+    flash = f"invite-secret:{found.room_id}"
+    if request.method == "POST" and form.is_valid():
+        try:
+            minted = services.invite_create(
+                room=found,
+                label=form.cleaned_data["label"],
+                expires_at=_expiry(form.cleaned_data["expires_in"]),
+                agent_name=form.cleaned_data["agent_name"],
+                read_only=form.cleaned_data["read_only"],
+                actor=viewer.actor,
+                created_by=viewer.user,
+            )
+        except DomainError as exc:  # a quota, a person's name: said on the form
+            form.add_error(None, exc.message)
+        else:
+            # Shown once, on the page the redirect lands on: a reload makes no second one.
+            request.session[flash] = [minted.invite.pk, minted.secret]
+            return redirect("invites", room_id=found.room_id)
+    shown = request.session.pop(flash, None)
+    guest = None
+    if shown:
+        invite = next((i for i in selectors.invites_for_room(found) if i.pk == shown[0]), None)
+        if invite is not None:
+            mcp_url = f"{public_url(request)}/mcp"
+            guest = {
+                "invite": invite,
+                "secret": shown[1],
+                "mcp_url": mcp_url,
+                "snippets": _snippets(mcp_url, shown[1]),
+            }
+    return render(
+        request,
+        "dashboard/invites.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "invites": selectors.invites_for_room(found),
+            "form": form,
+            "guest": guest,
+            "now": clock.now(),
+        },
+    )
+
+
+@require_POST
+@team_view(requires=Manage.INVITES)
+def invite_revoke(
+    request: HttpRequest, viewer: Viewer, room_id: str, invite_id: int
+) -> HttpResponse:
+    found = _room(viewer, room_id)
+    try:
+        invite = selectors.access_invite_by_id(found, invite_id)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+    services.invite_revoke(invite=invite, actor=viewer.actor)
+    return redirect("invites", room_id=found.room_id)

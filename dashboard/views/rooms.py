@@ -1,0 +1,365 @@
+"""A room's pages: the room list, the live page and its partial, a person's actions and
+status changes, the event log, one task, one context entry, the export and the report."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from dashboard import actions, forms
+from dashboard.viewer import Viewer, team_view
+from dashboard.views.common import _ref, _room
+from rooms import clock, store
+from rooms import selectors as room_selectors
+from rooms.errors import DomainError, TaskNotFoundError
+from rooms.eventwords import WORDS as EVENT_TYPES
+from rooms.eventwords import event_words
+from rooms.records import event_id_after, is_event_id
+from rooms.report import room_report
+from rooms.results import Event, RoomSnapshot
+from tenants import access, acting, archives, selectors, services
+from tenants.calls import tool_run
+from tenants.capabilities import Caller, Manage
+from tenants.models import Room
+
+
+async def _room_cards(caller: Caller, rooms: list[Room]) -> list[dict[str, Any]]:
+    return [
+        {
+            "room": room,
+            **await room_selectors.room_overview(
+                await access.room_access(caller, room.room_id, write=False)
+            ),
+        }
+        for room in rooms
+    ]
+
+
+@team_view()
+def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
+    form = forms.RoomForm(request.POST or None)
+    if request.method == "POST":
+        if not viewer.may(Manage.ROOMS):
+            raise Http404("not found")
+        if form.is_valid():
+            try:
+                room = services.room_create(
+                    team=viewer.team,
+                    room_id=form.cleaned_data["room_id"] or None,
+                    name=form.cleaned_data["name"],
+                    actor=viewer.actor,
+                    project=form.cleaned_data["project"].strip(),
+                )
+            except DomainError as exc:
+                form.add_error("room_id", exc.message)
+            else:
+                return redirect("room", room_id=room.room_id)
+    listed = list(selectors.rooms_of_team(viewer.team.pk))
+    cards = store.run_sync(_room_cards, viewer.caller, listed)
+    return render(
+        request,
+        "dashboard/rooms.html",
+        {"viewer": viewer, "cards": cards, "form": form, "now": clock.now()},
+    )
+
+
+def _context_view(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for entry in entries:
+        entry["payload_json"] = json.dumps(entry["payload"], indent=2, ensure_ascii=False)
+    return entries
+
+
+STATUS_LABELS = (
+    ("pending", "Pending"),
+    ("in_progress", "In progress"),
+    ("blocked", "Blocked"),
+    ("done", "Done"),
+)
+
+
+def _feed(events: list[Any], titles: dict[str, str]) -> list[dict[str, Any]]:
+    """Events as the feed shows them: each in words (rooms.eventwords), with its thread."""
+    rows: list[dict[str, Any]] = [dict(e) for e in events]
+    by_id = {e["id"]: e for e in rows}
+    for event in rows:
+        parent = event.get("reply_to_id")
+        event["parent"] = by_id.get(parent) if parent else None
+        event["words"] = event_words(cast(Event, event), titles)
+    return rows
+
+
+def _live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
+    tasks = snapshot["plan"]["tasks"]
+    titles = {t["id"]: t["title"] for t in tasks}
+    columns = [
+        (status, label, [t for t in tasks if t["status"] == status])
+        for status, label in STATUS_LABELS
+    ]
+    return {
+        "snapshot": snapshot,
+        "columns": columns,
+        "titles": titles,
+        "events": _feed(snapshot["events"], titles),
+        "context": _context_view([dict(e) for e in snapshot["context"]]),
+    }
+
+
+def _acting(viewer: Viewer, found: Room) -> dict[str, Any]:
+    """What the page lets this person do: act at all (a writer, in an active room), act for
+    agents (tenants.acting), and under which name."""
+    return {
+        "can_act": viewer.can_write and found.status == "active",
+        "acts_for_agents": acting.acting_for_allowed(viewer.caller, viewer.team),
+        "me": acting.person_agent(viewer.caller, viewer.user),
+    }
+
+
+def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
+    live = store.run_sync(room_selectors.room_live, _ref(viewer.caller, found))
+    titles = {t["id"]: t["title"] for t in live["snapshot"]["plan"]["tasks"]}
+    agents = [
+        {**a, "last": {**a["last"], "words": event_words(a["last"], titles)} if a["last"] else None}
+        for a in live["agents"]
+    ]
+    return {
+        **_live_context(live["snapshot"]),
+        "agents": agents,
+        "waiting": live["waiting"],
+        **_acting(viewer, found),
+    }
+
+
+@team_view()
+def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    return render(
+        request,
+        "dashboard/room.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "live_url": "live",
+            "stream_url": f"/api/v1/rooms/{found.room_id}/events/stream",
+            "archive": selectors.room_archive_info(found),
+            "room_tab": "live",
+            **_live(viewer, found),
+        },
+    )
+
+
+ROOM_STATUSES = ("active", "paused", "completed", "archived")
+
+
+@team_view(requires=Manage.ROOMS)
+def room_export(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """The room as one signed JSON document, live or archived (the API's export)."""
+    found = _room(viewer, room_id)
+    response = HttpResponse(archives.room_export(found.room_id), content_type="application/json")
+    response["Content-Disposition"] = f'attachment; filename="{found.room_id}.room.json"'
+    return response
+
+
+@require_POST
+@team_view(requires=Manage.ROOMS)
+def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """Pause, complete or reopen the room: the set_room_status tool, as this person (the
+    same checks, the same event, the same audit row as an agent's call)."""
+    found = _room(viewer, room_id)
+    status = request.POST.get("status", "")
+    if status not in ROOM_STATUSES:
+        return HttpResponse(
+            f"status must be one of {', '.join(ROOM_STATUSES)}",
+            status=400,
+            content_type="text/plain",
+        )
+    try:
+        store.run_sync(
+            tool_run,
+            viewer.caller,
+            "set_room_status",
+            {"roomId": found.room_id, "status": status, "agentId": viewer.actor[:128]},
+        )
+    except DomainError as exc:  # a budget, a store outage: said, never a 500
+        return HttpResponse(exc.message, status=exc.status, content_type="text/plain")
+    return redirect("room", room_id=found.room_id)
+
+
+@team_view()
+def room_live(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    return render(
+        request,
+        "dashboard/_live.html",
+        {"viewer": viewer, "room": found, "oob": True, **_live(viewer, found)},
+    )
+
+
+def _back(request: HttpRequest, found: Room) -> str:
+    """Where an action returns to: the page it was posted from, within this room."""
+    back = request.POST.get("next", "")
+    base = f"/rooms/{found.room_id}/"
+    return back if back.startswith(base) and "//" not in back[1:] else base
+
+
+@require_POST
+@team_view()
+def room_act(request: HttpRequest, viewer: Viewer, room_id: str, action: str) -> HttpResponse:
+    """A person acts in the room (dashboard.actions): the outcome, or what was wrong, is
+    shown on the page it came from. A credential that may not write is refused by the
+    tool's own access check, like an agent's."""
+    found = _room(viewer, room_id)
+    actor = actions.Actor(caller=viewer.caller, user=viewer.user, team=viewer.team, room=found)
+    form = {k: v for k, v in request.POST.items() if isinstance(v, str)}
+    try:
+        messages.success(request, actions.person_act(actor, action, form))
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect(_back(request, found))
+
+
+@team_view()
+def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str) -> HttpResponse:
+    """One task opened: description, notes, history, leases, evidence, related context and
+    events, and what a person can do with it."""
+    found = _room(viewer, room_id)
+    try:
+        detail = store.run_sync(
+            room_selectors.task_detail, _ref(viewer.caller, found), task_id=task_id
+        )
+    except TaskNotFoundError:
+        raise Http404("not found") from None
+    plan_titles = {t["id"]: t["title"] for t in detail["dependents"]}
+    plan_titles[detail["task"]["id"]] = detail["task"]["title"]
+    offered = [h for h in detail["handoffs"] if h["status"] == "offered"]
+    return render(
+        request,
+        "dashboard/task.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "room_tab": "live",
+            "t": detail["task"],
+            "detail": detail,
+            "offered": offered,
+            "events": _feed(detail["events"], plan_titles),
+            "statuses": STATUS_LABELS,
+            **_acting(viewer, found),
+        },
+    )
+
+
+EVENTS_PER_PAGE = 50
+
+
+@team_view()
+def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    """The whole log, page by page (older), filtered by agent and type, or searched (the
+    search tool)."""
+    found = _room(viewer, room_id)
+    agent = request.GET.get("agent", "").strip()[:128] or None
+    kind = request.GET.get("type", "").strip()[:64] or None
+    before = request.GET.get("before", "").strip()[:64] or None
+    q = request.GET.get("q", "").strip()[:200]
+    ref = _ref(viewer.caller, found)
+    hits: list[Any] = []
+    error = ""
+    if q:
+        try:
+            hits = store.run_sync(
+                tool_run, viewer.caller, "search", {"roomId": found.room_id, "q": q, "limit": 50}
+            )["hits"]
+        except DomainError as exc:
+            error = exc.message
+        for hit in hits:  # an event hit opens the page that starts with it
+            if hit["kind"] == "event" and is_event_id(hit["id"]):
+                hit["page_before"] = event_id_after(hit["id"])
+    page = store.run_sync(
+        room_selectors.event_page,
+        ref,
+        before=before,
+        limit=EVENTS_PER_PAGE,
+        agent=agent,
+        type_=kind,
+    )
+    plan = store.run_sync(room_selectors.plan_get, ref)
+    titles = {t["id"]: t["title"] for t in plan["tasks"]}
+    query = {k: v for k, v in (("agent", agent), ("type", kind)) if v}
+    return render(
+        request,
+        "dashboard/events.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "room_tab": "events",
+            "events": _feed(page["events"], titles),
+            "older": page["older"],
+            "scanned": page["scanned"],
+            "agent": agent or "",
+            "type": kind or "",
+            "q": q,
+            "hits": hits,
+            "error": error,
+            "filtered": bool(query),
+            "query": query,
+            "before": before,
+            "titles": titles,
+            "event_types": sorted(EVENT_TYPES),
+            "per_page": EVENTS_PER_PAGE,
+        },
+    )
+
+
+@team_view()
+def context_entry(
+    request: HttpRequest, viewer: Viewer, room_id: str, entry_id: str
+) -> HttpResponse:
+    found = _room(viewer, room_id)
+    try:
+        history = store.run_sync(
+            room_selectors.context_history, _ref(viewer.caller, found), entry_id=entry_id
+        )
+    except DomainError:
+        raise Http404("not found") from None
+    return render(
+        request,
+        "dashboard/context.html",
+        {
+            "viewer": viewer,
+            "room": found,
+            "history": _context_view([dict(e) for e in reversed(history)]),
+            "current": history[-1],
+            **_acting(viewer, found),
+        },
+    )
+
+
+def _report(caller: Caller, found: Room) -> str:
+    async def build() -> str:
+        return await room_report(await access.room_access(caller, found.room_id, write=False))
+
+    return store.run_sync(build)
+
+
+@team_view()
+def report(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    return render(
+        request,
+        "dashboard/report.html",
+        {"viewer": viewer, "room": found, "markdown": _report(viewer.caller, found)},
+    )
+
+
+@team_view()
+def report_download(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
+    found = _room(viewer, room_id)
+    response = HttpResponse(
+        _report(viewer.caller, found), content_type="text/markdown; charset=utf-8"
+    )
+    response["Content-Disposition"] = f'attachment; filename="{found.room_id}-report.md"'
+    return response
