@@ -424,23 +424,30 @@ async def test_an_empty_or_overlong_key_is_refused(team_a: Caller, room: RoomRef
 def test_every_write_step_takes_the_key_and_every_post_its_turn_as_arguments() -> None:
     """Issue 23: the idempotency record and the turn rule reach the store as parameters of
     the step (no default, so no caller can leave them out unseen), never as context."""
+    import importlib
     import inspect
+    import pkgutil
 
     from rooms import store
 
-    source = inspect.getsource(store)
+    modules = [store] + [
+        importlib.import_module(f"{store.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(store.__path__)
+    ]
     writes = [
-        name
-        for name, fn in inspect.getmembers(store, inspect.iscoroutinefunction)
-        if fn.__module__ == store.__name__
+        fn
+        for module in modules
+        for name, fn in inspect.getmembers(module, inspect.iscoroutinefunction)
+        if fn.__module__ == module.__name__
         and name != "_run_write"
         and "_run_write(" in inspect.getsource(fn)
     ]
     assert len(writes) >= 30, writes
-    for name in writes:
-        keyed = inspect.signature(getattr(store, name)).parameters.get("keyed")
-        assert keyed is not None and keyed.default is inspect.Parameter.empty, name
+    for fn in writes:
+        keyed = inspect.signature(fn).parameters.get("keyed")
+        assert keyed is not None and keyed.default is inspect.Parameter.empty, fn.__qualname__
     for name in ("event_append", "message_send"):
         turn = inspect.signature(getattr(store, name)).parameters["turn"]
         assert turn.default is inspect.Parameter.empty, name
-    assert "contextvars" not in source
+    for module in modules:
+        assert "contextvars" not in inspect.getsource(module), module.__name__

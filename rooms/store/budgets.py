@@ -1,0 +1,164 @@
+"""The limiter and the budgets of open streams and waiters (rooms/lua/budgets/). Budget steps
+and rate windows run on the limiter's own connection: when it fails, requests go through.
+Slots are leases in the store, given back in one pipeline per turn of the event loop."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from rooms import scripts
+from rooms.keys import TeamKeys, open_slots, rate_window
+from rooms.store.connections import StoreDown, client, limiter
+from rooms.store.engine import _eval, _in_flight, _run
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetStep:
+    """What one budget step answered: allowed, calls left or retry-after ms, the epoch."""
+
+    allowed: bool
+    value: int
+    epoch: int
+    # Refused by the shared ceiling (a guest's team's guests together), not the bucket's own.
+    by_ceiling: bool = False
+
+
+async def budget_step(
+    team_id: int,
+    bucket: str,
+    *,
+    now_ms: int,
+    window_ms: int,
+    limit: int,
+    member: str,
+    ceiling: tuple[str, int] | None = None,
+) -> BudgetStep:
+    """Charge one call to `bucket` (limit 0: charge nothing) and read the team's epoch, in
+    one round trip to the limiter. `ceiling`: a second window of the team, (bucket, limit),
+    charged with it, the call refused when either is full. Raises StoreDown when the
+    limiter does not answer."""
+    keys = TeamKeys(team_id)
+    if ceiling is None:
+        res = await _eval(
+            limiter(),
+            scripts.BUDGET_STEP_SCRIPT,
+            [keys.calls(bucket), keys.epoch],
+            [now_ms, window_ms, limit, member],
+        )
+        return BudgetStep(int(res[0]) == 1, int(res[1]), int(res[2]))
+    shared, shared_limit = ceiling
+    res = await _eval(
+        limiter(),
+        scripts.BUDGET_STEP_GUEST_SCRIPT,
+        [keys.calls(bucket), keys.calls(shared), keys.epoch],
+        [now_ms, window_ms, limit, shared_limit, member],
+    )
+    return BudgetStep(int(res[0]) == 1, int(res[1]), int(res[2]), by_ceiling=int(res[3]) == 2)
+
+
+async def team_epoch_bump(team_id: int) -> int:
+    """Every process's cached callers and room answers of the team are stale from now."""
+    return int(await limiter().incr(TeamKeys(team_id).epoch))
+
+
+async def rate_window_hit(
+    bucket: str, *, now_ms: int, window_ms: int, limit: int, member: str
+) -> tuple[bool, int]:
+    """(allowed, remaining) or (False, retry-after ms). Raises the client's error when the
+    limiter's Redis does not answer; the caller decides to fail open."""
+    res = await _eval(
+        limiter(),
+        scripts.SLIDING_WINDOW_SCRIPT,
+        [rate_window(bucket)],
+        [now_ms, window_ms, limit, member],
+    )
+    return int(res[0]) == 1, int(res[1])
+
+
+LimiterError = StoreDown
+
+
+async def rate_window_stats(bucket: str, *, now_ms: int, window_ms: int) -> tuple[int, int]:
+    """(hits of `bucket` in the window ending now, time of the newest hit in ms or 0)."""
+    r = limiter()
+    pipe = r.pipeline(transaction=False)
+    pipe.zcount(rate_window(bucket), f"({now_ms - window_ms}", "+inf")
+    pipe.zrange(rate_window(bucket), -1, -1, withscores=True)
+    count, newest = await pipe.execute()
+    return int(count), int(newest[0][1]) if newest else 0
+
+
+async def rate_window_clear(bucket: str) -> None:
+    await limiter().delete(rate_window(bucket))
+
+
+async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, cap: int) -> bool:
+    """Take (or renew) one of `cap` slots of `bucket`; False when all are taken. Slots are
+    leases: a server that dies without releasing frees them when they lapse."""
+    res = await _run(
+        scripts.ADMIT_SLOT_SCRIPT, [open_slots(bucket)], [slot_id, now_ms, lease_ms, cap]
+    )
+    return int(res) == 1
+
+
+async def slots_admit(
+    buckets: list[tuple[str, int]], slot_id: str, *, now_ms: int, lease_ms: int
+) -> int:
+    """Take (or renew) `slot_id` in every (bucket, cap) at once, in one step: 0 when taken,
+    else the 1-based index of the first bucket that is full (then none is taken). The
+    buckets must share a hash tag (one cluster slot). Leases, as in `slot_admit`."""
+    res = await _run(
+        scripts.ADMIT_SLOTS_SCRIPT,
+        [open_slots(bucket) for bucket, _ in buckets],
+        [slot_id, now_ms, lease_ms, *(cap for _, cap in buckets)],
+    )
+    return int(res)
+
+
+async def slot_release(bucket: str, slot_id: str) -> None:
+    await client().zrem(open_slots(bucket), slot_id)
+
+
+_releasing: dict[int, tuple[asyncio.AbstractEventLoop, list[tuple[str, str]]]] = {}
+
+
+def slot_release_soon(bucket: str, slot_id: str) -> None:
+    """Give a slot back without waiting for it: the releases of one turn of the event loop
+    (the waiters one write woke) go in one pipeline. With Redis away the slot's lease
+    lapses by itself."""
+    loop = asyncio.get_running_loop()
+    pending = _releasing.get(id(loop))
+    if pending is None or pending[0] is not loop:  # none yet, or a closed loop's (same id)
+        pending = _releasing[id(loop)] = (loop, [])
+        loop.call_soon(_releases_run)
+    pending[1].append((bucket, slot_id))
+
+
+def _releases_taken(loop: asyncio.AbstractEventLoop) -> list[tuple[str, str]]:
+    found = _releasing.get(id(loop))
+    if found is None or found[0] is not loop:
+        return []
+    del _releasing[id(loop)]
+    return found[1]
+
+
+def _releases_run() -> None:
+    pending = _releases_taken(asyncio.get_running_loop())
+    if pending:
+        task = asyncio.get_running_loop().create_task(_releases_step(pending))
+        _in_flight.add(task)
+        task.add_done_callback(_in_flight.discard)
+
+
+async def _releases_step(pending: list[tuple[str, str]]) -> None:
+    by_bucket: dict[str, list[str]] = {}
+    for bucket, slot_id in pending:
+        by_bucket.setdefault(bucket, []).append(slot_id)
+    try:
+        pipe = client().pipeline(transaction=False)
+        for bucket, ids in by_bucket.items():
+            pipe.zrem(open_slots(bucket), *ids)
+        await pipe.execute()
+    except StoreDown:
+        pass

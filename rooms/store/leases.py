@@ -1,0 +1,187 @@
+"""File leases and noted file reads (rooms/lua/leases/). LEASES_MOVED is a lease script's
+answer when a lease was granted since the view a service decided on: a claim of a task
+with paths (plan.py) and a message to a file: selector (messages.py) answer it too."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from django.conf import settings
+
+from rooms import idempotency, scripts
+from rooms.keys import RoomKeys
+from rooms.store.engine import _event_args, _run, _run_write, _ttl, _unwritten
+
+LEASES_MOVED = -9  # a lease script's answer: a lease was granted since the view it was given
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseView:
+    """The room's leases as one step read them: `generation` counts the grants of new
+    leases so far; `leases` are the raw JSON of every lease kept (some may be expired)."""
+
+    generation: str
+    leases: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseDecision:
+    """What a service decided on a LeaseView, for the write step that acts on it: the
+    view's generation, the conflicts found (JSON, "[]" for none) and the agent's own live
+    leases of the paths asked for ({path: lease id})."""
+
+    generation: str
+    conflicts_json: str = "[]"
+    own: dict[str, str] | None = None
+
+
+async def leases_view(keys: RoomKeys) -> LeaseView:
+    res = await _run(scripts.LEASES_VIEW_SCRIPT, [keys.leases, keys.meta], [])
+    return LeaseView(str(res[0]), [str(x) for x in res[1]])
+
+
+async def leases_live(keys: RoomKeys, *, now_ms: int) -> list[str]:
+    """Every live lease's JSON (no path matched: rooms.overlaps does that)."""
+    view = await leases_view(keys)
+    return [raw for raw in view.leases if int(json.loads(raw)["expires_ms"]) > now_ms]
+
+
+LeaseOutcome = Literal[
+    "granted",
+    "renewed",
+    "conflict",
+    "quota",
+    "unknown_task",
+    "moved",
+    "ok",
+    "unknown",
+    "not_holder",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseStep:
+    """What a lease script answered: "granted", "renewed" (the agent's own lease of that
+    path), "conflict" (`conflicts`), "quota" (`used`), "unknown_task", "moved" (a lease was
+    granted since the decision's view: nothing written); for a renewal or a release, "ok",
+    "unknown" (no such live lease) or "not_holder"."""
+
+    outcome: LeaseOutcome
+    lease_json: str = ""
+    event_id: str = ""
+    conflicts_json: str = "[]"
+    used: int = 0
+
+
+async def lease_claim(
+    keys: RoomKeys,
+    *,
+    lease_id: str,
+    agent_id: str,
+    path: str,
+    mode: str,
+    ttl_ms: int,
+    task_id: str | None,
+    reason: str | None,
+    now_ms: int,
+    decided: LeaseDecision,
+    keyed: idempotency.KeyedCall | None,
+) -> LeaseStep:
+    res = await _run_write(
+        keys,
+        scripts.LEASE_CLAIM_SCRIPT,
+        [keys.leases, keys.lease_expiry, keys.meta, keys.events, keys.reads, keys.tasks],
+        [
+            agent_id,
+            path,
+            mode,
+            ttl_ms,
+            task_id or "",
+            reason or "",
+            now_ms,
+            _ttl(),
+            *_event_args(keys),
+            lease_id,
+            int(settings.ROOM_LEASES_MAX),
+            decided.generation,
+            decided.conflicts_json,
+            (decided.own or {}).get(path, ""),
+        ],
+        wrote="type(__res) == 'table' and (__res[1] == 1 or __res[1] == 2)",
+        keyed=keyed,
+    )
+    code = int(res[0])
+    if code == 1:
+        return LeaseStep("granted", str(res[1]), str(res[2]))
+    if code == 2:
+        return LeaseStep("renewed", str(res[1]))
+    if code == 0:
+        return LeaseStep("conflict", conflicts_json=str(res[1]))
+    if code == -1:
+        return LeaseStep("quota", used=int(res[1]))
+    if code == LEASES_MOVED:
+        _unwritten(keyed)
+        return LeaseStep("moved")
+    return LeaseStep("unknown_task")
+
+
+async def lease_change(
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    lease_id: str | None,
+    path: str | None,
+    release: bool,
+    ttl_ms: int,
+    now_ms: int,
+    keyed: idempotency.KeyedCall | None,
+) -> LeaseStep:
+    res = await _run_write(
+        keys,
+        scripts.LEASE_CHANGE_SCRIPT,
+        [keys.leases, keys.lease_expiry, keys.meta, keys.events, keys.reads],
+        [
+            agent_id,
+            lease_id or "",
+            path or "",
+            "release" if release else "renew",
+            ttl_ms,
+            now_ms,
+            _ttl(),
+            *_event_args(keys),
+        ],
+        keyed=keyed,
+    )
+    code = int(res[0])
+    if code == 1:
+        return LeaseStep("ok", str(res[1]), str(res[2]))
+    if code == -2:
+        return LeaseStep("not_holder", str(res[1]))
+    return LeaseStep("unknown")
+
+
+async def file_read_note(
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    path: str,
+    record_json: str,
+    keyed: idempotency.KeyedCall | None,
+) -> int | None:
+    """None when noted; the reads noted in the room when it is at ROOM_FILE_READS_MAX."""
+    res = await _run_write(
+        keys,
+        scripts.NOTE_READ_SCRIPT,
+        [keys.file_reads],
+        [f"{agent_id}\n{path}", record_json, int(settings.ROOM_FILE_READS_MAX), _ttl()],
+        keyed=keyed,
+    )
+    return None if int(res[0]) == 1 else int(res[1])
+
+
+async def file_drift(keys: RoomKeys, *, agent_id: str, path: str) -> tuple[str | None, list[str]]:
+    """(the agent's noted read of the path, every lease's JSON) in one step."""
+    res = await _run(scripts.DRIFT_SCRIPT, [keys.file_reads, keys.leases], [f"{agent_id}\n{path}"])
+    return (str(res[0]) or None), [str(x) for x in res[1]]

@@ -1,0 +1,147 @@
+"""A room as a whole: its access check, status and mode, its counts and activity, and an
+agent leaving it (rooms/lua/room/)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from rooms import idempotency, scripts
+from rooms.keys import RoomKeys
+from rooms.store.connections import client
+from rooms.store.engine import _awaited, _event_args, _run, _run_write, _ttl, room_tail
+
+
+async def room_access(
+    keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool
+) -> tuple[int, str]:
+    """(1 the team owns the room, 0 Redis knows no owner (and no claim was asked), -1 another
+    team owns it; the room's status when owned). With `claim`, an unowned room becomes the
+    team's. Refreshes the room's idle TTL when the team owns it."""
+    rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta)]
+    res = await _run(
+        scripts.ACCESS_ROOM_SCRIPT,
+        [keys.owner, keys.meta, *rest],
+        [team_id, _ttl(), now_iso, "1" if claim else "0"],
+    )
+    return int(res[0]), (str(res[2]) if int(res[0]) == 1 else "")
+
+
+async def room_status_set(
+    keys: RoomKeys, *, status: str, by: str, keyed: idempotency.KeyedCall | None
+) -> tuple[str, str]:
+    """(the previous status, the room_status_changed event id or "" if unchanged)."""
+    res = await _run_write(
+        keys,
+        scripts.SET_ROOM_STATUS_SCRIPT,
+        [keys.meta, keys.events, keys.reads],
+        [status, by, _ttl(), *_event_args(keys)],
+        wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
+    )
+    return str(res[0]), str(res[1])
+
+
+async def room_status_event(keys: RoomKeys, *, status: str, previous: str, by: str) -> str:
+    """The log's room_status_changed event of an archive or a restore (not a write step: an
+    archiving room refuses those)."""
+    res = await _run(
+        scripts.STATUS_EVENT_SCRIPT,
+        [keys.meta, keys.events, keys.reads, *room_tail(keys)],
+        [status, previous, by, _ttl(), *_event_args(keys)],
+    )
+    return str(res)
+
+
+async def room_mode_get(keys: RoomKeys) -> dict[str, Any]:
+    """The room's mode (set_room_mode), {} when none was set."""
+    raw = await _awaited(client().hget(keys.meta, "mode"))
+    found = json.loads(raw) if raw else {}
+    return found if isinstance(found, dict) else {}
+
+
+async def room_mode_set(
+    keys: RoomKeys, *, changes_json: str, keyed: idempotency.KeyedCall | None
+) -> tuple[str, str]:
+    """(the room's mode JSON after merging `changes_json` into it, who holds the turn)."""
+    res = await _run_write(
+        keys,
+        scripts.SET_ROOM_MODE_SCRIPT,
+        [keys.meta],
+        [changes_json, _ttl()],
+        wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
+    )
+    return str(res[0]), str(res[1] or "")
+
+
+async def presence_leave(
+    keys: RoomKeys,
+    *,
+    agent_id: str,
+    shown: int,
+    keyed: idempotency.KeyedCall | None,
+) -> tuple[bool, list[tuple[str, int]]]:
+    """(whether the agent was in presence, the `shown` most recently seen still there)."""
+    left, res = await _run_write(
+        keys,
+        scripts.LEAVE_ROOM_SCRIPT,
+        [keys.presence, keys.meta, keys.events, keys.reads, keys.agent_tags],
+        [agent_id, _ttl(), *_event_args(keys), shown],
+        wrote=scripts.WROTE_ALWAYS,
+        keyed=keyed,
+    )
+    it = iter(res)
+    return int(left) == 1, [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
+
+
+@dataclass(frozen=True, slots=True)
+class RoomCounts:
+    created_at: str | None
+    members: int
+    tasks: int
+    context: int
+    events: int
+
+
+async def room_counts(keys: RoomKeys) -> RoomCounts:
+    res = await _run(
+        scripts.ROOM_INFO_SCRIPT,
+        [keys.meta, keys.presence, keys.tasks, keys.context, keys.events],
+        [],
+    )
+    return RoomCounts(
+        str(res[0]) if res[0] else None, int(res[1]), int(res[2]), int(res[3]), int(res[4])
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RoomActivity:
+    created_at: str | None
+    per_day: dict[int, int]  # days since 1970 (UTC) -> events of that day still in the log
+    agents: int
+    online: int
+    context: int
+    events: int
+    statuses: list[str]
+
+
+async def room_activity(keys: RoomKeys, *, online_since_ms: int) -> RoomActivity:
+    res = await _run(
+        scripts.ROOM_ANALYTICS_SCRIPT,
+        [keys.meta, keys.presence, keys.tasks, keys.context, keys.events],
+        [online_since_ms],
+    )
+    it = iter(res[0])
+    meta = dict(zip(it, it, strict=True))
+    per_day = {int(k[2:]): int(v) for k, v in meta.items() if str(k).startswith("d:")}
+    return RoomActivity(
+        str(meta["created_at"]) if meta.get("created_at") else None,
+        per_day,
+        int(res[1]),
+        int(res[2]),
+        int(res[3]),
+        int(res[4]),
+        [str(x) for x in res[5]],
+    )

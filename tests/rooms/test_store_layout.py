@@ -1,0 +1,131 @@
+"""The store's grid (issue 23, point 1): rooms/store/<domain>.py holds one typed function
+per atomic step, engine.py is the one module that sends a script to Redis, and the package
+re-exports every step, so callers only ever write `store.<name>`.
+
+A module past LINES_MAX lines says why in the first lines of its docstring, in words
+starting "Over 600 lines:"."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import typing
+from pathlib import Path
+
+from rooms import store
+
+STORE = Path(store.__file__).parent
+LINES_MAX = 600
+# The commands that run a script on Redis or load one (client methods, or the first word of
+# an execute_command).
+SCRIPT_COMMANDS = {
+    "eval",
+    "evalsha",
+    "eval_ro",
+    "evalsha_ro",
+    "script",
+    "script_load",
+    "fcall",
+    "fcall_ro",
+}
+# What a domain module hands a script to: the engine's runners.
+ENGINE_RUNNERS = {"_run", "_run_write", "_eval"}
+# Not a domain: the package itself, the engine, the connections and the wake-ups.
+PLUMBING = {"__init__", "engine", "connections", "wakeups"}
+
+
+def _trees() -> dict[str, ast.Module]:
+    return {path.stem: ast.parse(path.read_text()) for path in sorted(STORE.glob("*.py"))}
+
+
+def _public(tree: ast.Module) -> list[str]:
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+    return [n for n in names if not n.startswith("_") and n != "T"]
+
+
+def test_every_store_module_is_short_or_says_why_at_its_top() -> None:
+    long = []
+    for path in sorted(STORE.glob("*.py")):
+        text = path.read_text()
+        head = "\n".join((ast.get_docstring(ast.parse(text)) or "").splitlines()[:5])
+        if len(text.splitlines()) > LINES_MAX and f"Over {LINES_MAX} lines:" not in head:
+            long.append(f"{path.name}: {len(text.splitlines())} lines")
+    assert not long, long
+
+
+def test_only_the_engine_sends_a_script_to_redis() -> None:
+    sending: dict[str, list[str]] = {}
+    for name, tree in _trees().items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            command = node.func.attr
+            if command == "execute_command" and node.args:
+                first = node.args[0]
+                if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                    command = first.value.split()[0].lower()
+            if command in SCRIPT_COMMANDS:
+                sending.setdefault(name, []).append(command)
+    assert set(sending) == {"engine"}, sending
+    assert {"eval", "evalsha"} <= set(sending["engine"])
+
+
+def test_a_domain_module_hands_every_script_to_the_engine() -> None:
+    """Every `scripts.<X>_SCRIPT` a domain module names is an argument of the engine's
+    runners (`_run`, `_run_write`, `_eval`): none is run, or changed, on the side."""
+    strays = []
+    for name, tree in _trees().items():
+        if name in PLUMBING:
+            continue
+        handed: set[int] = set()
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ENGINE_RUNNERS
+            ):
+                handed |= {id(arg) for arg in node.args}
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "scripts"
+                and node.attr.endswith("_SCRIPT")
+                and id(node) not in handed
+            ):
+                strays.append(f"{name}.py:{node.lineno} {node.attr}")
+    assert not strays, strays
+
+
+def test_the_package_reexports_every_public_name_of_the_engine_and_the_domains() -> None:
+    missing = []
+    for name, tree in _trees().items():
+        if name in PLUMBING - {"engine"}:
+            continue
+        module = importlib.import_module(f"{store.__name__}.{name}")
+        for public in _public(tree):
+            if public not in store.__all__ or getattr(store, public) is not getattr(module, public):
+                missing.append(f"{name}.{public}")
+    assert not missing, missing
+
+
+def test_every_step_outcome_is_a_literal() -> None:
+    """A misspelt `step.outcome == "..."` is then a mypy error (strict_equality)."""
+    steps, loose = [], []
+    for name in store.__all__:
+        found = getattr(store, name)
+        if isinstance(found, type) and dataclasses.is_dataclass(found):
+            hints = typing.get_type_hints(found)
+            if "outcome" in hints:
+                steps.append(name)
+                if typing.get_origin(hints["outcome"]) is not typing.Literal:
+                    loose.append(name)
+    assert not loose, loose
+    assert len(steps) >= 7, steps
