@@ -1,9 +1,7 @@
 """The store's grid (issue 23, point 1): rooms/store/<domain>.py holds one typed function
 per atomic step, engine.py is the one module that sends a script to Redis, and the package
-re-exports every step, so callers only ever write `store.<name>`.
-
-A module past LINES_MAX lines says why in the first lines of its docstring, in words
-starting "Over 600 lines:"."""
+re-exports every step, so callers only ever write `store.<name>`. (Every product module's
+length is held by tests/test_layout.py.)"""
 
 from __future__ import annotations
 
@@ -16,7 +14,6 @@ from pathlib import Path
 from rooms import store
 
 STORE = Path(store.__file__).parent
-LINES_MAX = 600
 # The commands that run a script on Redis or load one (client methods, or the first word of
 # an execute_command).
 SCRIPT_COMMANDS = {
@@ -48,16 +45,6 @@ def _public(tree: ast.Module) -> list[str]:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names += [t.id for t in targets if isinstance(t, ast.Name)]
     return [n for n in names if not n.startswith("_") and n != "T"]
-
-
-def test_every_store_module_is_short_or_says_why_at_its_top() -> None:
-    long = []
-    for path in sorted(STORE.glob("*.py")):
-        text = path.read_text()
-        head = "\n".join((ast.get_docstring(ast.parse(text)) or "").splitlines()[:5])
-        if len(text.splitlines()) > LINES_MAX and f"Over {LINES_MAX} lines:" not in head:
-            long.append(f"{path.name}: {len(text.splitlines())} lines")
-    assert not long, long
 
 
 def test_only_the_engine_sends_a_script_to_redis() -> None:
