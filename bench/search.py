@@ -74,7 +74,7 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, label: str) -> 
     rng = random.Random(20261201)
     words = [f"w{i:04d}" for i in range(VOCABULARY)]
     weights = [1 / (i + 1) for i in range(VOCABULARY)]  # Zipf
-    source = scripts.POST_EVENT_SCRIPT.replace(scripts.WAKE_VERB, "PUBLISH")
+    source = "local WAKE_VERB = 'PUBLISH'\n" + scripts.POST_EVENT_SCRIPT
     sha = r.script_load(source)
     conn = ep.connection()
     rooms: dict[int, str] = {}

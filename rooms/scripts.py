@@ -1,7 +1,8 @@
 """Every atomic step's script, by name (docs/protocol.md "Atomicity": every mutation is
 one step). The Lua itself is in rooms/lua/<domain>/<step>.lua, one file a step with its
-KEYS/ARGV header, assembled once at start by rooms/lua (its libraries first, placeholders
-filled from FILL); the wrappers (keyed, guarded, turned) are rooms/lua/wrap/*.lua.
+KEYS/ARGV header, assembled once at start by rooms/lua (its libraries first, the constants
+its header declares from CONSTANTS); the wrappers every write step runs in (guard, keyed,
+turn) are Lua functions in rooms/lua/wrap/, composed by rooms/lua `write_step`.
 
 Scripts never build a key name for the room's own data (rooms/keys.py does, and every key
 arrives in KEYS), and they refresh the idle TTL of every key they write, so a room that is
@@ -12,11 +13,6 @@ spliced in as strings).
 """
 
 from rooms import lua
-
-# Replaced by the store when a script is registered: PUBLISH on one Redis, SPUBLISH (the
-# room's own slot) on a cluster.
-WAKE_VERB = "__WAKE_VERB__"
-
 
 # The search index's bounds (rooms/search.py tokenizes queries the same way).
 SEARCH_STOPWORDS = (
@@ -29,206 +25,169 @@ SEARCH_EVENT_POSTINGS = 512  # events kept per word: its newest
 # What one word of the events' index takes in Redis besides its postings (its hash field and
 # its vocabulary member), counted against ROOM_EVENT_BYTES_MAX with the events.
 SEARCH_WORD_BYTES = 160
-# What the Lua's placeholders stand for (lib/search.lua; WAKE_VERB is the store's).
-FILL = {
-    "__SEARCH_STOPWORDS__": SEARCH_STOPWORDS,
-    "__SEARCH_FIELD_BYTES__": str(SEARCH_FIELD_BYTES),
-    "__SEARCH_DOC_TERMS__": str(SEARCH_DOC_TERMS),
-    "__SEARCH_EVENT_POSTINGS__": str(SEARCH_EVENT_POSTINGS),
-    "__SEARCH_WORD_BYTES__": str(SEARCH_WORD_BYTES),
+# The constants a Lua file's header may declare (`--- constants: ...`, rooms/lua), by name.
+CONSTANTS: dict[str, str | int] = {
+    "SEARCH_STOPWORDS": SEARCH_STOPWORDS,
+    "SEARCH_FIELD_BYTES": SEARCH_FIELD_BYTES,
+    "SEARCH_DOC_TERMS": SEARCH_DOC_TERMS,
+    "SEARCH_EVENT_POSTINGS": SEARCH_EVENT_POSTINGS,
+    "SEARCH_WORD_BYTES": SEARCH_WORD_BYTES,
 }
 
 
-ACCESS_ROOM_SCRIPT = lua.assemble("room/access_room", FILL)
+ACCESS_ROOM_SCRIPT = lua.assemble("room/access_room", CONSTANTS)
 
-ADD_TASK_SCRIPT = lua.assemble("plan/add_task", FILL)
+ADD_TASK_SCRIPT = lua.assemble("plan/add_task", CONSTANTS)
 
-CREATE_PLAN_SCRIPT = lua.assemble("plan/create_plan", FILL)
-
-
-UPDATE_TASK_SCRIPT = lua.assemble("plan/update_task", FILL)
-
-CLAIM_TASK_SCRIPT = lua.assemble("plan/claim_task", FILL)
-
-RELEASE_TASK_SCRIPT = lua.assemble("plan/release_task", FILL)
-
-EXPIRE_CLAIMS_SCRIPT = lua.assemble("plan/expire_claims", FILL)
-
-READ_PLAN_SCRIPT = lua.assemble("plan/read_plan", FILL)
+CREATE_PLAN_SCRIPT = lua.assemble("plan/create_plan", CONSTANTS)
 
 
-TASK_HINTS_SCRIPT = lua.assemble("plan/task_hints", FILL)
+UPDATE_TASK_SCRIPT = lua.assemble("plan/update_task", CONSTANTS)
 
-WRITE_CONTEXT_SCRIPT = lua.assemble("context/write_context", FILL)
+CLAIM_TASK_SCRIPT = lua.assemble("plan/claim_task", CONSTANTS)
 
-UPDATE_CONTEXT_SCRIPT = lua.assemble("context/update_context", FILL)
+RELEASE_TASK_SCRIPT = lua.assemble("plan/release_task", CONSTANTS)
 
-CONTEXT_HISTORY_SCRIPT = lua.assemble("context/context_history", FILL)
+EXPIRE_CLAIMS_SCRIPT = lua.assemble("plan/expire_claims", CONSTANTS)
 
-CONTEXT_HINTS_SCRIPT = lua.assemble("context/context_hints", FILL)
-
-POST_EVENT_SCRIPT = lua.assemble("events/post_event", FILL)
+READ_PLAN_SCRIPT = lua.assemble("plan/read_plan", CONSTANTS)
 
 
-READ_UNREAD_SCRIPT = lua.assemble("events/read_unread", FILL)
+TASK_HINTS_SCRIPT = lua.assemble("plan/task_hints", CONSTANTS)
 
-READ_UNREAD_MANY_SCRIPT = lua.assemble("events/read_unread_many", FILL)
+WRITE_CONTEXT_SCRIPT = lua.assemble("context/write_context", CONSTANTS)
+
+UPDATE_CONTEXT_SCRIPT = lua.assemble("context/update_context", CONSTANTS)
+
+CONTEXT_HISTORY_SCRIPT = lua.assemble("context/context_history", CONSTANTS)
+
+CONTEXT_HINTS_SCRIPT = lua.assemble("context/context_hints", CONSTANTS)
+
+POST_EVENT_SCRIPT = lua.assemble("events/post_event", CONSTANTS)
 
 
-MARK_EVENT_READ_SCRIPT = lua.assemble("events/mark_event_read", FILL)
+READ_UNREAD_SCRIPT = lua.assemble("events/read_unread", CONSTANTS)
 
-HEARTBEAT_SCRIPT = lua.assemble("presence/heartbeat", FILL)
+READ_UNREAD_MANY_SCRIPT = lua.assemble("events/read_unread_many", CONSTANTS)
 
-ACQUIRE_LOCK_SCRIPT = lua.assemble("locks/acquire_lock", FILL)
 
-RELEASE_LOCK_SCRIPT = lua.assemble("locks/release_lock", FILL)
+MARK_EVENT_READ_SCRIPT = lua.assemble("events/mark_event_read", CONSTANTS)
 
-SET_SHARED_VAR_SCRIPT = lua.assemble("vars/set_shared_var", FILL)
+HEARTBEAT_SCRIPT = lua.assemble("presence/heartbeat", CONSTANTS)
 
-SLIDING_WINDOW_SCRIPT = lua.assemble("budgets/sliding_window", FILL)
+ACQUIRE_LOCK_SCRIPT = lua.assemble("locks/acquire_lock", CONSTANTS)
 
-BUDGET_STEP_SCRIPT = lua.assemble("budgets/budget_step", FILL)
+RELEASE_LOCK_SCRIPT = lua.assemble("locks/release_lock", CONSTANTS)
 
-ADMIT_SLOT_SCRIPT = lua.assemble("budgets/admit_slot", FILL)
+SET_SHARED_VAR_SCRIPT = lua.assemble("vars/set_shared_var", CONSTANTS)
 
-FILL_BEARER_SCRIPT = lua.assemble("bearers/fill_bearer", FILL)
+SLIDING_WINDOW_SCRIPT = lua.assemble("budgets/sliding_window", CONSTANTS)
 
-FORGET_BEARER_SCRIPT = lua.assemble("bearers/forget_bearer", FILL)
+BUDGET_STEP_SCRIPT = lua.assemble("budgets/budget_step", CONSTANTS)
 
-CONTEXT_GET_SCRIPT = lua.assemble("context/context_get", FILL)
+ADMIT_SLOT_SCRIPT = lua.assemble("budgets/admit_slot", CONSTANTS)
 
-CONTEXT_ALL_SCRIPT = lua.assemble("context/context_all", FILL)
+FILL_BEARER_SCRIPT = lua.assemble("bearers/fill_bearer", CONSTANTS)
+
+FORGET_BEARER_SCRIPT = lua.assemble("bearers/forget_bearer", CONSTANTS)
+
+CONTEXT_GET_SCRIPT = lua.assemble("context/context_get", CONSTANTS)
+
+CONTEXT_ALL_SCRIPT = lua.assemble("context/context_all", CONSTANTS)
 
 # --- roomd's other tools ---------------------------------------------------------------
 
-LEAVE_ROOM_SCRIPT = lua.assemble("room/leave_room", FILL)
+LEAVE_ROOM_SCRIPT = lua.assemble("room/leave_room", CONSTANTS)
 
-ROOM_INFO_SCRIPT = lua.assemble("room/room_info", FILL)
+ROOM_INFO_SCRIPT = lua.assemble("room/room_info", CONSTANTS)
 
-ADD_DEPENDENCY_SCRIPT = lua.assemble("plan/add_dependency", FILL)
+ADD_DEPENDENCY_SCRIPT = lua.assemble("plan/add_dependency", CONSTANTS)
 
-DELETE_TASK_SCRIPT = lua.assemble("plan/delete_task", FILL)
+DELETE_TASK_SCRIPT = lua.assemble("plan/delete_task", CONSTANTS)
 
-DELETE_CONTEXT_SCRIPT = lua.assemble("context/delete_context", FILL)
+DELETE_CONTEXT_SCRIPT = lua.assemble("context/delete_context", CONSTANTS)
 
-DELETE_EVENT_SCRIPT = lua.assemble("events/delete_event", FILL)
+DELETE_EVENT_SCRIPT = lua.assemble("events/delete_event", CONSTANTS)
 
-REQUEST_REVIEW_SCRIPT = lua.assemble("reviews/request_review", FILL)
+REQUEST_REVIEW_SCRIPT = lua.assemble("reviews/request_review", CONSTANTS)
 
-SUBMIT_TASK_SCRIPT = lua.assemble("reviews/submit_task", FILL)
+SUBMIT_TASK_SCRIPT = lua.assemble("reviews/submit_task", CONSTANTS)
 
-SET_ROOM_MODE_SCRIPT = lua.assemble("room/set_room_mode", FILL)
+SET_ROOM_MODE_SCRIPT = lua.assemble("room/set_room_mode", CONSTANTS)
 
-RESOLVE_REVIEW_SCRIPT = lua.assemble("reviews/resolve_review", FILL)
-
-
-ROOM_ANALYTICS_SCRIPT = lua.assemble("room/room_analytics", FILL)
-
-# --- Keyed writes (idempotencyKey) ------------------------------------------------------
-
-KEYED_WRAP = lua.assemble("wrap/keyed", FILL)
-
-# What __WROTE__ is for each kind of answer.
-WROTE_ONE = "type(__res) == 'table' and __res[1] == 1"  # {1, ...} changed the room
-WROTE_ALWAYS = "true"  # every answer is a write (heartbeat; release_lock answers either way)
-WROTE_UNLESS_QUOTA = "type(__res) == 'table' and __res[1] ~= -1"  # acquire_lock
-WROTE_MARK = "__res == 1"  # mark_event_read: 1 recorded
+RESOLVE_REVIEW_SCRIPT = lua.assemble("reviews/resolve_review", CONSTANTS)
 
 
-def keyed(source: str, wrote: str, *, tail: int = 0) -> str:
-    """`source` (a write script) as one keyed step; `tail`: arguments after the keyed ones
-    (a turn step's, TURN_WRAP)."""
-    return (
-        KEYED_WRAP.replace("__WRITE__", source)
-        .replace("__WROTE__", wrote)
-        .replace("__TAIL__", str(tail))
-    )
+ROOM_ANALYTICS_SCRIPT = lua.assemble("room/room_analytics", CONSTANTS)
+
+SEARCH_REINDEX_SCRIPT = lua.assemble("search/search_reindex", CONSTANTS)
 
 
-SEARCH_REINDEX_SCRIPT = lua.assemble("search/search_reindex", FILL)
-
-
-SEARCH_SCRIPT = lua.assemble("search/search", FILL)
+SEARCH_SCRIPT = lua.assemble("search/search", CONSTANTS)
 
 
 # --- Leases (rooms/paths.py says what a path and a glob are) -----------------------------
 
 
-LEASE_CLAIM_SCRIPT = lua.assemble("leases/lease_claim", FILL)
+LEASE_CLAIM_SCRIPT = lua.assemble("leases/lease_claim", CONSTANTS)
 
-LEASE_CHANGE_SCRIPT = lua.assemble("leases/lease_change", FILL)
+LEASE_CHANGE_SCRIPT = lua.assemble("leases/lease_change", CONSTANTS)
 
-LEASES_VIEW_SCRIPT = lua.assemble("leases/leases_view", FILL)
-
-
-NOTE_READ_SCRIPT = lua.assemble("leases/note_read", FILL)
-
-DRIFT_SCRIPT = lua.assemble("leases/drift", FILL)
+LEASES_VIEW_SCRIPT = lua.assemble("leases/leases_view", CONSTANTS)
 
 
-CONTEXT_READERS_SCRIPT = lua.assemble("context/context_readers", FILL)
+NOTE_READ_SCRIPT = lua.assemble("leases/note_read", CONSTANTS)
+
+DRIFT_SCRIPT = lua.assemble("leases/drift", CONSTANTS)
+
+
+CONTEXT_READERS_SCRIPT = lua.assemble("context/context_readers", CONSTANTS)
 
 
 # --- Messages (rooms/services/messages.py) -----------------------------------------------
 
 
-SEND_MESSAGE_SCRIPT = lua.assemble("messages/send_message", FILL)
+SEND_MESSAGE_SCRIPT = lua.assemble("messages/send_message", CONSTANTS)
 
-INBOX_SCRIPT = lua.assemble("messages/inbox", FILL)
+INBOX_SCRIPT = lua.assemble("messages/inbox", CONSTANTS)
 
-ACK_MESSAGE_SCRIPT = lua.assemble("messages/ack_message", FILL)
+ACK_MESSAGE_SCRIPT = lua.assemble("messages/ack_message", CONSTANTS)
 
-SENT_MESSAGES_SCRIPT = lua.assemble("messages/sent_messages", FILL)
+SENT_MESSAGES_SCRIPT = lua.assemble("messages/sent_messages", CONSTANTS)
 
 
 # --- Handoffs (rooms/services/handoffs.py) ------------------------------------------------
 
-HANDOFF_OFFER_SCRIPT = lua.assemble("handoffs/handoff_offer", FILL)
+HANDOFF_OFFER_SCRIPT = lua.assemble("handoffs/handoff_offer", CONSTANTS)
 
-HANDOFF_RESOLVE_SCRIPT = lua.assemble("handoffs/handoff_resolve", FILL)
+HANDOFF_RESOLVE_SCRIPT = lua.assemble("handoffs/handoff_resolve", CONSTANTS)
 
 
 # --- Lifecycle (rooms/services/lifecycle.py) ---------------------------------------------
 
-SET_ROOM_STATUS_SCRIPT = lua.assemble("room/set_room_status", FILL)
+SET_ROOM_STATUS_SCRIPT = lua.assemble("room/set_room_status", CONSTANTS)
 
 
-STATUS_EVENT_SCRIPT = lua.assemble("room/status_event", FILL)
+STATUS_EVENT_SCRIPT = lua.assemble("room/status_event", CONSTANTS)
 
 
 # --- Archives (rooms/snapshots.py; tenants/archives.py moves rooms to and from Postgres) ---
 
-GUARD_WRAP = lua.assemble("wrap/guard", FILL)
+FREEZE_ROOM_SCRIPT = lua.assemble("archives/freeze_room", CONSTANTS)
+
+OWNER_CACHE_SCRIPT = lua.assemble("archives/owner_cache", CONSTANTS)
+
+THAW_ROOM_SCRIPT = lua.assemble("archives/thaw_room", CONSTANTS)
+
+COPY_ROOM_SCRIPT = lua.assemble("archives/copy_room", CONSTANTS)
+
+RANGE_CHUNK_SCRIPT = lua.assemble("archives/range_chunk", CONSTANTS)
+
+LOAD_ROOM_SCRIPT = lua.assemble("archives/load_room", CONSTANTS)
 
 
-def guarded(source: str) -> str:
-    """`source` (a write step, keyed or not) refused on a room that is no longer live."""
-    return GUARD_WRAP.replace("__WRITE__", source)
+INHERITED_REPLACE_SCRIPT = lua.assemble("room/inherited_replace", CONSTANTS)
 
-
-FREEZE_ROOM_SCRIPT = lua.assemble("archives/freeze_room", FILL)
-
-OWNER_CACHE_SCRIPT = lua.assemble("archives/owner_cache", FILL)
-
-THAW_ROOM_SCRIPT = lua.assemble("archives/thaw_room", FILL)
-
-COPY_ROOM_SCRIPT = lua.assemble("archives/copy_room", FILL)
-
-RANGE_CHUNK_SCRIPT = lua.assemble("archives/range_chunk", FILL)
-
-LOAD_ROOM_SCRIPT = lua.assemble("archives/load_room", FILL)
-
-
-TURN_WRAP = lua.assemble("wrap/turn", FILL)
-
-
-def turned(source: str, wrote: str) -> str:
-    """`source` (a post's write step) taken only in the poster's turn (rooms.turns)."""
-    return TURN_WRAP.replace("__WRITE__", source).replace("__WROTE__", wrote)
-
-
-INHERITED_REPLACE_SCRIPT = lua.assemble("room/inherited_replace", FILL)
-
-BUDGET_STEP_GUEST_SCRIPT = lua.assemble("budgets/budget_step_guest", FILL)
-ADMIT_SLOTS_SCRIPT = lua.assemble("budgets/admit_slots", FILL)
-RELEASE_MARK_SCRIPT = lua.assemble("imports/release_mark", FILL)
+BUDGET_STEP_GUEST_SCRIPT = lua.assemble("budgets/budget_step_guest", CONSTANTS)
+ADMIT_SLOTS_SCRIPT = lua.assemble("budgets/admit_slots", CONSTANTS)
+RELEASE_MARK_SCRIPT = lua.assemble("imports/release_mark", CONSTANTS)

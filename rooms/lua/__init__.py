@@ -2,15 +2,29 @@
 at start and assembled here; rooms/scripts.py names each step after its file.
 
 A file opens with its header, lines that begin `---`: what arrives in KEYS and ARGV and
-what comes back, and, on a line `--- uses: prelude tasks`, the libraries (`lib/<name>.lua`)
-whose text goes before its own, in that order (a library may use others the same way).
-The header is documentation and is not sent: a step's text is its libraries' and its own
-body, so the script Redis runs (and its SHA, which tests/rooms/test_lua_golden.py pins) is
-exactly what the file says, placeholders (`__NAME__`) filled from `fill`.
+what comes back, and two kinds of line the loader reads:
 
-No script builds a key name. A step of a room that writes, indexes or wraps takes, after
-its own keys, the room tail: eight keys in a fixed order, so the libraries and wrappers
-find them by position from the end (rooms/store `ROOM_TAIL`):
+- `--- uses: prelude tasks`: the libraries (`lib/<name>.lua`) whose text goes before the
+  file's own, in that order (a library may use others the same way);
+- `--- constants: SEARCH_FIELD_BYTES SEARCH_DOC_TERMS`: values defined in Python
+  (rooms/scripts.py CONSTANTS), declared as Lua locals just before the file's body
+  (`local SEARCH_FIELD_BYTES = 4096`). No file holds a placeholder that text replaces.
+
+The rest of the header is documentation and is not sent: a step's text is its libraries'
+and its own body, so the script Redis runs (and its SHA, which tests/rooms/test_lua_golden.py
+pins) is exactly what the files say. One name is the engine's, not a file's: `WAKE_VERB`
+(PUBLISH on one Redis, SPUBLISH on a cluster), declared first by rooms/store/engine.py
+`script_source`.
+
+A write step runs inside wrappers, which are Lua functions (rooms/lua/wrap/): `guard`,
+outermost, refuses a room that is gone or being archived; `keyed` records an
+idempotencyKey; `turn` takes a post only in the poster's turn. `write_step` composes them
+around the step's own text, `guard(keyed(turn(step, wrote_one), wrote_one, 3))()`, where
+`wrote_*` (wrap/wrote.lua) says which answers changed the room.
+
+No script builds a key name. A step of a room that writes, indexes or is wrapped takes,
+after its own keys, the room tail: eight keys in a fixed order, so the libraries and
+wrappers find them by position from the end (rooms/store/engine.py `room_tail`):
 
     KEYS[#KEYS-7] presence   KEYS[#KEYS-6] idempotency   KEYS[#KEYS-5] idempotency_times
     KEYS[#KEYS-4] search_events   KEYS[#KEYS-3] search_docs   KEYS[#KEYS-2] search_vocab
@@ -22,35 +36,73 @@ from __future__ import annotations
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Literal
 
 LUA = Path(__file__).resolve().parent
 HEADER = "---"
 USES = "--- uses:"
+CONSTANTS = "--- constants:"
+
+# Which answers of a write step changed the room (wrap/wrote.lua): {1, ...} for most;
+# every answer (heartbeat; release_lock answers either way); any but the quota's -1
+# (acquire_lock); a bare 1 (mark_event_read); {1 granted or 2 renewed, ...} (lease_claim).
+Wrote = Literal["one", "always", "unless_quota", "mark", "granted"]
+TURN_ARGS = 3  # the turn wrapper's arguments, after the keyed wrapper's (wrap/turn.lua)
 
 
 @cache
-def _parts(path: str) -> tuple[tuple[str, ...], str]:
-    """(the libraries the file uses, its body without the header)."""
+def _parts(path: str) -> tuple[tuple[str, ...], tuple[str, ...], str]:
+    """(the libraries the file uses, the constants it declares, its body without the
+    header)."""
     text = (LUA / f"{path}.lua").read_text(encoding="utf-8")
     lines = text.splitlines(keepends=True)
     uses: tuple[str, ...] = ()
+    constants: tuple[str, ...] = ()
     n = 0
     while n < len(lines) and lines[n].startswith(HEADER):
         if lines[n].startswith(USES):
             uses = tuple(f"lib/{name}" for name in lines[n][len(USES) :].split())
+        elif lines[n].startswith(CONSTANTS):
+            constants = tuple(lines[n][len(CONSTANTS) :].split())
         n += 1
-    return uses, "".join(lines[n:])
+    return uses, constants, "".join(lines[n:])
 
 
-def _text(path: str) -> str:
-    uses, body = _parts(path)
-    return "".join(_text(lib) for lib in uses) + body
+def lua_literal(value: str | int) -> str:
+    """A Python constant as Lua source: an integer, or a quoted string."""
+    if isinstance(value, int):
+        return str(value)
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n") + "'"
 
 
-def assemble(path: str, fill: Mapping[str, str]) -> str:
-    """The step's script: its libraries' text and its own, each `__NAME__` of `fill`
-    replaced by its value."""
-    text = _text(path)
-    for placeholder, value in fill.items():
-        text = text.replace(placeholder, value)
-    return text
+def _text(path: str, constants: Mapping[str, str | int]) -> str:
+    uses, declared, body = _parts(path)
+    own = "".join(f"local {name} = {lua_literal(constants[name])}\n" for name in declared)
+    return "".join(_text(lib, constants) for lib in uses) + own + body
+
+
+def assemble(path: str, constants: Mapping[str, str | int]) -> str:
+    """The step's script: its libraries' text and its own, each preceded by the constants
+    its header declares."""
+    return _text(path, constants)
+
+
+@cache
+def write_step(source: str, *, wrote: Wrote, keyed: bool, turn: bool) -> str:
+    """A write step (`source`, an assembled script) inside its wrappers: always `guard`;
+    `keyed` for a call with an idempotencyKey (its eight arguments follow the step's own);
+    `turn` for a post (its three arguments come last). Cached: the store asks once per
+    step and kind, and Redis knows each result by its SHA."""
+    wrappers = ["wrap/wrote", "wrap/guard"]
+    step = "step"
+    if turn:
+        wrappers.append("wrap/turn")
+        step = f"turn({step}, wrote_{wrote})"
+    if keyed:
+        wrappers.append("wrap/keyed")
+        step = f"keyed({step}, wrote_{wrote}, {TURN_ARGS if turn else 0})"
+    return (
+        "".join(_parts(path)[2] for path in wrappers)
+        + f"local function step()\n{source}end\n"
+        + f"return guard({step})()\n"
+    )

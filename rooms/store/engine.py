@@ -25,7 +25,7 @@ from prometheus_client import Histogram
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
-from rooms import clock, errors, idempotency, scripts, turns
+from rooms import clock, errors, idempotency, lua, turns
 from rooms.keys import RoomKeys
 from rooms.store.connections import Store, StoreDown, client, clients_close, cluster_mode
 from rooms.store.wakeups import hubs_close
@@ -99,7 +99,8 @@ def run_sync(fn: Callable[..., Awaitable[T]], /, *args: Any, **kwargs: Any) -> T
 def script_source(source: str) -> str:
     """A script as Redis runs it: a room's wake-up is published in the room's own slot on
     a cluster (sharded pub/sub reaches only that slot's nodes), everywhere without one."""
-    return source.replace(scripts.WAKE_VERB, "SPUBLISH" if cluster_mode() else "PUBLISH")
+    verb = "SPUBLISH" if cluster_mode() else "PUBLISH"
+    return f"local WAKE_VERB = '{verb}'\n{source}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +201,7 @@ async def _run_write(
     args: list[Any],
     *,
     keyed: idempotency.KeyedCall | None,
-    wrote: str = scripts.WROTE_ONE,
+    wrote: lua.Wrote = "one",
     turn: turns.TurnClaim | None = None,
 ) -> Any:
     """A tool's one write step. For a call with an idempotencyKey (rooms.idempotency), the
@@ -210,17 +211,15 @@ async def _run_write(
     one). `turn`: the step is a post, taken only in the poster's turn (rooms.turns), in
     this same step."""
     keys = [*keys, *room_tail(room)]
-    tail: list[Any] = []
-    if turn is not None:
-        source = scripts.turned(source, wrote)
-        tail = turn.args()
+    tail: list[Any] = [] if turn is None else turn.args()
     call = keyed
+    script = lua.write_step(source, wrote=wrote, keyed=call is not None, turn=turn is not None)
     if call is None:
-        return _room_live(room, await _run(scripts.guarded(source), keys, [*args, *tail]), None)
+        return _room_live(room, await _run(script, keys, [*args, *tail]), None)
     assert not call.written, "a keyed tool call has exactly one write step"
     call.written = True
     res = await _run(
-        scripts.guarded(scripts.keyed(source, wrote, tail=len(tail))),
+        script,
         keys,
         [
             *args,

@@ -284,7 +284,7 @@ async def event_mark_read(
         scripts.MARK_EVENT_READ_SCRIPT,
         [keys.events, keys.reads],
         [event_id, agent_id, now_iso, _ttl(), int(settings.EVENT_READS_MAX)],
-        wrote=scripts.WROTE_MARK,
+        wrote="mark",
         keyed=keyed,
     )
     if isinstance(res, list):

@@ -109,7 +109,7 @@ async def lease_claim(
             decided.conflicts_json,
             (decided.own or {}).get(path, ""),
         ],
-        wrote="type(__res) == 'table' and (__res[1] == 1 or __res[1] == 2)",
+        wrote="granted",
         keyed=keyed,
     )
     code = int(res[0])

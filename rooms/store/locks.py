@@ -34,7 +34,7 @@ async def lock_acquire(
         scripts.ACQUIRE_LOCK_SCRIPT,
         [keys.lock(resource), keys.fence, keys.lock_index, keys.lock_tokens],
         [agent_id, ttl_ms, now_ms, resource, _ttl(), int(settings.ROOM_LOCKS_MAX)],
-        wrote=scripts.WROTE_UNLESS_QUOTA,
+        wrote="unless_quota",
         keyed=keyed,
     )
     if int(res[0]) == -1:
@@ -55,7 +55,7 @@ async def lock_release(
         scripts.RELEASE_LOCK_SCRIPT,
         [keys.lock(resource), keys.lock_index, keys.lock_tokens],
         [agent_id, resource],
-        wrote=scripts.WROTE_ALWAYS,
+        wrote="always",
         keyed=keyed,
     )
     return int(res[0]) == 1, (str(res[1]) if len(res) > 1 else None)

@@ -84,7 +84,7 @@ async def plan_create(
             len(tasks),
             *(part for task in tasks for part in task),
         ],
-        wrote=scripts.WROTE_ONE,
+        wrote="one",
         keyed=keyed,
     )
     outcomes: dict[int, PlanCreateOutcome] = {1: "ok", 0: "exists", -1: "quota"}

@@ -37,7 +37,7 @@ async def presence_beat(
             shown,
             json.dumps(tags, ensure_ascii=False) if tags is not None else "",
         ],
-        wrote=scripts.WROTE_ALWAYS,
+        wrote="always",
         keyed=keyed,
     )
     it = iter(res)

@@ -37,7 +37,7 @@ async def room_status_set(
         scripts.SET_ROOM_STATUS_SCRIPT,
         [keys.meta, keys.events, keys.reads],
         [status, by, _ttl(), *_event_args(keys)],
-        wrote=scripts.WROTE_ALWAYS,
+        wrote="always",
         keyed=keyed,
     )
     return str(res[0]), str(res[1])
@@ -70,7 +70,7 @@ async def room_mode_set(
         scripts.SET_ROOM_MODE_SCRIPT,
         [keys.meta],
         [changes_json, _ttl()],
-        wrote=scripts.WROTE_ALWAYS,
+        wrote="always",
         keyed=keyed,
     )
     return str(res[0]), str(res[1] or "")
@@ -89,7 +89,7 @@ async def presence_leave(
         scripts.LEAVE_ROOM_SCRIPT,
         [keys.presence, keys.meta, keys.events, keys.reads, keys.agent_tags],
         [agent_id, _ttl(), *_event_args(keys), shown],
-        wrote=scripts.WROTE_ALWAYS,
+        wrote="always",
         keyed=keyed,
     )
     it = iter(res)

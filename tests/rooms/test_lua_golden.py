@@ -1,7 +1,8 @@
-"""The Lua moved from Python strings to rooms/lua/*.lua (issue 23, point 2) without a byte
-changing: every step's assembled script, each library and each wrapper has the SHA-1 it had
-before the move (tests/rooms/lua_golden.json). A change to a script changes its pin in the
-same commit, on purpose."""
+"""Every step's assembled script, each library and each wrapper is pinned by its SHA-1
+(tests/rooms/lua_golden.json). The Lua moved from Python strings to rooms/lua/*.lua (issue
+23, point 2) without a byte changing; then, in a commit of its own, the wrappers became Lua
+functions and the placeholders Lua locals, which changed 40 pins. A change to a script
+changes its pin in the same commit, on purpose."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ GOLDEN = json.loads((Path(__file__).parent / "lua_golden.json").read_text())["sc
 def test_every_script_is_assembled_exactly_as_pinned() -> None:
     changed = []
     for name, pin in GOLDEN.items():
-        text = getattr(scripts, name, None) or lua.assemble(pin["file"], scripts.FILL)
+        text = getattr(scripts, name, None) or lua.assemble(pin["file"], scripts.CONSTANTS)
         if hashlib.sha1(text.encode()).hexdigest() != pin["sha1"]:
             changed.append(f"{name} ({pin['file']}.lua)")
     assert not changed, changed
@@ -35,3 +36,28 @@ def test_a_header_documents_keys_and_is_never_sent() -> None:
     assert claim.startswith("--- KEYS[1] leases")
     assert "--- uses: prelude leases" in claim
     assert "KEYS[1] leases, KEYS[2] lease_expiry" not in scripts.LEASE_CLAIM_SCRIPT
+
+
+def test_no_file_holds_a_placeholder_and_wrappers_are_functions() -> None:
+    """Issue 23, point 2: nothing is spliced into a script's text. A file's constants are
+    Lua locals the loader declares from its header; a wrapper is a function of the step."""
+    import re
+
+    for path in lua.LUA.rglob("*.lua"):
+        body = "".join(
+            line for line in path.read_text().splitlines(True) if not line.startswith("---")
+        )
+        assert not re.search(r"__[A-Z][A-Z_]*__", body), path
+    for wrapper in ("guard", "keyed", "turn"):
+        assert f"local function {wrapper}(step" in (lua.LUA / "wrap" / f"{wrapper}.lua").read_text()
+    search = lua.assemble("lib/search", scripts.CONSTANTS)
+    assert f"local SEARCH_FIELD_BYTES = {scripts.SEARCH_FIELD_BYTES}\n" in search
+
+
+def test_a_write_step_is_composed_of_its_wrappers_around_its_own_text() -> None:
+    source = scripts.POST_EVENT_SCRIPT
+    plain = lua.write_step(source, wrote="one", keyed=False, turn=False)
+    both = lua.write_step(source, wrote="one", keyed=True, turn=True)
+    assert plain.endswith(f"local function step()\n{source}end\nreturn guard(step)()\n")
+    assert both.endswith("return guard(keyed(turn(step, wrote_one), wrote_one, 3))()\n")
+    assert lua.write_step(source, wrote="one", keyed=True, turn=True) is both  # built once

@@ -54,7 +54,7 @@ local function append(events, meta, reads, cap, bytes_cap, channel, fields)
     if freed > bytes then freed = bytes end
     redis.call('HINCRBY', meta, 'event_bytes', -freed)
   end
-  redis.call('__WAKE_VERB__', channel, eid)
+  redis.call(WAKE_VERB, channel, eid)
   return eid
 end
 -- A stream id as one sortable number (ms * 1000 + seq), formatted with every digit:

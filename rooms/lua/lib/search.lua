@@ -1,5 +1,6 @@
 --- Search index: the prelude's first library (append() indexes every event it writes and
 --- unindexes every one it trims). A step that uses it takes the room tail in KEYS.
+--- constants: SEARCH_STOPWORDS SEARCH_FIELD_BYTES SEARCH_DOC_TERMS SEARCH_EVENT_POSTINGS SEARCH_WORD_BYTES
 ---
 
 -- The room's search index (rooms/search.py reads it), kept in the same step as every
@@ -14,10 +15,7 @@
 -- SEARCH_FIELD_BYTES of each field and the first SEARCH_DOC_TERMS distinct words of a
 -- document are indexed. Title and summary words weigh 3, every other word 1.
 local SEARCH_STOP = {}
-for w in string.gmatch('__SEARCH_STOPWORDS__', '%S+') do SEARCH_STOP[w] = true end
-local SEARCH_FIELD_BYTES, SEARCH_DOC_TERMS = __SEARCH_FIELD_BYTES__, __SEARCH_DOC_TERMS__
-local SEARCH_EVENT_POSTINGS = __SEARCH_EVENT_POSTINGS__
-local SEARCH_WORD_BYTES = __SEARCH_WORD_BYTES__
+for w in string.gmatch(SEARCH_STOPWORDS, '%S+') do SEARCH_STOP[w] = true end
 -- The first n bytes of a text, never ending inside a UTF-8 character.
 local function search_cut(text, n)
   if type(text) ~= 'string' then return '' end
