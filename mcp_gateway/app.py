@@ -97,6 +97,47 @@ def _encoded(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
+_HEAD = ("content", "isError", "structuredContent")
+
+
+def _response_bytes(rid: Any, wire: tools.ResultWire) -> bytes | None:
+    """The response to a successful tools/call, byte for byte what `_encoded` makes of
+    {"jsonrpc", "id", "result": wire}, around the value's JSON text that result_wire has
+    already made (structuredContent is that same value, so its encoding is that text):
+    the value is encoded once, not twice. None when `wire` is not as result_wire built it
+    (the caller then encodes it whole)."""
+    content = wire.get("content")
+    if (
+        tuple(wire)[:3] != _HEAD
+        or not isinstance(content, list)
+        or len(content) != 1
+        or content[0].get("text") is not wire.text
+        or wire["isError"] is not False
+    ):
+        return None
+    text = wire.text
+    rest = {k: v for k, v in wire.items() if k not in _HEAD}
+    return "".join(
+        (
+            '{"jsonrpc":"2.0","id":',
+            json.dumps(rid, ensure_ascii=False),
+            ',"result":{"content":[{"type":"text","text":',
+            _encode_string(text),
+            '}],"isError":false,"structuredContent":',
+            '{"result":' + text + "}" if wire.wrapped else text,
+            "," + _encoded_text(rest)[1:] if rest else "}",
+            "}",
+        )
+    ).encode("utf-8")
+
+
+def _encoded_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+_encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
+
+
 async def _send_json(
     send: Send, status: int, body: Any, extra: list[tuple[bytes, bytes]] | None = None
 ) -> None:
@@ -371,6 +412,10 @@ class McpGateway:
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)
+        if isinstance(wire, tools.ResultWire):
+            spliced = _response_bytes(rid, wire)
+            if spliced is not None:
+                return 200, Encoded(spliced)
         return 200, {"jsonrpc": "2.0", "id": rid, "result": wire}
 
     @staticmethod

@@ -57,17 +57,30 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def result_wire(tool: registry.Tool, value: Any) -> dict[str, Any]:
+class ResultWire(dict[str, Any]):
+    """A successful result's wire dict that remembers its value's JSON text (`text`, which
+    is also content[0].text) and whether structuredContent wraps it: the door encodes the
+    response around that text instead of encoding the value a second time (app.py)."""
+
+    __slots__ = ("text", "wrapped")
+    text: str
+    wrapped: bool
+
+
+def result_wire(tool: registry.Tool, value: Any) -> ResultWire:
     """roomd's shape as the text; the same value as structuredContent (a list wrapped as
     {"result": [...]}, since structured content is an object). Built as the wire dict
     itself: a result is not copied through the SDK's models (tests/test_mcp_wire.py holds
     it equal to what they would produce, for every protocol version)."""
-    structured = {"result": value} if tool.wraps_output() else value
-    return {
-        "content": [{"type": "text", "text": _dumps(value)}],
-        "isError": False,
-        "structuredContent": structured,
-    }
+    wrapped = tool.wraps_output()
+    text = _dumps(value)
+    wire = ResultWire(
+        content=[{"type": "text", "text": text}],
+        isError=False,
+        structuredContent={"result": value} if wrapped else value,
+    )
+    wire.text, wire.wrapped = text, wrapped
+    return wire
 
 
 def error_wire(exc: errors.DomainError) -> dict[str, Any]:
@@ -119,7 +132,9 @@ async def tool_call_wire(
 ) -> dict[str, Any]:
     """`tool_call`, answered as the wire result of protocol `version` directly (the thin
     dispatcher's path)."""
-    return {**await _answer(caller, name, arguments, charge), **result_fields(version)}
+    wire = await _answer(caller, name, arguments, charge)
+    wire.update(result_fields(version))  # a fresh dict (or ResultWire) of this call's own
+    return wire
 
 
 async def tool_call(

@@ -70,3 +70,26 @@ def test_an_error_is_what_the_sdk_would_send(version: str, extra: dict[str, Any]
 def test_the_modern_revision_says_the_result_is_complete() -> None:
     assert tools.result_fields("2026-07-28") == {"resultType": "complete"}
     assert tools.result_fields("2025-06-18") == {}
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(("name", "value"), VALUES)
+@pytest.mark.parametrize("rid", [1, "req-é\"1", 2**70])
+@pytest.mark.parametrize("meta", [False, True])
+def test_a_response_spliced_around_the_text_is_the_same_bytes(
+    version: str, name: str, value: Any, rid: Any, meta: bool
+) -> None:
+    """The door encodes a result's value once (its text) and splices the response around
+    it: byte for byte what encoding the whole response makes."""
+    from mcp_gateway import app
+
+    tool = registry.TOOLS_BY_NAME[name]
+    wire = tools.result_wire(tool, value)
+    wire.update(tools.result_fields(version))
+    if meta:
+        wire["_meta"] = {T.SERVER_INFO_META_KEY: {"name": "roomservice", "version": "0.1.0"}}
+    whole = app._encoded({"jsonrpc": "2.0", "id": rid, "result": dict(wire)})
+    assert app._response_bytes(rid, wire) == whole
+    wire["structuredContent"] = {"changed": True}  # a result someone changed: not spliced
+    wire["content"] = [{"type": "text", "text": "other"}]
+    assert app._response_bytes(rid, wire) is None
