@@ -104,6 +104,46 @@ class GatedCluster(RedisCluster):
             raise AssertionError("unreachable")
 
 
+class GatedPool(aioredis.ConnectionPool):
+    """A connection pool whose callers wait for a connection (at most `timeout` seconds)
+    once `max_connections` are in use, as redis-py's BlockingConnectionPool does, without
+    the price it asks of every command: its Condition and a timer, taken even when a
+    connection is free (bench section cost: ~10 us of CPU a round trip). A semaphore holds
+    the count; only a caller that finds it exhausted waits, with the timeout."""
+
+    def __init__(self, *args: Any, timeout: float = 20, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout = timeout
+        self._gate = asyncio.Semaphore(self.max_connections)
+        self._gated: set[Any] = set()  # the connections handed out under the gate
+
+    async def get_connection(self, *args: Any, **kwargs: Any) -> Any:
+        gate = self._gate
+        if gate.locked():
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await gate.acquire()
+            except TimeoutError as err:
+                raise aioredis.ConnectionError("No connection available.") from err
+        else:
+            await gate.acquire()  # a slot is free: returns without suspending
+        try:
+            connection = await super().get_connection()  # type: ignore[no-untyped-call]
+        except BaseException:
+            gate.release()  # (a connection redis-py took back itself was never gated)
+            raise
+        self._gated.add(connection)
+        return connection
+
+    async def release(self, connection: Any) -> None:
+        try:
+            await super().release(connection)
+        finally:
+            if connection in self._gated:
+                self._gated.discard(connection)
+                self._gate.release()
+
+
 def _store_client(
     url: str,
     *,
@@ -130,7 +170,7 @@ def _store_client(
             driver_info=None,
             maint_notifications_config=MaintNotificationsConfig(enabled=False),
         )
-    pool = aioredis.BlockingConnectionPool.from_url(
+    pool = GatedPool.from_url(
         url,
         decode_responses=decode_responses,
         max_connections=max_connections,
