@@ -12,6 +12,7 @@ from mcp_types import methods
 
 from config import telemetry
 from rooms import errors, registry
+from rooms.records import KnownJson
 from tenants.budgets import Charge
 from tenants.calls import tool_run
 from tenants.capabilities import Caller
@@ -73,7 +74,8 @@ def result_wire(tool: registry.Tool, value: Any) -> ResultWire:
     itself: a result is not copied through the SDK's models (tests/test_mcp_wire.py holds
     it equal to what they would produce, for every protocol version)."""
     wrapped = tool.wraps_output()
-    text = _dumps(value)
+    # A value whose text is made already (read_plan's plan: rooms.records.KnownJson).
+    text = value.json_text if isinstance(value, KnownJson) else _dumps(value)
     wire = ResultWire(
         content=[{"type": "text", "text": text}],
         isError=False,

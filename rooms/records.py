@@ -43,6 +43,34 @@ def task_from_json(raw: str) -> Task:
     return cast(Task, task)
 
 
+class KnownJson(dict[str, Any]):
+    """A result whose JSON text (`dumps` of it) is already made: the MCP door sends that
+    text instead of encoding the value again (mcp_gateway/tools.py). Read-only: it is
+    handed to whoever answers the call, and shares parts with other calls' results."""
+
+    __slots__ = ("json_text",)
+    json_text: str
+
+
+# A stored task's JSON -> the task as the protocol shows it and its `dumps`, shared by every
+# read that meets the same stored bytes (read_plan: a plan's tasks rarely change between
+# reads). Bounded; emptied when full.
+_TASKS_SEEN: dict[str, tuple[Task, str]] = {}
+TASKS_SEEN_MAX = 4096
+
+
+def task_seen(raw: str) -> tuple[Task, str]:
+    """(task, its JSON text) of a stored task, for a reader that only reads it: the task
+    is shared with other reads of the same stored bytes and must not be changed."""
+    found = _TASKS_SEEN.get(raw)
+    if found is None:
+        task = task_from_json(raw)
+        if len(_TASKS_SEEN) >= TASKS_SEEN_MAX:
+            _TASKS_SEEN.clear()
+        found = _TASKS_SEEN[raw] = (task, dumps(task))
+    return found
+
+
 def context_from_json(entry_json: str, payload_json: str) -> ContextEntry:
     entry: dict[str, Any] = json.loads(entry_json)
     if entry.get("consuming_agents") == {}:

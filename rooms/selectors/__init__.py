@@ -45,6 +45,7 @@ from rooms.selectors.messages import (
 from rooms.selectors.plan import (
     event_about_task,
     plan_get,
+    plan_view,
     task_detail,
     task_get,
     task_list_for_agent,
@@ -102,6 +103,7 @@ __all__ = [
     "message_rows",
     "messages_sent",
     "plan_get",
+    "plan_view",
     "presence_list",
     "presence_rows",
     "review_list",

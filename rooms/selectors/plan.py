@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any, cast
 
 from rooms import clock, errors, store
 from rooms.records import (
+    KnownJson,
+    dumps,
     lease_from_json,
     task_from_json,
+    task_seen,
 )
 from rooms.refs import RoomRef
 from rooms.results import (
@@ -31,12 +35,7 @@ async def plan_get(room: RoomRef) -> Plan:
     stored = await store.plan_read(room.keys)
     created = stored.created_at or clock.now_iso()
     tasks = [task_from_json(t) for t in stored.tasks]
-    now = clock.now_ms()
-    held: dict[str, list[Lease]] = {}
-    for raw in stored.leases:
-        lease = json.loads(raw)
-        if lease.get("task_id") and int(lease["expires_ms"]) > now:
-            held.setdefault(str(lease["task_id"]), []).append(lease_from_json(raw))
+    held = _leases_held(stored)
     for task in tasks:
         if task["id"] in held:
             task["leases"] = sorted(held[task["id"]], key=lambda lease: lease["path"])
@@ -46,6 +45,46 @@ async def plan_get(room: RoomRef) -> Plan:
         "updated_at": stored.updated_at or created,
         "tasks": tasks,
     }
+
+
+async def plan_view(room: RoomRef) -> Plan:
+    """plan_get for read_plan's answer, which nobody changes: its tasks are shared with
+    other reads of the same stored tasks (records.task_seen) and its JSON text is made
+    from theirs (records.KnownJson), so an unchanged task is neither decoded nor encoded
+    again. Equal to plan_get's plan, its text equal to dumps of it
+    (tests/rooms/test_plan_view.py)."""
+    stored = await store.plan_read(room.keys)
+    created = stored.created_at or clock.now_iso()
+    held = _leases_held(stored) if stored.leases else {}
+    tasks: list[Task] = []
+    texts: list[str] = []
+    for raw in stored.tasks:
+        task, text = task_seen(raw)
+        leases = held.get(task["id"]) if held else None
+        if leases:
+            task = cast(Task, {**task, "leases": sorted(leases, key=lambda lease: lease["path"])})
+            text = dumps(task)
+        tasks.append(task)
+        texts.append(text)
+    head: dict[str, Any] = {
+        "project": room.room_id,
+        "created_at": created,
+        "updated_at": stored.updated_at or created,
+    }
+    plan = KnownJson(head, tasks=tasks)
+    plan.json_text = dumps(head)[:-1] + ',"tasks":[' + ",".join(texts) + "]}"
+    return cast(Plan, plan)
+
+
+def _leases_held(stored: store.StoredPlan) -> dict[str, list[Lease]]:
+    """task id -> its live leases, of a plan's stored leases."""
+    now = clock.now_ms()
+    held: dict[str, list[Lease]] = {}
+    for raw in stored.leases:
+        lease = json.loads(raw)
+        if lease.get("task_id") and int(lease["expires_ms"]) > now:
+            held.setdefault(str(lease["task_id"]), []).append(lease_from_json(raw))
+    return held
 
 
 async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundError:

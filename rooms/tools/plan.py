@@ -21,7 +21,7 @@ _TASKS = TypeAdapter(list[r.Task])
 async def read_plan(room: RoomRef, a: s.ReadPlanInput) -> r.Plan:
     """Read the room's whole plan: every task in plan order with status, owner and
     dependencies. Start here to see what there is to do."""
-    return await selectors.plan_get(room)
+    return await selectors.plan_view(room)
 
 
 @room_tool("add_task", s.AddTaskInput, _TASK, read_only=False, idempotent=False)
