@@ -122,7 +122,7 @@ def _response_bytes(rid: Any, wire: tools.ResultWire) -> bytes | None:
             '{"jsonrpc":"2.0","id":',
             json.dumps(rid, ensure_ascii=False),
             ',"result":{"content":[{"type":"text","text":',
-            _encode_string(text),
+            _encode_string(text) if wire.quoted is None else '"' + wire.quoted + '"',
             '}],"isError":false,"structuredContent":',
             '{"result":' + text + "}" if wire.wrapped else text,
             "," + _encoded_text(rest)[1:] if rest else "}",

@@ -60,11 +60,13 @@ def _dumps(value: Any) -> str:
 
 class ResultWire(dict[str, Any]):
     """A successful result's wire dict that remembers its value's JSON text (`text`, which
-    is also content[0].text) and whether structuredContent wraps it: the door encodes the
+    is also content[0].text), that text already quoted when the value came with it
+    (`quoted`, else None), and whether structuredContent wraps it: the door encodes the
     response around that text instead of encoding the value a second time (app.py)."""
 
-    __slots__ = ("text", "wrapped")
+    __slots__ = ("quoted", "text", "wrapped")
     text: str
+    quoted: str | None
     wrapped: bool
 
 
@@ -75,13 +77,15 @@ def result_wire(tool: registry.Tool, value: Any) -> ResultWire:
     it equal to what they would produce, for every protocol version)."""
     wrapped = tool.wraps_output()
     # A value whose text is made already (read_plan's plan: rooms.records.KnownJson).
-    text = value.json_text if isinstance(value, KnownJson) else _dumps(value)
+    known = isinstance(value, KnownJson)
+    text = value.json_text if known else _dumps(value)
     wire = ResultWire(
         content=[{"type": "text", "text": text}],
         isError=False,
         structuredContent={"result": value} if wrapped else value,
     )
     wire.text, wire.wrapped = text, wrapped
+    wire.quoted = value.json_quoted if known else None
     return wire
 
 

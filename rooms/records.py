@@ -44,30 +44,45 @@ def task_from_json(raw: str) -> Task:
 
 
 class KnownJson(dict[str, Any]):
-    """A result whose JSON text (`dumps` of it) is already made: the MCP door sends that
-    text instead of encoding the value again (mcp_gateway/tools.py). Read-only: it is
-    handed to whoever answers the call, and shares parts with other calls' results."""
+    """A result whose JSON text (`dumps` of it) is already made, and that text as the inside
+    of a JSON string (`json_quoted`, what MCP's text content carries): the MCP door sends
+    them instead of encoding the value again and escaping its text (mcp_gateway/tools.py).
+    Read-only: it is handed to whoever answers the call, and shares parts with other calls'
+    results."""
 
-    __slots__ = ("json_text",)
+    __slots__ = ("json_quoted", "json_text")
     json_text: str
+    json_quoted: str
+
+
+def quoted(text: str) -> str:
+    """`text` as the inside of a JSON string (json.dumps of it, less its two quotes).
+    Escaping goes character by character, so the quoted parts of a text join into the
+    quoted text."""
+    return _encode_string(text)[1:-1]
+
+
+_encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
 
 
 # A stored task's JSON -> the task as the protocol shows it and its `dumps`, shared by every
 # read that meets the same stored bytes (read_plan: a plan's tasks rarely change between
 # reads). Bounded; emptied when full.
-_TASKS_SEEN: dict[str, tuple[Task, str]] = {}
+_TASKS_SEEN: dict[str, tuple[Task, str, str]] = {}
 TASKS_SEEN_MAX = 4096
 
 
-def task_seen(raw: str) -> tuple[Task, str]:
-    """(task, its JSON text) of a stored task, for a reader that only reads it: the task
-    is shared with other reads of the same stored bytes and must not be changed."""
+def task_seen(raw: str) -> tuple[Task, str, str]:
+    """(task, its JSON text, that text quoted) of a stored task, for a reader that only
+    reads it: the task is shared with other reads of the same stored bytes and must not be
+    changed."""
     found = _TASKS_SEEN.get(raw)
     if found is None:
         task = task_from_json(raw)
         if len(_TASKS_SEEN) >= TASKS_SEEN_MAX:
             _TASKS_SEEN.clear()
-        found = _TASKS_SEEN[raw] = (task, dumps(task))
+        text = dumps(task)
+        found = _TASKS_SEEN[raw] = (task, text, quoted(text))
     return found
 
 

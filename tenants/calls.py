@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError
@@ -50,10 +51,18 @@ REFUSAL_CODES = frozenset({"quota_exceeded", "rate_limited", "too_many"})
 
 
 def tool_observed(tool: str, outcome: str, seconds: float) -> None:
-    TOOL_CALLS.labels(tool=tool, outcome=outcome).inc()
-    TOOL_SECONDS.labels(tool=tool).observe(seconds)
+    calls, latency = _tool_series(tool, outcome)
+    calls.inc()
+    latency.observe(seconds)
     if outcome in REFUSAL_CODES:
         REFUSALS.labels(code=outcome).inc()
+
+
+@lru_cache(maxsize=4096)
+def _tool_series(tool: str, outcome: str) -> tuple[Counter, Histogram]:
+    """A tool's two series, looked up once: `labels()` takes a lock and builds its key on
+    every call, a measurable share of a warm call's CPU (docs/scaling.md)."""
+    return TOOL_CALLS.labels(tool=tool, outcome=outcome), TOOL_SECONDS.labels(tool=tool)
 
 
 # A waiting call holds its slot at most this long (wait_for_events waits ≤ 30 s).

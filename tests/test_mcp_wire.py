@@ -74,7 +74,7 @@ def test_the_modern_revision_says_the_result_is_complete() -> None:
 
 @pytest.mark.parametrize("version", VERSIONS)
 @pytest.mark.parametrize(("name", "value"), VALUES)
-@pytest.mark.parametrize("rid", [1, "req-é\"1", 2**70])
+@pytest.mark.parametrize("rid", [1, 'req-é"1', 2**70])
 @pytest.mark.parametrize("meta", [False, True])
 def test_a_response_spliced_around_the_text_is_the_same_bytes(
     version: str, name: str, value: Any, rid: Any, meta: bool
@@ -93,3 +93,25 @@ def test_a_response_spliced_around_the_text_is_the_same_bytes(
     wire["structuredContent"] = {"changed": True}  # a result someone changed: not spliced
     wire["content"] = [{"type": "text", "text": "other"}]
     assert app._response_bytes(rid, wire) is None
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_result_that_carries_its_quoted_text_is_the_same_bytes(version: str) -> None:
+    """read_plan's plan carries its JSON text and that text quoted (rooms.records.KnownJson):
+    the response spliced around them is what encoding the whole response makes."""
+    from mcp_gateway import app
+    from rooms import records
+
+    plan = records.KnownJson(
+        project="r-1",
+        created_at="2026-12-04T00:00:00.000Z",
+        updated_at="2026-12-04T00:00:00.000Z",
+        tasks=[{"id": "t_1", "title": 'é ✓ "q" \\ \u2028 </script>', "depends_on": []}],
+    )
+    plan.json_text = records.dumps(plan)
+    plan.json_quoted = records.quoted(plan.json_text)
+    wire = tools.result_wire(registry.TOOLS_BY_NAME["read_plan"], plan)
+    wire.update(tools.result_fields(version))
+    whole = app._encoded({"jsonrpc": "2.0", "id": 7, "result": dict(wire)})
+    assert wire.quoted == plan.json_quoted
+    assert app._response_bytes(7, wire) == whole

@@ -11,6 +11,7 @@ from rooms.records import (
     KnownJson,
     dumps,
     lease_from_json,
+    quoted,
     task_from_json,
     task_seen,
 )
@@ -58,21 +59,26 @@ async def plan_view(room: RoomRef) -> Plan:
     held = _leases_held(stored) if stored.leases else {}
     tasks: list[Task] = []
     texts: list[str] = []
+    quotes: list[str] = []
     for raw in stored.tasks:
-        task, text = task_seen(raw)
+        task, text, quote = task_seen(raw)
         leases = held.get(task["id"]) if held else None
         if leases:
             task = cast(Task, {**task, "leases": sorted(leases, key=lambda lease: lease["path"])})
             text = dumps(task)
+            quote = quoted(text)
         tasks.append(task)
         texts.append(text)
+        quotes.append(quote)
     head: dict[str, Any] = {
         "project": room.room_id,
         "created_at": created,
         "updated_at": stored.updated_at or created,
     }
     plan = KnownJson(head, tasks=tasks)
-    plan.json_text = dumps(head)[:-1] + ',"tasks":[' + ",".join(texts) + "]}"
+    opening = dumps(head)[:-1] + ',"tasks":['
+    plan.json_text = opening + ",".join(texts) + "]}"
+    plan.json_quoted = quoted(opening) + ",".join(quotes) + "]}"
     return cast(Plan, plan)
 
 

@@ -4,6 +4,7 @@ holds (tasks with leases, notes, dependencies, text from anywhere in Unicode).""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ async def _same(room: RoomRef) -> dict[str, Any]:
     assert isinstance(viewed, records.KnownJson)
     assert viewed == await selectors.plan_get(room)
     assert viewed.json_text == records.dumps(viewed)
+    assert '"' + viewed.json_quoted + '"' == json.dumps(viewed.json_text, ensure_ascii=False)
     return dict(viewed)
 
 
