@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
@@ -28,7 +27,7 @@ from typing import Literal
 from django.conf import settings
 from prometheus_client import Gauge
 
-from rooms import clock, store
+from rooms import clock, ids, store
 from tenants import errors
 from tenants.capabilities import Caller
 
@@ -123,7 +122,7 @@ async def budget_step(caller: Caller, *, charge: bool) -> Charge:
             now_ms=now,
             window_ms=WINDOW_MS,
             limit=max(0, limit),
-            member=f"{now}-{secrets.token_hex(4)}",
+            member=f"{now}-{ids.process_unique()}",
             ceiling=ceiling,
         )
     except store.LimiterError as exc:
@@ -242,7 +241,7 @@ async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIt
     if refused is not None:
         raise refused
     _count(caller, kind, 1)  # before the await: arrivals at once see each other
-    slot = Slot(caller=caller, kind=kind, slot_id=secrets.token_hex(8), lease_ms=lease_ms)
+    slot = Slot(caller=caller, kind=kind, slot_id=ids.process_unique(), lease_ms=lease_ms)
     try:
         full = await slot.admit()
     except BaseException:

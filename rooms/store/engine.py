@@ -22,7 +22,6 @@ from typing import Any, TypeVar
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
 from prometheus_client import Histogram
-from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import NoScriptError
 
 from rooms import clock, errors, idempotency, lua, turns
@@ -152,10 +151,13 @@ _loaded: set[tuple[int, str, str]] = set()
 
 
 def _node_name(r: Store, keys: list[str]) -> str:
-    """The node holding `keys` as the client knows it now ("" before it knows the cluster)."""
-    if keys and isinstance(r, RedisCluster):
+    """The node holding `keys` as the client knows it now ("" before it knows the cluster,
+    and on one Redis). An attribute, not isinstance: RedisCluster is a typing Protocol's
+    subclass, whose isinstance check costs a microsecond a round trip."""
+    node_of = getattr(r, "get_node_from_key", None)
+    if keys and node_of is not None:
         try:
-            node = r.get_node_from_key(keys[0])
+            node = node_of(keys[0])
         except Exception:  # the client has not read the cluster's slots yet
             return ""
         return str(node.name) if node is not None else ""
