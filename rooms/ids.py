@@ -32,7 +32,9 @@ os.register_at_fork(after_in_child=_minted_reset)
 
 def process_unique() -> str:
     """An id no other call of any process makes (a random prefix per process, drawn again
-    in a forked child, then a counter), for the server's own bookkeeping (a rate window's
-    entry, a waiter's slot): unguessability is not needed there, and a counter costs no
-    system call where `secrets` costs one per id on every call."""
+    in a forked child, then a counter), for the server's own bookkeeping that no caller
+    ever sees (a rate window's entry): unguessability is not needed there, and a counter
+    costs no system call where `secrets` costs one per id on every call. An id a client
+    sees (a stream's, a waiter's slot) stays random: a counter would tell every tenant how
+    busy the process is."""
     return f"{_minted_prefix}{next(_minted):x}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
@@ -241,7 +242,7 @@ async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIt
     if refused is not None:
         raise refused
     _count(caller, kind, 1)  # before the await: arrivals at once see each other
-    slot = Slot(caller=caller, kind=kind, slot_id=ids.process_unique(), lease_ms=lease_ms)
+    slot = Slot(caller=caller, kind=kind, slot_id=secrets.token_hex(8), lease_ms=lease_ms)
     try:
         full = await slot.admit()
     except BaseException:

@@ -1,5 +1,5 @@
 """rooms.ids: a task's id is unguessable; the server's own bookkeeping ids (a rate window's
-entry, a waiter's slot) are unique across calls and processes without a system call."""
+entry) are unique across calls and processes without a system call."""
 
 from __future__ import annotations
 
