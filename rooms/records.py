@@ -67,23 +67,41 @@ _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=
 
 # A stored task's JSON -> the task as the protocol shows it and its `dumps`, shared by every
 # read that meets the same stored bytes (read_plan: a plan's tasks rarely change between
-# reads). Bounded; emptied when full.
+# reads). Shared by every tenant of the process, so bounded by what it holds, not only by
+# its count: an entry is charged four times its stored size (the key, the decoded task,
+# its text, that text quoted), a task past TASK_SEEN_CHARS is never kept (a task with its
+# full notes can be ~350 KB), and the whole is emptied when TASKS_SEEN_CHARS would pass.
 _TASKS_SEEN: dict[str, tuple[Task, str, str]] = {}
 TASKS_SEEN_MAX = 4096
+TASK_SEEN_CHARS = 16 * 1024
+TASKS_SEEN_CHARS = 16 * 1024 * 1024
+_tasks_seen_chars = 0
 
 
 def task_seen(raw: str) -> tuple[Task, str, str]:
     """(task, its JSON text, that text quoted) of a stored task, for a reader that only
     reads it: the task is shared with other reads of the same stored bytes and must not be
     changed."""
+    global _tasks_seen_chars
     found = _TASKS_SEEN.get(raw)
     if found is None:
         task = task_from_json(raw)
-        if len(_TASKS_SEEN) >= TASKS_SEEN_MAX:
-            _TASKS_SEEN.clear()
         text = dumps(task)
-        found = _TASKS_SEEN[raw] = (task, text, quoted(text))
+        found = (task, text, quoted(text))
+        charge = 4 * len(raw)
+        if len(raw) > TASK_SEEN_CHARS:
+            return found
+        if len(_TASKS_SEEN) >= TASKS_SEEN_MAX or _tasks_seen_chars + charge > TASKS_SEEN_CHARS:
+            _TASKS_SEEN.clear()
+            _tasks_seen_chars = 0
+        _TASKS_SEEN[raw] = found
+        _tasks_seen_chars += charge
     return found
+
+
+def tasks_seen_held() -> tuple[int, int]:
+    """(entries, characters charged) of the shared task cache (tests hold it to its bounds)."""
+    return len(_TASKS_SEEN), _tasks_seen_chars
 
 
 def context_from_json(entry_json: str, payload_json: str) -> ContextEntry:

@@ -86,3 +86,20 @@ async def test_read_plan_answers_the_plan(team_a: Caller, room: RoomRef) -> None
     )
     answered = await tool_run(team_a, "read_plan", {"roomId": room.room_id})
     assert answered == await selectors.plan_get(room)
+
+
+def test_the_shared_task_cache_is_bounded_by_size_whatever_a_tenant_stores() -> None:
+    """The cache is the process's, shared by every tenant: huge tasks are never kept, and
+    however many large ones one tenant's plans show, what it holds stays under its bound."""
+    big = records.dumps(
+        {"id": "t_big", "title": "x", "description": "d" * (records.TASK_SEEN_CHARS + 1)}
+    )
+    records.task_seen(big)
+    assert big not in records._TASKS_SEEN
+    for n in range(2_000):
+        raw = records.dumps({"id": f"t_{n}", "title": "t", "description": "d" * 8_000})
+        task, text, _ = records.task_seen(raw)
+        assert task["id"] == f"t_{n}" and text == records.dumps(task)
+        entries, chars = records.tasks_seen_held()
+        assert chars <= records.TASKS_SEEN_CHARS
+        assert entries <= records.TASKS_SEEN_MAX
