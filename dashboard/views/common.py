@@ -22,16 +22,16 @@ def public_url(request: HttpRequest) -> str:
     return str(settings.PUBLIC_URL or request.build_absolute_uri("/").rstrip("/"))
 
 
-def _room(viewer: Viewer, room_id: str) -> Room:
+def room_of_viewer(viewer: Viewer, room_id: str) -> Room:
     try:
         return access.room_for_caller(viewer.caller, room_id)
     except DomainError:
         raise Http404("not found") from None
 
 
-def _ref(caller: Caller, room: Room) -> RoomRef:
+def room_ref_read(caller: Caller, room: Room) -> RoomRef:
     return store.run_sync(access.room_access, caller, room.room_id, write=False)
 
 
-def _expiry(seconds: str | None) -> Any:
+def expiry_from_form(seconds: str | None) -> Any:
     return clock.now() + timedelta(seconds=int(seconds)) if seconds else None

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import _expiry, _room, public_url
+from dashboard.views.common import expiry_from_form, public_url, room_of_viewer
 from rooms import clock
 from rooms.errors import DomainError
 from tenants import errors as tenant_errors
@@ -39,7 +39,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     """The snippets agents connect with. A key is minted only by the explicit button, and
     the page it lands on shows its secret once: a reload mints nothing and shows it no more
     (POST, then redirect; the secret waits in the session for that one GET)."""
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     flash = f"connect-secret:{found.room_id}"
     if request.method == "POST" and viewer.may(Manage.KEYS):
         request.session[flash] = services.api_key_create(
@@ -100,7 +100,7 @@ def _snippets(mcp_url: str, key: str) -> dict[str, str]:
 @never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.INVITES)
 def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     form = forms.InviteForm(request.POST or None)
     flash = f"invite-secret:{found.room_id}"
     if request.method == "POST" and form.is_valid():
@@ -108,7 +108,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             minted = services.invite_create(
                 room=found,
                 label=form.cleaned_data["label"],
-                expires_at=_expiry(form.cleaned_data["expires_in"]),
+                expires_at=expiry_from_form(form.cleaned_data["expires_in"]),
                 agent_name=form.cleaned_data["agent_name"],
                 read_only=form.cleaned_data["read_only"],
                 actor=viewer.actor,
@@ -151,7 +151,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 def invite_revoke(
     request: HttpRequest, viewer: Viewer, room_id: str, invite_id: int
 ) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     try:
         invite = selectors.access_invite_by_id(found, invite_id)
     except tenant_errors.NotFoundError:

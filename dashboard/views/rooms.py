@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard import actions, forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import _ref, _room
+from dashboard.views.common import room_of_viewer, room_ref_read
 from rooms import clock, store
 from rooms import selectors as room_selectors
 from rooms.errors import DomainError, TaskNotFoundError
@@ -93,7 +93,7 @@ def _feed(events: list[Any], titles: dict[str, str]) -> list[dict[str, Any]]:
     return rows
 
 
-def _live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
+def live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
     tasks = snapshot["plan"]["tasks"]
     titles = {t["id"]: t["title"] for t in tasks}
     columns = [
@@ -120,14 +120,14 @@ def _acting(viewer: Viewer, found: Room) -> dict[str, Any]:
 
 
 def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
-    live = store.run_sync(room_selectors.room_live, _ref(viewer.caller, found))
+    live = store.run_sync(room_selectors.room_live, room_ref_read(viewer.caller, found))
     titles = {t["id"]: t["title"] for t in live["snapshot"]["plan"]["tasks"]}
     agents = [
         {**a, "last": {**a["last"], "words": event_words(a["last"], titles)} if a["last"] else None}
         for a in live["agents"]
     ]
     return {
-        **_live_context(live["snapshot"]),
+        **live_context(live["snapshot"]),
         "agents": agents,
         "waiting": live["waiting"],
         **_acting(viewer, found),
@@ -136,7 +136,7 @@ def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
 
 @team_view()
 def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     return render(
         request,
         "dashboard/room.html",
@@ -158,7 +158,7 @@ ROOM_STATUSES = ("active", "paused", "completed", "archived")
 @team_view(requires=Manage.ROOMS)
 def room_export(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     """The room as one signed JSON document, live or archived (the API's export)."""
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     response = HttpResponse(archives.room_export(found.room_id), content_type="application/json")
     response["Content-Disposition"] = f'attachment; filename="{found.room_id}.room.json"'
     return response
@@ -169,7 +169,7 @@ def room_export(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
 def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     """Pause, complete or reopen the room: the set_room_status tool, as this person (the
     same checks, the same event, the same audit row as an agent's call)."""
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     status = request.POST.get("status", "")
     if status not in ROOM_STATUSES:
         return HttpResponse(
@@ -191,7 +191,7 @@ def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
 
 @team_view()
 def room_live(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     return render(
         request,
         "dashboard/_live.html",
@@ -212,7 +212,7 @@ def room_act(request: HttpRequest, viewer: Viewer, room_id: str, action: str) ->
     """A person acts in the room (dashboard.actions): the outcome, or what was wrong, is
     shown on the page it came from. A credential that may not write is refused by the
     tool's own access check, like an agent's."""
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     actor = actions.Actor(caller=viewer.caller, user=viewer.user, team=viewer.team, room=found)
     form = {k: v for k, v in request.POST.items() if isinstance(v, str)}
     try:
@@ -226,10 +226,10 @@ def room_act(request: HttpRequest, viewer: Viewer, room_id: str, action: str) ->
 def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str) -> HttpResponse:
     """One task opened: description, notes, history, leases, evidence, related context and
     events, and what a person can do with it."""
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     try:
         detail = store.run_sync(
-            room_selectors.task_detail, _ref(viewer.caller, found), task_id=task_id
+            room_selectors.task_detail, room_ref_read(viewer.caller, found), task_id=task_id
         )
     except TaskNotFoundError:
         raise Http404("not found") from None
@@ -260,12 +260,12 @@ EVENTS_PER_PAGE = 50
 def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     """The whole log, page by page (older), filtered by agent and type, or searched (the
     search tool)."""
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     agent = request.GET.get("agent", "").strip()[:128] or None
     kind = request.GET.get("type", "").strip()[:64] or None
     before = request.GET.get("before", "").strip()[:64] or None
     q = request.GET.get("q", "").strip()[:200]
-    ref = _ref(viewer.caller, found)
+    ref = room_ref_read(viewer.caller, found)
     hits: list[Any] = []
     error = ""
     if q:
@@ -318,10 +318,10 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
 def context_entry(
     request: HttpRequest, viewer: Viewer, room_id: str, entry_id: str
 ) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     try:
         history = store.run_sync(
-            room_selectors.context_history, _ref(viewer.caller, found), entry_id=entry_id
+            room_selectors.context_history, room_ref_read(viewer.caller, found), entry_id=entry_id
         )
     except DomainError:
         raise Http404("not found") from None
@@ -347,7 +347,7 @@ def _report(caller: Caller, found: Room) -> str:
 
 @team_view()
 def report(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     return render(
         request,
         "dashboard/report.html",
@@ -357,7 +357,7 @@ def report(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 
 @team_view()
 def report_download(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     response = HttpResponse(
         _report(viewer.caller, found), content_type="text/markdown; charset=utf-8"
     )

@@ -10,8 +10,8 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import _expiry, _ref, _room, public_url
-from dashboard.views.rooms import _live_context
+from dashboard.views.common import expiry_from_form, public_url, room_of_viewer, room_ref_read
+from dashboard.views.rooms import live_context
 from rooms import clock, store
 from rooms import selectors as room_selectors
 from rooms.errors import DomainError
@@ -25,14 +25,14 @@ from tenants.models import Room
 @never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.INVITES)
 def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     form = forms.ShareForm(request.POST or None)
     minted = None
     if request.method == "POST" and form.is_valid():
         minted = people.share_link_create(
             room=found,
             label=form.cleaned_data["label"],
-            expires_at=_expiry(form.cleaned_data["expires_in"]),
+            expires_at=expiry_from_form(form.cleaned_data["expires_in"]),
             created_by=viewer.user,
             actor=viewer.actor,
         )
@@ -55,7 +55,7 @@ def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 @require_POST
 @team_view(requires=Manage.INVITES)
 def share_revoke(request: HttpRequest, viewer: Viewer, room_id: str, link_id: int) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     try:
         link = selectors.access_share_link_by_id(found, link_id)
     except tenant_errors.NotFoundError:
@@ -76,11 +76,11 @@ def _share(token: str) -> tuple[Room, Caller]:
 
 def shared_room(request: HttpRequest, token: str) -> HttpResponse:
     found, caller = _share(token)
-    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(caller, found))
+    snapshot = store.run_sync(room_selectors.room_snapshot, room_ref_read(caller, found))
     response = render(
         request,
         "dashboard/shared.html",
-        {"room": found, "live_url": "live", **_live_context(snapshot)},
+        {"room": found, "live_url": "live", **live_context(snapshot)},
     )
     response["Referrer-Policy"] = "no-referrer"
     response["X-Robots-Tag"] = "noindex"
@@ -89,9 +89,9 @@ def shared_room(request: HttpRequest, token: str) -> HttpResponse:
 
 def shared_room_live(request: HttpRequest, token: str) -> HttpResponse:
     found, caller = _share(token)
-    snapshot = store.run_sync(room_selectors.room_snapshot, _ref(caller, found))
+    snapshot = store.run_sync(room_selectors.room_snapshot, room_ref_read(caller, found))
     return render(
         request,
         "dashboard/_live.html",
-        {"room": found, "oob": True, "shared": True, **_live_context(snapshot)},
+        {"room": found, "oob": True, "shared": True, **live_context(snapshot)},
     )

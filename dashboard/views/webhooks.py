@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import _room
+from dashboard.views.common import room_of_viewer
 from rooms.errors import DomainError
 from tenants import errors as tenant_errors
 from tenants import selectors, webhooks
@@ -20,7 +20,7 @@ from tenants.capabilities import Manage
 @never_cache  # it may show a secret, once: no cache keeps a copy
 @team_view(requires=Manage.WEBHOOKS)
 def room_webhooks(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     form = forms.WebhookForm(request.POST or None)
     minted = None
     if request.method == "POST" and form.is_valid():
@@ -58,7 +58,7 @@ def room_webhooks(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRes
 def webhook_disable(
     request: HttpRequest, viewer: Viewer, room_id: str, webhook_id: int
 ) -> HttpResponse:
-    found = _room(viewer, room_id)
+    found = room_of_viewer(viewer, room_id)
     try:
         hook = selectors.access_webhook_by_id(found, webhook_id)
     except tenant_errors.NotFoundError:

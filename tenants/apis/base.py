@@ -120,9 +120,6 @@ def team_of(caller: Caller) -> Team:
     return team
 
 
-_iso = selectors.iso
-
-
 ErrorSerializer = inline_serializer(
     "Error",
     {

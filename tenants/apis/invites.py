@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from rooms import clock
 from tenants import access, selectors, services
-from tenants.apis.base import ERRORS, BearerView, _iso
+from tenants.apis.base import ERRORS, BearerView
 from tenants.capabilities import Caller, Manage
 from tenants.models import Invite, Room
 
@@ -54,10 +54,10 @@ def invite_row(invite: Invite) -> dict[str, Any]:
         "prefix": invite.prefix,
         "agentName": invite.agent_name,
         "readOnly": invite.read_only,
-        "expires_at": _iso(invite.expires_at),
-        "created_at": _iso(invite.created_at),
-        "last_used_at": _iso(invite.last_used_at),
-        "revoked_at": _iso(invite.revoked_at),
+        "expires_at": selectors.iso(invite.expires_at),
+        "created_at": selectors.iso(invite.created_at),
+        "last_used_at": selectors.iso(invite.last_used_at),
+        "revoked_at": selectors.iso(invite.revoked_at),
     }
 
 

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from tenants import selectors, services
-from tenants.apis.base import ERRORS, BearerView, _iso, team_of
+from tenants.apis.base import ERRORS, BearerView, team_of
 from tenants.capabilities import Manage
 from tenants.models import ApiKey
 
@@ -43,9 +43,9 @@ def key_row(key: ApiKey) -> dict[str, Any]:
         "prefix": key.prefix,
         "agentName": key.agent_name,
         "readOnly": key.read_only,
-        "created_at": _iso(key.created_at),
-        "last_used_at": _iso(key.last_used_at),
-        "revoked_at": _iso(key.revoked_at),
+        "created_at": selectors.iso(key.created_at),
+        "last_used_at": selectors.iso(key.last_used_at),
+        "revoked_at": selectors.iso(key.revoked_at),
     }
 
 

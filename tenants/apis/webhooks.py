@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from tenants import access, selectors, webhooks
-from tenants.apis.base import ERRORS, BearerView, _iso
+from tenants.apis.base import ERRORS, BearerView
 from tenants.capabilities import Manage
 from tenants.models import Webhook, WebhookDelivery
 
@@ -63,7 +63,7 @@ def webhook_row(hook: Webhook) -> dict[str, Any]:
         "active": hook.active,
         "disabledReason": hook.disabled_reason,
         "consecutiveFailures": hook.consecutive_failures,
-        "created_at": _iso(hook.created_at),
+        "created_at": selectors.iso(hook.created_at),
     }
 
 
@@ -75,8 +75,8 @@ def delivery_row(d: WebhookDelivery) -> dict[str, Any]:
         "attempts": d.attempts,
         "lastError": d.last_error,
         "responseStatus": d.response_status,
-        "created_at": _iso(d.created_at),
-        "delivered_at": _iso(d.delivered_at),
+        "created_at": selectors.iso(d.created_at),
+        "delivered_at": selectors.iso(d.delivered_at),
     }
 
 
