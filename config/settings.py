@@ -284,6 +284,11 @@ WAITERS_PER_GUEST = env_int("WAITERS_PER_GUEST", 5)
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
+# How long a lease the hooks endpoint makes after an edit lasts (docs/hooks.md, "Claude Code
+# over HTTP"); the next edit of the file renews it. Within lease_claim's 10-3600 s.
+HOOK_LEASE_SECONDS = env_int("HOOK_LEASE_SECONDS", 900)
+if not 10 <= HOOK_LEASE_SECONDS <= 3600:
+    raise ImproperlyConfigured("HOOK_LEASE_SECONDS must be between 10 and 3600")
 
 # --- Celery ---------------------------------------------------------------------------
 # Default: the same Redis (a unix socket URL becomes Celery's redis+socket form).

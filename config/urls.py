@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView
 
-from mcp_gateway import rest, sse
+from mcp_gateway import hooks, rest, sse
 from tenants.apis import rooms as room_apis
 
 urlpatterns = [
@@ -10,6 +10,7 @@ urlpatterns = [
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/v1/rooms/<str:room_id>/tools/<str:tool>", rest.tool_door, name="api-room-tool"),
     path("api/v1/tools/<str:tool>", rest.tool_door, name="api-tool"),
+    path("api/v1/rooms/<str:room_id>/hooks/<str:client>", hooks.hook_door, name="api-room-hook"),
     path("api/v1/rooms/<str:room_id>/events/stream", sse.event_stream, name="api-room-stream"),
     path("api/v1/", include("tenants.urls")),
     path("room/<str:room_id>", room_apis.RoomSummaryApi.as_view(), name="room-summary"),

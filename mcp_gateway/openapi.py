@@ -1,5 +1,6 @@
 """The agent-facing doors in the OpenAPI schema: one path per tool of the registry (its
-input model as the request body, its output type as the 200 response) and the event stream.
+input model as the request body, its output type as the 200 response), the event stream and
+the hooks endpoint.
 A drf-spectacular postprocessing hook adds them to the account API's schema."""
 
 from __future__ import annotations
@@ -103,6 +104,43 @@ def rest_tool_paths() -> dict[str, Any]:
                 "401": {"description": "missing or unknown bearer", "content": error},
                 "404": {"description": "not found or not yours", "content": error},
                 "429": {"description": "too many open streams for the team", "content": error},
+            },
+        }
+    }
+    paths["/api/v1/rooms/{room_id}/hooks/{client}"] = {
+        "post": {
+            "operationId": "room_hook",
+            "summary": "A coding agent's hook event (client: claude-code)",
+            "description": "The client's hook JSON as the body (Claude Code's HTTP hooks), "
+            "the bearer as at the tool door, the agent the credential's own or the one "
+            "X-Roomservice-Agent names. The answer is the client's hook output; anything "
+            "that goes wrong is 200 with {} (no decision). docs/hooks.md, "
+            '"Claude Code over HTTP".',
+            "tags": ["hooks"],
+            "parameters": [
+                {"name": "room_id", "in": "path", "required": True, "schema": {"type": "string"}},
+                {
+                    "name": "client",
+                    "in": "path",
+                    "required": True,
+                    "schema": {"type": "string", "enum": ["claude-code"]},
+                },
+                {
+                    "name": "X-Roomservice-Agent",
+                    "in": "header",
+                    "required": False,
+                    "schema": {"type": "string"},
+                },
+            ],
+            "requestBody": {
+                "content": {"application/json": {"schema": {"type": "object"}}},
+                "required": True,
+            },
+            "responses": {
+                "200": {
+                    "description": "the client's hook output; {} is no decision",
+                    "content": {"application/json": {"schema": {"type": "object"}}},
+                },
             },
         }
     }

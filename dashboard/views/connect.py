@@ -8,6 +8,7 @@ import json
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -51,6 +52,8 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     key = secret or "<YOUR_KEY>"
     mcp_url = f"{base}/mcp"
     snippets = _snippets(mcp_url, key)
+    hook_url = base + reverse("api-room-hook", args=[found.room_id, "claude-code"])
+    snippets["claude_http"] = claude_http_hooks(hook_url)
     return render(
         request,
         "dashboard/connect.html",
@@ -62,6 +65,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "secret": secret,
             "base": base,
             "snippets": snippets,
+            "hook_url": hook_url,
             # Only to those who may see the Keys page itself.
             "team_keys": [
                 k for k in selectors.keys_of_team(viewer.team.pk) if k.revoked_at is None
@@ -95,6 +99,51 @@ def _snippets(mcp_url: str, key: str) -> dict[str, str]:
             indent=2,
         ),
     }
+
+
+# Claude Code's HTTP hooks (docs/hooks.md, "Claude Code over HTTP"). The key and the agent's
+# name come from the environment Claude Code starts in, through `headers` and
+# `allowedEnvVars`, so the settings file holds no secret and can be committed.
+HOOK_EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
+HOOK_TIMEOUT_SECONDS = 10
+HOOK_ENV = ["ROOMSERVICE_KEY", "ROOMSERVICE_AGENT"]
+
+
+def claude_http_hooks(url: str) -> str:
+    """`.claude/settings.json`'s hooks for the room's hooks endpoint. SessionStart runs only
+    command hooks in Claude Code, so there curl posts the same JSON and prints the answer."""
+    http = {
+        "type": "http",
+        "url": url,
+        "headers": {
+            "Authorization": "Bearer $ROOMSERVICE_KEY",
+            "X-Roomservice-Agent": "$ROOMSERVICE_AGENT",
+        },
+        "allowedEnvVars": HOOK_ENV,
+        "timeout": HOOK_TIMEOUT_SECONDS,
+    }
+    curl = {
+        "type": "command",
+        "command": (
+            "curl -fsS --max-time 8 -H 'Content-Type: application/json' "
+            '-H "Authorization: Bearer $ROOMSERVICE_KEY" '
+            '-H "X-Roomservice-Agent: $ROOMSERVICE_AGENT" '
+            f"--data-binary @- '{url}' || true"
+        ),
+        "timeout": HOOK_TIMEOUT_SECONDS,
+    }
+    return json.dumps(
+        {
+            "hooks": {
+                "PreToolUse": [{"matcher": HOOK_EDIT_TOOLS, "hooks": [http]}],
+                "PostToolUse": [{"matcher": HOOK_EDIT_TOOLS, "hooks": [http]}],
+                "SessionStart": [{"hooks": [curl]}],
+                "Stop": [{"hooks": [http]}],
+                "SessionEnd": [{"hooks": [http]}],
+            }
+        },
+        indent=2,
+    )
 
 
 @never_cache  # it may show a secret, once: no cache keeps a copy

@@ -74,3 +74,39 @@ def test_the_page_fetches_the_hook_from_the_server_it_names(ann: Person) -> None
     assert served.status_code == 200 and served["Content-Type"].startswith("text/x-shellscript")
     assert served.content == (settings.BASE_DIR / "hooks" / "roomservice-guard").read_bytes()
     assert b"rs_live_" not in served.content  # no secret in it
+
+
+def test_the_connect_page_shows_claude_codes_http_hooks_with_the_room_url_and_no_key(
+    ann: Person,
+) -> None:
+    room = services.room_create(team=ann.team, room_id=new_room_id("hooks"), actor="test")
+    page = ann.client.post(f"/rooms/{room.room_id}/connect", follow=True).content.decode()
+    secret = re.search(r"rs_live_[A-Za-z0-9_-]+", page).group(0)  # type: ignore[union-attr]
+    shown = snippet(page, "s-hook-claude-http")
+    url = f"http://testserver/api/v1/rooms/{room.room_id}/hooks/claude-code"
+
+    assert secret not in shown and "rs_live_" not in shown  # the key comes from the environment
+    hooks = json.loads(shown)["hooks"]
+    assert set(hooks) == {"PreToolUse", "PostToolUse", "SessionStart", "Stop", "SessionEnd"}
+    for event in ("PreToolUse", "PostToolUse", "Stop", "SessionEnd"):
+        [entry] = hooks[event]
+        [http] = entry["hooks"]
+        assert http == {
+            "type": "http",
+            "url": url,
+            "headers": {
+                "Authorization": "Bearer $ROOMSERVICE_KEY",
+                "X-Roomservice-Agent": "$ROOMSERVICE_AGENT",
+            },
+            "allowedEnvVars": ["ROOMSERVICE_KEY", "ROOMSERVICE_AGENT"],
+            "timeout": 10,
+        }, event
+        assert entry.get("matcher") == (
+            "Edit|Write|MultiEdit|NotebookEdit" if event.endswith("ToolUse") else None
+        )
+    # Claude Code runs only command hooks at SessionStart: curl posts the same JSON there.
+    [start] = hooks["SessionStart"][0]["hooks"]
+    assert start["type"] == "command" and start["timeout"] == 10
+    assert f"--data-binary @- '{url}'" in start["command"]
+    assert '"Authorization: Bearer $ROOMSERVICE_KEY"' in start["command"]
+    assert 'data-copy="#s-hook-claude-http"' in page

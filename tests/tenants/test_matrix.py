@@ -29,6 +29,7 @@ import secrets
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, cast
 
 import httpx
@@ -672,6 +673,81 @@ async def test_stream_cell_for_people(cred: str, world: World, redis_client_clos
         assert (status, json.loads(body)["message"]) == (404, room_errors.ROOM_ACCESS_DENIED)
     else:
         assert status == 200 and body.startswith(b"retry: 2000")
+
+
+# --- The hooks endpoint (POST /api/v1/rooms/<id>/hooks/claude-code) ----------------------------
+
+HOOK_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "claude-code"
+HOOK_CWD = "/home/alice/checkout"
+# Whose edit of lib/x.py leases it to alice: every team-a bearer that may write.
+HOOK_LEASES = {"static", "key", "bound_key", "invite"}
+
+
+def hook_body(name: str, path: str | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads((HOOK_FIXTURES / f"{name}.json").read_text())
+    body.update(session_id="matrix-session-1", cwd=HOOK_CWD)
+    if path is not None:
+        body["tool_input"]["file_path"] = f"{HOOK_CWD}/{path}"
+    return body
+
+
+async def hook_call(
+    auth: str | None, body: dict[str, Any], room_id: str = ROOM_A, agent: str | None = "alice"
+) -> Any:
+    headers = {"content-type": "application/json"}
+    if auth is not None:
+        headers["authorization"] = auth
+    if agent is not None:
+        headers["x-roomservice-agent"] = agent
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        response = await client.post(
+            f"/api/v1/rooms/{room_id}/hooks/claude-code", headers=headers, content=json.dumps(body)
+        )
+    assert response.status_code == 200, response.text  # every refusal is "no decision"
+    return response.json()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("cred", BEARERS)
+async def test_hook_cell_for_bearers(
+    cred: str, world: World, raw_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    """Before an edit, bob's exclusive lease refuses it for every team-a bearer, read-only
+    ones too (a read); after an edit, the file is leased to alice only by those that may
+    write (a bound key as its own agent). A refused caller gets {} and changes nothing."""
+    held = await mcp_call(
+        world.auth["static"],
+        "lease_claim",
+        {"roomId": ROOM_A, "agentId": "bob", "path": "src/**"},
+    )
+    assert held.json()["result"]["isError"] is False
+    before = {r: redis_room_state(raw_redis, r) for r in (ROOM_A, ROOM_A2, ROOM_B)}
+    auth = world.auth[cred]
+    edit = hook_body("PreToolUse-Edit", "src/app.py")
+    edited = hook_body("PostToolUse-Edit", "lib/x.py")
+    # A bound credential acts as its agent with or without the header.
+    agent = None if cred in BOUND else "alice"
+
+    denied = await hook_call(auth, edit, agent=agent)
+    made = await hook_call(auth, edited, agent=agent)
+
+    leases = (await rest_tool_call(world.auth["static"], "lease_list", {"agentId": "alice"})).json()
+    if cred in UNAUTHENTICATED or cred == "other_team":
+        assert (denied, made) == ({}, {})
+        assert {r: redis_room_state(raw_redis, r) for r in before} == before
+        return
+    reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
+    assert denied["hookSpecificOutput"]["permissionDecision"] == "deny" and "bob" in reason
+    assert made == {}
+    expected = ["lib/x.py"] if cred in HOOK_LEASES else []  # read-only: refused, no lease
+    assert [lease["path"] for lease in leases["leases"]] == expected
+    if cred in BOUND:  # naming another agent on a bound credential: no decision
+        assert await hook_call(auth, edit, agent="mallory") == {}
+    if cred in GUESTS:  # an invite reaches its own room only
+        assert await hook_call(auth, edit, room_id=ROOM_A2) == {}
+        assert await hook_call(auth, edited, room_id=ROOM_A2) == {}
+        assert raw_redis.hlen(RoomKeys(ROOM_A2).leases) == 0
 
 
 # --- The account API ----------------------------------------------------------------------
