@@ -23,13 +23,16 @@ run: install
 ## The whole suite. Uses DATABASE_URL / REDIS_URL when set, else SQLite + embedded Redis.
 ## The cluster pass runs at the same time, beside it (its own Redis Cluster, its own test
 ## database, key prefix and folders): each pass leaves a core mostly idle while it waits.
-## Its output follows the single pass's.
+## Its output follows the single pass's, and the failures of both come last (what CI shows).
 test: install browsers cluster-server
 	@mkdir -p var; \
 	$(MAKE) --no-print-directory test-cluster > var/test-cluster.log 2>&1 & cluster=$$!; \
-	$(BIN)/python -m pytest -q; single=$$?; \
+	{ $(BIN)/python -m pytest -q; echo $$? > var/test-single.rc; } 2>&1 | tee var/test-single.log; \
+	single=$$(cat var/test-single.rc); \
 	wait $$cluster; clustered=$$?; \
 	echo "--- the cluster pass (var/test-cluster.log) ---"; cat var/test-cluster.log; \
+	echo "--- what failed, in either pass (the last lines CI shows) ---"; \
+	grep -hE '^(FAILED|ERROR) |^[0-9]+ (passed|failed)|[0-9]+ (passed|failed).* in [0-9.]+s' var/test-single.log var/test-cluster.log | cut -c1-300; \
 	[ $$single -eq 0 ] && [ $$clustered -eq 0 ]
 
 ## The whole suite again, on a real Redis Cluster of its own (3 masters, 3 replicas on
