@@ -199,6 +199,11 @@ if ROOM_EXPORT_SIGNING_KEY and len(ROOM_EXPORT_SIGNING_KEY) < 32:
 ROOM_IMPORT_BYTES_MAX = env_int("ROOM_IMPORT_BYTES_MAX", 64 * 1024 * 1024)
 ROOM_IMPORTS_PER_PROCESS = env_int("ROOM_IMPORTS_PER_PROCESS", 1)
 PRESENCE_ONLINE_SECONDS = env_int("PRESENCE_ONLINE_SECONDS", 120)
+# Presence tiers (issue 24), from an agent's last act (any call naming it): working within
+# PRESENCE_WORKING_SECONDS, idle after that (or once its session said it ended) up to
+# PRESENCE_IDLE_SECONDS, gone past it.
+PRESENCE_WORKING_SECONDS = env_int("PRESENCE_WORKING_SECONDS", PRESENCE_ONLINE_SECONDS)
+PRESENCE_IDLE_SECONDS = env_int("PRESENCE_IDLE_SECONDS", 1800)
 # claim_task's leaseSeconds may not be shorter than this (it would lapse between two
 # heartbeats); the sweeper lapses claims whose lease ran out every CLAIM_SWEEP_SECONDS.
 CLAIM_LEASE_MIN_SECONDS = env_int("CLAIM_LEASE_MIN_SECONDS", 60)

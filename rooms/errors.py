@@ -365,7 +365,10 @@ TASK_EVIDENCE_REQUIRED = (
     "calls submit_task with evidence (tests, diffs, links, logs, notes), then another agent "
     "calls verify_task with verdict accept, which marks it done."
 )
-ROOM_MODE_EMPTY = "Nothing to set: give evidenceRequired, turns, moderator or turnOrder."
+ROOM_MODE_EMPTY = (
+    "Nothing to set: give evidenceRequired, turns, moderator, turnOrder, secrets, autoLeases "
+    "or editRefusals."
+)
 HANDOFF_NOT_OWNER = (
     'Task "{task_id}" is owned by {owner}, not "{agent}": only its owner hands it off.'
 )

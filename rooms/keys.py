@@ -140,8 +140,21 @@ class RoomKeys:
 
     @property
     def presence(self) -> str:
-        """Sorted set: agent id -> last heartbeat, epoch ms."""
+        """Sorted set: agent id -> when it last acted (any call naming it, a heartbeat),
+        epoch ms."""
         return self._k("presence")
+
+    @property
+    def presence_rest(self) -> str:
+        """Hash: agent id -> when it said it went idle (a session's end), epoch ms; its
+        next act clears it (rooms/lua/wrap/present.lua)."""
+        return self._k("presence_rest")
+
+    @property
+    def holds(self) -> str:
+        """Hash: agent id -> JSON list of the leased claims ("c:<task id>") and file leases
+        ("l:<lease id>") it was granted, which its every act renews (rooms/lua/lib/holds.lua)."""
+        return self._k("holds")
 
     @property
     def vars(self) -> str:
@@ -341,6 +354,8 @@ class RoomKeys:
             self.cursors_readonly,
             self.reads,
             self.presence,
+            self.presence_rest,
+            self.holds,
             self.vars,
             self.lock_index,
             self.lock_tokens,

@@ -27,10 +27,17 @@ class RoomRef:
     # The tool call's idempotencyKey, when it has one (rooms.idempotency): each write step
     # takes it as its `keyed` argument, so the step records the key with the write.
     call: KeyedCall | None = field(default=None, repr=False)
+    # The agent the tool call names as acting (tenants.calls): each write step marks it
+    # present and renews what it holds, in that same step (rooms/lua/wrap/present.lua).
+    actor: str | None = None
 
     def keyed_by(self, call: KeyedCall | None) -> RoomRef:
         """This room, for a call keyed `call` (the door's, after the access check)."""
         return self if call is None else replace(self, call=call)
+
+    def acted_by(self, actor: str | None) -> RoomRef:
+        """This room, for a call whose acting agent is `actor` (None: it names none)."""
+        return self if actor == self.actor else replace(self, actor=actor)
 
     @property
     def cursors_key(self) -> str:

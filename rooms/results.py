@@ -178,10 +178,16 @@ class EventReads(TypedDict):
     reads: list[ReadReceipt]
 
 
+PresenceState = Literal["working", "idle", "gone"]
+
+
 class AgentPresence(TypedDict):
     agentId: str
     status: Literal["online", "offline"]
-    lastSeen: str
+    lastSeen: str  # its last act: any call naming it, a heartbeat
+    # working: acted within PRESENCE_WORKING_SECONDS; idle: since then (or its session
+    # ended) up to PRESENCE_IDLE_SECONDS; gone: past that.
+    state: PresenceState
 
 
 class Heartbeat(TypedDict):
@@ -376,6 +382,7 @@ class AgentAtWork(TypedDict):
     agentId: str
     status: str
     lastSeen: str
+    state: PresenceState  # working, idle or gone (AgentPresence)
     working_on: list[Task]  # its tasks in progress
     last: Event | None  # its newest event among the snapshot's
     leases: list[Lease]  # the live leases it holds
@@ -398,6 +405,14 @@ class RoomLive(TypedDict):
     snapshot: RoomSnapshot
     agents: list[AgentAtWork]
     waiting: RoomWaiting
+    hooks: HookSwitches
+
+
+class HookSwitches(TypedDict):
+    """The room's switches for the client hooks (set_room_mode; docs/hooks.md)."""
+
+    autoLeases: bool
+    editRefusals: bool
 
 
 class TaskDetail(TypedDict):
@@ -596,6 +611,10 @@ class RoomMode(TypedDict):
     turnOrder: list[str]
     turn: str | None  # who holds the turn now (None: nobody yet, or open)
     secrets: Literal["off", "redact", "refuse"]  # rooms.redaction
+    # The client hooks' switches (docs/hooks.md): leasing what an agent edits, and refusing
+    # an edit of what another agent leases exclusively. Both on unless turned off.
+    autoLeases: bool
+    editRefusals: bool
 
 
 class HandoffOffer(TypedDict):

@@ -474,6 +474,11 @@ class HeartbeatInput(AgentInput, WriteInput):
         description='What you work on (["backend", "db"]): messages to "tag:<tag>" reach you. '
         "Kept until a heartbeat brings others; leave out to keep them.",
     )
+    idle: bool = Field(
+        default=False,
+        description="true: you are still here but not working (your session ended); you "
+        "show as idle until your next call.",
+    )
 
 
 class GetPresenceInput(RoomInput):
@@ -685,6 +690,16 @@ class SetRoomModeInput(AgentInput, WriteInput):
         default=None,
         description="With turns sequential: the order of turns (default, or []: the agents "
         "present, by name).",
+    )
+    autoLeases: bool | None = Field(
+        default=None,
+        description="false: the client hooks stop leasing the files an agent edits (on by "
+        "default; docs/hooks.md).",
+    )
+    editRefusals: bool | None = Field(
+        default=None,
+        description="false: the client hooks stop refusing an edit of a file another agent "
+        "leases exclusively (on by default; docs/hooks.md).",
     )
 
 

@@ -25,6 +25,9 @@ SEARCH_EVENT_POSTINGS = 512  # events kept per word: its newest
 # What one word of the events' index takes in Redis besides its postings (its hash field and
 # its vocabulary member), counted against ROOM_EVENT_BYTES_MAX with the events.
 SEARCH_WORD_BYTES = 160
+# Most claims and file leases an agent's every act renews (rooms/lua/lib/holds.lua): the
+# bound on what one act costs, whatever an agent holds.
+HOLDS_MAX = 64
 # The constants a Lua file's header may declare (`--- constants: ...`, rooms/lua), by name.
 CONSTANTS: dict[str, str | int] = {
     "SEARCH_STOPWORDS": SEARCH_STOPWORDS,
@@ -32,6 +35,7 @@ CONSTANTS: dict[str, str | int] = {
     "SEARCH_DOC_TERMS": SEARCH_DOC_TERMS,
     "SEARCH_EVENT_POSTINGS": SEARCH_EVENT_POSTINGS,
     "SEARCH_WORD_BYTES": SEARCH_WORD_BYTES,
+    "HOLDS_MAX": HOLDS_MAX,
 }
 
 
@@ -74,6 +78,7 @@ READ_UNREAD_MANY_SCRIPT = lua.assemble("events/read_unread_many", CONSTANTS)
 MARK_EVENT_READ_SCRIPT = lua.assemble("events/mark_event_read", CONSTANTS)
 
 HEARTBEAT_SCRIPT = lua.assemble("presence/heartbeat", CONSTANTS)
+PRESENCE_TOUCH_SCRIPT = lua.assemble("presence/touch", CONSTANTS)
 
 ACQUIRE_LOCK_SCRIPT = lua.assemble("locks/acquire_lock", CONSTANTS)
 

@@ -83,6 +83,8 @@ PART_TYPES: dict[str, str] = {
     "outbox": "zset",
     "message_stats": "hash",
     "agent_tags": "hash",
+    "presence_rest": "hash",
+    "holds": "hash",
     "inherited": "hash",
     "search_events": "hash",
     "search_docs": "hash",

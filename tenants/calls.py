@@ -128,6 +128,10 @@ async def _tool_run(
     room = await access.room_access(
         caller, args.roomId, write=not tool.read_only, epoch=charge.epoch, lifecycle=tool.lifecycle
     )
+    # Every act is presence: a write marks its acting agent present in its own step (the
+    # store's present wrapper); a read, in a step run beside the read's, at the same time
+    # (services.presence_beside), so the read waits for nothing more.
+    room = room.acted_by(tool.acting(args))
     if tool.lifecycle:
         assert isinstance(args, SetRoomStatusInput)
         status_args = args
@@ -141,8 +145,12 @@ async def _tool_run(
         return changed
     if not tool.waits:
         if tool.read_only:
-            return await services.tool_keyed(
-                tool.name, args, lambda call: tool.run(room.keyed_by(call), args)
+            reader = room.acted_by(None)
+            return await services.presence_beside(
+                room,
+                services.tool_keyed(
+                    tool.name, args, lambda call: tool.run(reader.keyed_by(call), args)
+                ),
             )
         checked, redacted = await redaction.arguments_for_room(room, tool.name, args)
         assert isinstance(checked, RoomInput)
@@ -162,7 +170,8 @@ async def _tool_run(
         budgets.slot_hold(caller, "waiters", lease_ms=WAITER_LEASE_MS),
         live.credential_held(caller, room_id=room.room_id) as use,
     ):
-        return await until_lost(tool.run(room, args), use.lost)
+        work = services.presence_beside(room, tool.run(room.acted_by(None), args))
+        return await until_lost(work, use.lost)
 
 
 async def _status_set(

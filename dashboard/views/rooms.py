@@ -130,6 +130,7 @@ def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
         **live_context(live["snapshot"]),
         "agents": agents,
         "waiting": live["waiting"],
+        "hooks": live["hooks"],
         **_acting(viewer, found),
     }
 

@@ -17,18 +17,25 @@ pins) is exactly what the files say. One name is the engine's, not a file's: `WA
 `script_source`.
 
 A write step runs inside wrappers, which are Lua functions (rooms/lua/wrap/): `guard`,
-outermost, refuses a room that is gone or being archived; `keyed` records an
-idempotencyKey; `turn` takes a post only in the poster's turn. `write_step` composes them
-around the step's own text, `guard(keyed(turn(step, wrote_one), wrote_one, 3))()`, where
-`wrote_*` (wrap/wrote.lua) says which answers changed the room.
+outermost, refuses a room that is gone or being archived; `present` makes the act of the
+agent it names presence, renewing what the agent holds; `keyed` records an idempotencyKey;
+`turn` takes a post only in the poster's turn. `write_step` composes them around the step's
+own text, `guard(present(keyed(turn(step, wrote_one, 4), wrote_one, 7), 0))()`, where
+`wrote_*` (wrap/wrote.lua) says which answers changed the room. A wrapper's header may name
+libraries it uses, as a step's does.
 
 No script builds a key name. A step of a room that writes, indexes or is wrapped takes,
-after its own keys, the room tail: eight keys in a fixed order, so the libraries and
+after its own keys, the room tail: sixteen keys in a fixed order, so the libraries and
 wrappers find them by position from the end (rooms/store/engine.py `room_tail`):
 
-    KEYS[#KEYS-7] presence   KEYS[#KEYS-6] idempotency   KEYS[#KEYS-5] idempotency_times
+    KEYS[#KEYS-15] claims   KEYS[#KEYS-14] claim_holders   KEYS[#KEYS-13] tasks
+    KEYS[#KEYS-12] leases   KEYS[#KEYS-11] lease_expiry   KEYS[#KEYS-10] agent_tags
+    KEYS[#KEYS-9] holds   KEYS[#KEYS-8] presence_rest   KEYS[#KEYS-7] presence
+    KEYS[#KEYS-6] idempotency   KEYS[#KEYS-5] idempotency_times
     KEYS[#KEYS-4] search_events   KEYS[#KEYS-3] search_docs   KEYS[#KEYS-2] search_vocab
     KEYS[#KEYS-1] owner   KEYS[#KEYS] meta
+
+Keys are added at its front, so a position counted from the end never moves.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ CONSTANTS = "--- constants:"
 # (acquire_lock); a bare 1 (mark_event_read); {1 granted or 2 renewed, ...} (lease_claim).
 Wrote = Literal["one", "always", "unless_quota", "mark", "granted"]
 TURN_ARGS = 3  # the turn wrapper's arguments, after the keyed wrapper's (wrap/turn.lua)
+PRESENT_ARGS = 4  # the present wrapper's, last of all (wrap/present.lua)
 
 
 @cache
@@ -88,21 +96,27 @@ def assemble(path: str, constants: Mapping[str, str | int]) -> str:
 
 
 @cache
-def write_step(source: str, *, wrote: Wrote, keyed: bool, turn: bool) -> str:
+def write_step(source: str, *, wrote: Wrote, keyed: bool, turn: bool, present: bool) -> str:
     """A write step (`source`, an assembled script) inside its wrappers: always `guard`;
+    `present` for a call that names its acting agent (its four arguments come last);
     `keyed` for a call with an idempotencyKey (its eight arguments follow the step's own);
-    `turn` for a post (its three arguments come last). Cached: the store asks once per
+    `turn` for a post (its three arguments follow those). Cached: the store asks once per
     step and kind, and Redis knows each result by its SHA."""
     wrappers = ["wrap/wrote", "wrap/guard"]
     step = "step"
+    after = PRESENT_ARGS if present else 0
     if turn:
         wrappers.append("wrap/turn")
-        step = f"turn({step}, wrote_{wrote})"
+        step = f"turn({step}, wrote_{wrote}, {after})"
+        after += TURN_ARGS
     if keyed:
         wrappers.append("wrap/keyed")
-        step = f"keyed({step}, wrote_{wrote}, {TURN_ARGS if turn else 0})"
+        step = f"keyed({step}, wrote_{wrote}, {after})"
+    if present:
+        wrappers.append("wrap/present")
+        step = f"present({step}, 0)"
     return (
-        "".join(_parts(path)[2] for path in wrappers)
+        "".join(_text(path, {}) for path in wrappers)
         + f"local function step()\n{source}end\n"
         + f"return guard({step})()\n"
     )

@@ -132,6 +132,7 @@ def agents_at_work(snapshot: RoomSnapshot) -> list[AgentAtWork]:
             "agentId": p["agentId"],
             "status": p["status"],
             "lastSeen": p["lastSeen"],
+            "state": p["state"],
             "working_on": [
                 t for t in tasks if t.get("owner") == p["agentId"] and t["status"] == "in_progress"
             ],
@@ -172,7 +173,16 @@ async def room_live(room: RoomRef) -> RoomLive:
     waiting = room_waiting(
         snapshot, await review_list(room, status="pending"), await handoffs_all(room)
     )
-    return {"snapshot": snapshot, "agents": agents_at_work(snapshot), "waiting": waiting}
+    mode = await store.room_mode_get(room.keys)
+    return {
+        "snapshot": snapshot,
+        "agents": agents_at_work(snapshot),
+        "waiting": waiting,
+        "hooks": {
+            "autoLeases": mode.get("autoLeases") is not False,
+            "editRefusals": mode.get("editRefusals") is not False,
+        },
+    }
 
 
 ROOM_STATE_EVENTS = 200  # the newest events room_state looks at for broadcasts

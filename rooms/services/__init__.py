@@ -58,6 +58,7 @@ from rooms.services.plan import (
     task_update,
 )
 from rooms.services.presence import (
+    presence_beside,
     presence_heartbeat,
     presence_leave,
 )
@@ -102,6 +103,7 @@ __all__ = [
     "message_ack",
     "message_inbox",
     "message_send",
+    "presence_beside",
     "presence_heartbeat",
     "presence_leave",
     "review_request",

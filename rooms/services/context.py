@@ -26,7 +26,7 @@ from rooms.suggest import LABEL_CHARS
 async def context_delete(room: RoomRef, *, entry_id: str, agent_id: str | None) -> ContextDeleted:
     """The entry and its whole history go; consumers see a context_deleted event."""
     gone = await store.context_delete(
-        room.keys, entry_id=entry_id, by=attributed(agent_id), keyed=room.call
+        room.keys, entry_id=entry_id, by=attributed(agent_id), keyed=room.call, actor=room.actor
     )
     if gone is None:
         raise await selectors.context_not_found(room, entry_id)
@@ -102,6 +102,7 @@ async def context_write(
         event_payload_json=dumps(note),
         label=_context_label(type_, summary),
         keyed=room.call,
+        actor=room.actor,
     )
     if isinstance(written, store.AtQuota):
         raise quota_error("ROOM_CONTEXT_MAX", written.used)
@@ -148,6 +149,7 @@ async def context_update(
         now_iso=clock.now_iso(),
         label=_context_label(type_, summary) if type_ is not None and summary is not None else "",
         keyed=room.call,
+        actor=room.actor,
     )
     if result is None:
         raise await selectors.context_not_found(room, entry_id)

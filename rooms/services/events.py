@@ -66,6 +66,7 @@ async def event_delete(room: RoomRef, *, event_id: str, agent_id: str | None) ->
         event_id=event_id,
         by=attributed(agent_id),
         keyed=room.call,
+        actor=room.actor,
     ):
         raise await selectors.event_not_found(room, event_id)
     return {"deleted": True, "eventId": event_id}
@@ -101,6 +102,7 @@ async def event_post(
         reply_to=reply_to,
         turn=turns.turn_of_post(sender, to),
         keyed=room.call,
+        actor=room.actor,
     )
     if eid is None:
         assert reply_to is not None
@@ -174,6 +176,7 @@ async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> Eve
         agent_id=agent,
         now_iso=clock.now_iso(),
         keyed=room.call,
+        actor=room.actor,
     )
     if isinstance(ok, store.AtQuota):
         raise quota_error("EVENT_READS_MAX", ok.used)

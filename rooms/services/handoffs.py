@@ -56,6 +56,7 @@ async def handoff_offer(
         now_iso=handoff["at"],
         hint_sample=HINT_SAMPLE,
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "ok":
         return handoff_from_json(step.handoff_json)
@@ -107,6 +108,7 @@ async def handoff_answer(
         now_ms=now,
         now_iso=clock.iso_from_ms(now),
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         kept = [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]

@@ -82,6 +82,7 @@ async def lease_claim(
                 ),
             ),
             keyed=room.call,
+            actor=room.actor,
         )
 
     step = await on_lease_view(room.keys, claim)
@@ -153,6 +154,7 @@ async def _lease_change(
         ttl_ms=ttl_seconds * 1000,
         now_ms=clock.now_ms(),
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await _lease_not_found(room, lease_id or normal or "")
@@ -204,6 +206,7 @@ async def file_read_note(room: RoomRef, *, agent_id: str, path: str, sha256: str
         path=normal,
         record_json=json.dumps({"sha256": digest, "at_ms": now}),
         keyed=room.call,
+        actor=room.actor,
     )
     if used is not None:
         raise quota_error("ROOM_FILE_READS_MAX", used)

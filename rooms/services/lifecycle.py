@@ -20,6 +20,6 @@ async def room_status_set(room: RoomRef, *, status: Status, agent_id: str) -> Ro
     which the doors call for "archived", and for any status of an archived room)."""
     assert status != "archived", "archiving is tenants.archives' move"
     previous, _ = await store.room_status_set(
-        room.keys, status=status, by=agent_id, keyed=room.call
+        room.keys, status=status, by=agent_id, keyed=room.call, actor=room.actor
     )
     return {"roomId": room.room_id, "status": status, "previousStatus": previous}

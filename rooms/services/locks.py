@@ -24,6 +24,7 @@ async def lock_acquire(
         ttl_ms=ttl_seconds * 1000,
         now_ms=minted["now"],
         keyed=room.call,
+        actor=room.actor,
     )
     if isinstance(grant, store.AtQuota):
         raise quota_error("ROOM_LOCKS_MAX", grant.used)
@@ -44,6 +45,7 @@ async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> LockRe
         resource=resource,
         agent_id=attributed(agent_id),
         keyed=room.call,
+        actor=room.actor,
     )
     result: LockReleased = {"released": released, "resource": resource}
     if not released:

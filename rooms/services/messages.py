@@ -138,6 +138,7 @@ async def message_send(
             turn=turns.turn_of_post(sender, to),
             holders=holders,
             keyed=room.call,
+            actor=room.actor,
         )
 
     if kind == "file":
@@ -224,6 +225,7 @@ async def message_ack(room: RoomRef, *, agent_id: str, message_id: str) -> Messa
         message_id=message_id,
         now_ms=clock.now_ms(),
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await _message_not_found(room, message_id)

@@ -73,6 +73,7 @@ async def task_add(
         now_iso=now,
         by=attributed(agent_id),
         keyed=room.call,
+        actor=room.actor,
     )
     if isinstance(added, store.AtQuota):
         raise quota_error("ROOM_TASKS_MAX", added.used)
@@ -139,6 +140,7 @@ async def _task_changed(
         now_iso=clock.iso_from_ms(now),
         now_ms=now,
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -212,6 +214,7 @@ async def task_claim(
                 lambda: lease_decide(view, agent_id=agent_id, paths=wanted, mode=None, now_ms=now),
             ),
             keyed=room.call,
+            actor=room.actor,
         )
 
     if wanted:
@@ -280,6 +283,7 @@ async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str 
         now_iso=clock.now_iso(),
         note=note,
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -335,6 +339,7 @@ async def task_add_dependency(
         now_iso=clock.now_iso(),
         most=most,
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)
@@ -375,6 +380,7 @@ async def task_delete(
         expected_version=expected_version,
         now_iso=clock.now_iso(),
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await selectors.task_not_found(room, task_id)

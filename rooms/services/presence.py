@@ -1,6 +1,11 @@
-"""Presence: an agent's heartbeat and leaving."""
+"""Presence: an agent's heartbeat, leaving, and the presence every read that names its
+acting agent makes (a write makes it in its own step: rooms/lua/wrap/present.lua)."""
 
 from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from django.conf import settings
 
@@ -12,6 +17,40 @@ from rooms.results import (
     Left,
 )
 
+T = TypeVar("T")
+
+
+# (room id, agent) -> when this process last sent a read's presence step for it. A read
+# names its agent at most once a READ_PRESENCE_EVERY_MS (an agent polling its unread events
+# in a loop costs one presence step a second, not one a call); at most READS_PRESENT_MAX
+# remembered, all forgotten at once past that.
+_read_presence: dict[tuple[str, str], int] = {}
+READ_PRESENCE_EVERY_MS = 1000
+READS_PRESENT_MAX = 50_000
+
+
+async def presence_beside(room: RoomRef, work: Awaitable[T]) -> T:
+    """`work`'s result; for a read that names its acting agent (room.actor), that agent is
+    also marked present, and what it holds renewed, in a step sent at the same time as the
+    work's, so the call waits no longer (a write does it inside its own step). The step's
+    own failure is not the work's."""
+    if not room.actor:
+        return await work
+    now = clock.now_ms()
+    seen = (room.room_id, room.actor)
+    if now - _read_presence.get(seen, -READ_PRESENCE_EVERY_MS) < READ_PRESENCE_EVERY_MS:
+        return await work
+    if len(_read_presence) >= READS_PRESENT_MAX:
+        _read_presence.clear()
+    _read_presence[seen] = now
+    touched = asyncio.ensure_future(store.presence_touch(room.keys, agent_id=room.actor))
+    try:
+        return await work
+    finally:
+        await asyncio.wait([touched])
+        if not touched.cancelled():
+            touched.exception()  # retrieved: an outage shows in the work's own answer
+
 
 async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
     """Out of presence (an agent_left event when it was there); its cursor stays."""
@@ -22,29 +61,34 @@ async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
         agent_id=agent,
         shown=int(settings.HEARTBEAT_PRESENCE_MAX),
         keyed=room.call,
+        actor=room.actor,
     )
     now = idempotency.minted_final(room.call, minted)["now"]
     return {"left": left, "agentId": agent, "agents": selectors.presence_rows(seen, now_ms=now)}
 
 
 async def presence_heartbeat(
-    room: RoomRef, *, agent_id: str, tags: list[str] | None = None
+    room: RoomRef, *, agent_id: str, tags: list[str] | None = None, idle: bool = False
 ) -> Heartbeat:
     """With `tags`, they become the agent's (what `tag:` messages reach); without, the
-    agent keeps the tags of its last heartbeat that carried any."""
+    agent keeps the tags of its last heartbeat that carried any. `idle`: the agent is here
+    but not working (a session ended) until its next act, which is why this one act is not
+    made presence by its wrapper (that would end the rest it starts)."""
     agent = attributed(agent_id)
     minted = idempotency.minted(room.call, {"now": clock.now_ms()})
-    total, seen = await store.presence_beat(
+    total, seen, resting = await store.presence_beat(
         room.keys,
         agent_id=agent,
         now_ms=minted["now"],
         shown=int(settings.HEARTBEAT_PRESENCE_MAX),
         tags=list(dict.fromkeys(tags)) if tags is not None else None,
+        idle=idle,
         keyed=room.call,
+        actor=None if idle else room.actor,
     )
     now = idempotency.minted_final(room.call, minted)["now"]
     return {
         "agentId": agent,
-        "presence": selectors.presence_rows(seen, now_ms=now),
+        "presence": selectors.presence_rows(seen, now_ms=now, resting=resting),
         "presenceTotal": total,
     }

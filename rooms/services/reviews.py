@@ -53,6 +53,7 @@ async def review_request(
         requested_by=review["requestedBy"],
         reviewer=reviewer,
         keyed=room.call,
+        actor=room.actor,
     )
     if done is None:
         if target_type == "task":
@@ -76,6 +77,7 @@ async def review_resolve(
         note=note,
         now_iso=clock.now_iso(),
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await selectors.review_not_found(room, review_id)

@@ -47,6 +47,7 @@ async def room_from_template(
         now_iso=now,
         by=attributed(agent_id),
         keyed=room.call,
+        actor=room.actor,
     )
     if outcome == "exists":
         raise errors.PlanExistsError(

@@ -13,7 +13,12 @@ from rooms.results import (
 
 async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> VarSet:
     written = await store.var_set(
-        room.keys, key=key, value=value, agent_id=attributed(agent_id), keyed=room.call
+        room.keys,
+        key=key,
+        value=value,
+        agent_id=attributed(agent_id),
+        keyed=room.call,
+        actor=room.actor,
     )
     if isinstance(written, store.AtQuota):
         raise quota_error("ROOM_VARS_MAX", written.used)

@@ -48,6 +48,7 @@ async def task_submit(
         evidence_json=dumps(evidence),
         now_iso=now,
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await task_not_found(room, task_id)
@@ -92,6 +93,7 @@ async def task_verify(
         now_iso=clock.now_iso(),
         task_id=task_id,
         keyed=room.call,
+        actor=room.actor,
     )
     if step.outcome == "unknown":
         raise await task_not_found(room, task_id)
@@ -126,6 +128,8 @@ async def room_mode_set(
     moderator: str | None = None,
     turn_order: list[str] | None = None,
     secrets: str | None = None,
+    auto_leases: bool | None = None,
+    edit_refusals: bool | None = None,
 ) -> RoomMode:
     """The room's rules (evidence, turns: rooms.turns). A change of turns starts them
     afresh: nobody holds the turn."""
@@ -140,9 +144,15 @@ async def room_mode_set(
         changes["order"] = list(dict.fromkeys(turn_order))
     if secrets is not None:
         changes["secrets"] = secrets
+    if auto_leases is not None:
+        changes["autoLeases"] = auto_leases
+    if edit_refusals is not None:
+        changes["editRefusals"] = edit_refusals
     if not changes:
         raise errors.ToolArgumentsError(errors.ROOM_MODE_EMPTY)
-    raw, turn = await store.room_mode_set(room.keys, changes_json=dumps(changes), keyed=room.call)
+    raw, turn = await store.room_mode_set(
+        room.keys, changes_json=dumps(changes), keyed=room.call, actor=room.actor
+    )
     mode = json.loads(raw)
     order = mode.get("order")
     return {
@@ -153,4 +163,6 @@ async def room_mode_set(
         "turnOrder": [str(a) for a in order] if isinstance(order, list) else [],
         "turn": turn or None,
         "secrets": mode.get("secrets") or "redact",
+        "autoLeases": mode.get("autoLeases") is not False,
+        "editRefusals": mode.get("editRefusals") is not False,
     }

@@ -172,6 +172,7 @@ from rooms.store.plan import (
 from rooms.store.presence import (
     presence_all,
     presence_beat,
+    presence_touch,
 )
 from rooms.store.reviews import (
     ReviewOutcome,
@@ -330,6 +331,7 @@ __all__ = [
     "presence_all",
     "presence_beat",
     "presence_leave",
+    "presence_touch",
     "rate_window_clear",
     "rate_window_hit",
     "rate_window_stats",

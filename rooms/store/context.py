@@ -25,6 +25,7 @@ async def context_write(
     event_payload_json: str,
     label: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> str | AtQuota:
     """The context_available event id, or AtQuota (ROOM_CONTEXT_MAX)."""
     res = await _run_write(
@@ -54,6 +55,7 @@ async def context_write(
             label,
         ],
         keyed=keyed,
+        actor=actor,
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
@@ -76,6 +78,7 @@ async def context_update(
     now_iso: str,
     label: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> ContextUpdated | str | None:
     """The update, or the current version string when `expected_version` is stale, or None
     for an unknown entry. The oldest superseded versions past CONTEXT_VERSIONS_KEPT go."""
@@ -106,6 +109,7 @@ async def context_update(
             label,
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 0:
@@ -178,7 +182,12 @@ async def context_all(keys: RoomKeys) -> list[tuple[str, str]]:
 
 
 async def context_delete(
-    keys: RoomKeys, *, entry_id: str, by: str, keyed: idempotency.KeyedCall | None
+    keys: RoomKeys,
+    *,
+    entry_id: str,
+    by: str,
+    keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> str | None:
     """The deleted entry's JSON (without its payload), or None for an unknown entry."""
     res = await _run_write(
@@ -198,5 +207,6 @@ async def context_delete(
         ],
         [entry_id, by, _ttl(), *_event_args(keys)],
         keyed=keyed,
+        actor=actor,
     )
     return str(res[2]) if int(res[0]) == 1 else None

@@ -187,6 +187,14 @@ def room_tail(room: RoomKeys) -> list[str]:
     order its libraries and wrappers find them by, from the end (rooms/lua/__init__.py):
     no script builds a key name."""
     return [
+        room.claims,
+        room.claim_holders,
+        room.tasks,
+        room.leases,
+        room.lease_expiry,
+        room.agent_tags,
+        room.holds,
+        room.presence_rest,
         room.presence,
         room.idempotency,
         room.idempotency_times,
@@ -205,17 +213,23 @@ async def _run_write(
     keyed: idempotency.KeyedCall | None,
     wrote: lua.Wrote = "one",
     turn: turns.TurnClaim | None = None,
+    actor: str | None,
 ) -> Any:
     """A tool's one write step. For a call with an idempotencyKey (rooms.idempotency), the
     step also records the key, atomically: a repeat answers the first call's script answer
     (and hands the service back what it minted then) without running the script again.
     Raises KeyReused for the key of another call. `keyed`: the call's key (None without
     one). `turn`: the step is a post, taken only in the poster's turn (rooms.turns), in
-    this same step."""
+    this same step. `actor`: the agent the call names as acting (tenants.calls), which
+    the step marks present and whose claims and file leases it renews (wrap/present.lua)."""
     keys = [*keys, *room_tail(room)]
     tail: list[Any] = [] if turn is None else turn.args()
+    if actor:
+        tail += [actor, clock.now_ms(), int(settings.ROOM_AGENTS_MAX), _ttl()]
     call = keyed
-    script = lua.write_step(source, wrote=wrote, keyed=call is not None, turn=turn is not None)
+    script = lua.write_step(
+        source, wrote=wrote, keyed=call is not None, turn=turn is not None, present=bool(actor)
+    )
     if call is None:
         return _room_live(room, await _run(script, keys, [*args, *tail]), None)
     assert not call.written, "a keyed tool call has exactly one write step"

@@ -44,6 +44,7 @@ async def event_append(
     reply_to: str | None,
     turn: turns.TurnClaim,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> str | None:
     """The new event id, or None when `reply_to` names no event in the log. Taken only in
     `turn` (a post: rooms.turns)."""
@@ -54,6 +55,7 @@ async def event_append(
         [type_, from_, to, payload_json, reply_to or "", _ttl(), *_event_args(keys)],
         turn=turn,
         keyed=keyed,
+        actor=actor,
     )
     if int(res[0]) == 0:
         return None
@@ -277,6 +279,7 @@ async def event_mark_read(
     agent_id: str,
     now_iso: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> bool | AtQuota:
     """True recorded, False unknown event, AtQuota (EVENT_READS_MAX)."""
     res = await _run_write(
@@ -286,6 +289,7 @@ async def event_mark_read(
         [event_id, agent_id, now_iso, _ttl(), int(settings.EVENT_READS_MAX)],
         wrote="mark",
         keyed=keyed,
+        actor=actor,
     )
     if isinstance(res, list):
         return AtQuota(int(res[1]))
@@ -297,7 +301,12 @@ async def event_reads(keys: RoomKeys, event_id: str) -> str | None:
 
 
 async def event_delete(
-    keys: RoomKeys, *, event_id: str, by: str, keyed: idempotency.KeyedCall | None
+    keys: RoomKeys,
+    *,
+    event_id: str,
+    by: str,
+    keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> bool:
     """False for an unknown event."""
     res = await _run_write(
@@ -306,5 +315,6 @@ async def event_delete(
         [keys.events, keys.meta, keys.reads],
         [event_id, by, _ttl(), *_event_args(keys)],
         keyed=keyed,
+        actor=actor,
     )
     return int(res[0]) == 1

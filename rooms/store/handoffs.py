@@ -58,6 +58,7 @@ async def handoff_offer(
     now_iso: str,
     hint_sample: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> HandoffStep:
     res = await _run_write(
         keys,
@@ -85,6 +86,7 @@ async def handoff_offer(
             hint_sample,
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 1:
@@ -113,6 +115,7 @@ async def handoff_resolve(
     now_ms: int,
     now_iso: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> HandoffStep:
     res = await _run_write(
         keys,
@@ -129,6 +132,7 @@ async def handoff_resolve(
             *_event_args(keys),
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 0:

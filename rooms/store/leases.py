@@ -88,6 +88,7 @@ async def lease_claim(
     now_ms: int,
     decided: LeaseDecision,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> LeaseStep:
     res = await _run_write(
         keys,
@@ -111,6 +112,7 @@ async def lease_claim(
         ],
         wrote="granted",
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 1:
@@ -137,6 +139,7 @@ async def lease_change(
     ttl_ms: int,
     now_ms: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> LeaseStep:
     res = await _run_write(
         keys,
@@ -153,6 +156,7 @@ async def lease_change(
             *_event_args(keys),
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 1:
@@ -169,6 +173,7 @@ async def file_read_note(
     path: str,
     record_json: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> int | None:
     """None when noted; the reads noted in the room when it is at ROOM_FILE_READS_MAX."""
     res = await _run_write(
@@ -177,6 +182,7 @@ async def file_read_note(
         [keys.file_reads],
         [f"{agent_id}\n{path}", record_json, int(settings.ROOM_FILE_READS_MAX), _ttl()],
         keyed=keyed,
+        actor=actor,
     )
     return None if int(res[0]) == 1 else int(res[1])
 

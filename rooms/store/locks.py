@@ -28,6 +28,7 @@ async def lock_acquire(
     ttl_ms: int,
     now_ms: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> LockGrant | AtQuota:
     res = await _run_write(
         keys,
@@ -36,6 +37,7 @@ async def lock_acquire(
         [agent_id, ttl_ms, now_ms, resource, _ttl(), int(settings.ROOM_LOCKS_MAX)],
         wrote="unless_quota",
         keyed=keyed,
+        actor=actor,
     )
     if int(res[0]) == -1:
         return AtQuota(int(res[1]))
@@ -48,7 +50,12 @@ async def lock_acquire(
 
 
 async def lock_release(
-    keys: RoomKeys, *, resource: str, agent_id: str, keyed: idempotency.KeyedCall | None
+    keys: RoomKeys,
+    *,
+    resource: str,
+    agent_id: str,
+    keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> tuple[bool, str | None]:
     res = await _run_write(
         keys,
@@ -57,6 +64,7 @@ async def lock_release(
         [agent_id, resource],
         wrote="always",
         keyed=keyed,
+        actor=actor,
     )
     return int(res[0]) == 1, (str(res[1]) if len(res) > 1 else None)
 

@@ -56,6 +56,7 @@ async def message_send(
     turn: turns.TurnClaim,
     holders: tuple[str, list[tuple[str, str]]] | None = None,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> MessageStep:
     """`holders` (a file: selector): the lease generation the service matched the glob on,
     and the (agent, lease id) pairs it found; "moved" when a lease was granted since."""
@@ -95,6 +96,7 @@ async def message_send(
         ],
         turn=turn,
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 1:
@@ -143,6 +145,7 @@ async def message_ack(
     message_id: str,
     now_ms: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> MessageStep:
     res = await _run_write(
         keys,
@@ -150,6 +153,7 @@ async def message_ack(
         [keys.messages, keys.deliveries, keys.message_stats, keys.meta, keys.events, keys.reads],
         [agent_id, message_id, now_ms, _ttl(), *_event_args(keys)],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 1:

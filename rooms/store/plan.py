@@ -37,6 +37,7 @@ async def task_add(
     now_iso: str,
     by: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> str | AtQuota:
     """The task_added event id, or AtQuota (ROOM_TASKS_MAX)."""
     res = await _run_write(
@@ -54,6 +55,7 @@ async def task_add(
             label,
         ],
         keyed=keyed,
+        actor=actor,
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 
@@ -68,6 +70,7 @@ async def plan_create(
     now_iso: str,
     by: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> tuple[PlanCreateOutcome, int]:
     """Write a whole plan ((id, JSON, label) per task) into a room that has none, in one
     step: ("ok", tasks added), ("exists", tasks already there) or ("quota", tasks asked)."""
@@ -86,6 +89,7 @@ async def plan_create(
         ],
         wrote="one",
         keyed=keyed,
+        actor=actor,
     )
     outcomes: dict[int, PlanCreateOutcome] = {1: "ok", 0: "exists", -1: "quota"}
     return outcomes[int(res[0])], int(res[1])
@@ -183,6 +187,7 @@ async def task_update(
     now_iso: str,
     now_ms: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> TaskStep:
     """ok, unknown, stale (expectedVersion) or owned (another agent's task in progress, and
     the writer is not its owner)."""
@@ -200,6 +205,7 @@ async def task_update(
             now_ms,
         ],
         keyed=keyed,
+        actor=actor,
     )
     return _task_step(res, _TASK_OUTCOMES)
 
@@ -217,6 +223,7 @@ async def task_claim(
     lease_ids: list[str],
     leases_seen: LeaseDecision,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> TaskStep:
     """ok, unknown, done, owned, unmet, leased, lease_quota or moved (a lease was granted
     since `leases_seen`'s view: nothing written, decide again). A leased claim is also
@@ -243,6 +250,7 @@ async def task_claim(
             json.dumps(leases_seen.own or {}),
         ],
         keyed=keyed,
+        actor=actor,
     )
     step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"}, keyed)
     if step.outcome == "ok" and lease_ms > 0:
@@ -259,6 +267,7 @@ async def task_release(
     now_iso: str,
     note: str | None,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> TaskStep:
     """ok, unknown, done or owned (not the agent's)."""
     res = await _run_write(
@@ -275,6 +284,7 @@ async def task_release(
             *_event_args(keys),
         ],
         keyed=keyed,
+        actor=actor,
     )
     return _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
 
@@ -383,6 +393,7 @@ async def task_add_dependency(
     now_iso: str,
     most: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> DependencyStep:
     res = await _run_write(
         keys,
@@ -399,6 +410,7 @@ async def task_add_dependency(
             most,
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 0:
@@ -431,6 +443,7 @@ async def task_delete(
     expected_version: int | None,
     now_iso: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> TaskDeleted:
     res = await _run_write(
         keys,
@@ -456,6 +469,7 @@ async def task_delete(
             *_event_args(keys),
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 0:
@@ -476,6 +490,7 @@ async def task_submit(
     evidence_json: str,
     now_iso: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> TaskStep:
     """ok, unknown, done, not_owner, submitted (one awaits verification) or quota."""
     res = await _run_write(
@@ -494,6 +509,7 @@ async def task_submit(
             evidence_json,
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == -4:

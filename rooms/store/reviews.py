@@ -24,6 +24,7 @@ async def review_request(
     requested_by: str,
     reviewer: str,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> str | AtQuota | None:
     """The review_requested event id; AtQuota (ROOM_REVIEWS_MAX); None: no such target."""
     res = await _run_write(
@@ -50,6 +51,7 @@ async def review_request(
             int(settings.ROOM_REVIEWS_MAX),
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 0:
@@ -84,6 +86,7 @@ async def review_resolve(
     now_iso: str,
     task_id: str | None = None,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> ReviewStep:
     """A review resolved by its reviewer; a submission by anyone but its submitter, its
     task moved in the same step. With `task_id`, the task's pending submission."""
@@ -113,6 +116,7 @@ async def review_resolve(
             int(settings.TASK_NOTES_KEPT),
         ],
         keyed=keyed,
+        actor=actor,
     )
     code = int(res[0])
     if code == 0:

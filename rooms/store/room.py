@@ -29,7 +29,12 @@ async def room_access(
 
 
 async def room_status_set(
-    keys: RoomKeys, *, status: str, by: str, keyed: idempotency.KeyedCall | None
+    keys: RoomKeys,
+    *,
+    status: str,
+    by: str,
+    keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> tuple[str, str]:
     """(the previous status, the room_status_changed event id or "" if unchanged)."""
     res = await _run_write(
@@ -39,6 +44,7 @@ async def room_status_set(
         [status, by, _ttl(), *_event_args(keys)],
         wrote="always",
         keyed=keyed,
+        actor=actor,
     )
     return str(res[0]), str(res[1])
 
@@ -62,7 +68,11 @@ async def room_mode_get(keys: RoomKeys) -> dict[str, Any]:
 
 
 async def room_mode_set(
-    keys: RoomKeys, *, changes_json: str, keyed: idempotency.KeyedCall | None
+    keys: RoomKeys,
+    *,
+    changes_json: str,
+    keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> tuple[str, str]:
     """(the room's mode JSON after merging `changes_json` into it, who holds the turn)."""
     res = await _run_write(
@@ -72,6 +82,7 @@ async def room_mode_set(
         [changes_json, _ttl()],
         wrote="always",
         keyed=keyed,
+        actor=actor,
     )
     return str(res[0]), str(res[1] or "")
 
@@ -82,6 +93,7 @@ async def presence_leave(
     agent_id: str,
     shown: int,
     keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> tuple[bool, list[tuple[str, int]]]:
     """(whether the agent was in presence, the `shown` most recently seen still there)."""
     left, res = await _run_write(
@@ -91,6 +103,7 @@ async def presence_leave(
         [agent_id, _ttl(), *_event_args(keys), shown],
         wrote="always",
         keyed=keyed,
+        actor=actor,
     )
     it = iter(res)
     return int(left) == 1, [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]

@@ -13,7 +13,13 @@ from rooms.store.engine import AtQuota, _awaited, _event_args, _event_keys, _run
 
 
 async def var_set(
-    keys: RoomKeys, *, key: str, value: str, agent_id: str, keyed: idempotency.KeyedCall | None
+    keys: RoomKeys,
+    *,
+    key: str,
+    value: str,
+    agent_id: str,
+    keyed: idempotency.KeyedCall | None,
+    actor: str | None,
 ) -> str | AtQuota:
     """The shared_var_set event id, or AtQuota (ROOM_VARS_MAX) for a new key."""
     res = await _run_write(
@@ -22,6 +28,7 @@ async def var_set(
         [keys.vars, *_event_keys(keys)],
         [key, value, agent_id, _ttl(), *_event_args(keys), int(settings.ROOM_VARS_MAX)],
         keyed=keyed,
+        actor=actor,
     )
     return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
 

@@ -19,7 +19,7 @@ async def heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
     """Say you are here (online for 120 s after each heartbeat); returns who else is: the 100
     agents seen most recently, and presenceTotal, how many the room knows (get_presence
     lists them all)."""
-    return await services.presence_heartbeat(room, agent_id=a.agentId, tags=a.tags)
+    return await services.presence_heartbeat(room, agent_id=a.agentId, tags=a.tags, idle=a.idle)
 
 
 @room_tool("get_presence", s.GetPresenceInput, TypeAdapter(list[r.AgentPresence]), read_only=True)
@@ -29,7 +29,7 @@ async def get_presence(room: RoomRef, a: s.GetPresenceInput) -> list[r.AgentPres
     return await selectors.presence_list(room)
 
 
-@room_tool("leave_room", s.LeaveRoomInput, TypeAdapter(r.Left), read_only=False)
+@room_tool("leave_room", s.LeaveRoomInput, TypeAdapter(r.Left), read_only=False, presence=False)
 async def leave_room(room: RoomRef, a: s.LeaveRoomInput) -> r.Left:
     """Say you are leaving: you drop out of presence (others see agent_left) and your cursor is
     kept, so coming back reads on where you stopped."""

@@ -18,6 +18,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from rooms import results as r
 from rooms import schemas as s
+from rooms.names import is_person_name
 from rooms.refs import RoomRef
 
 In = TypeVar("In", bound=s.ToolInput)
@@ -54,6 +55,9 @@ class _Row(Generic[In, Out]):
     # True: it runs on a paused or completed room too (set_room_status), and the door
     # records what it changed (tenants.access.room_status_recorded).
     lifecycle: bool = False
+    # False for the one call naming an agent that is not presence (leave_room: the agent
+    # says it goes). Every other call naming its acting agent marks it present (acting).
+    presence: bool = True
     # For a tool whose roomId may be left out (create_room_from_template): the id of the
     # room the door makes for it, from its arguments and the caller's team (tenants.access.
     # room_made creates it whether or not first touch claims rooms).
@@ -78,6 +82,18 @@ class _Row(Generic[In, Out]):
     def actors(self) -> tuple[str, ...]:
         """The argument fields that name who acts (bound credentials act only as their agent)."""
         return s.actor_fields(self.input_model)
+
+    def acting(self, args: BaseModel) -> str | None:
+        """The agent this call names as acting, which the call marks present (issue 24:
+        every act is presence); None for a call that names none, names a person, or is
+        not presence (leave_room)."""
+        if not self.presence:
+            return None
+        for name in self.actors():
+            given = getattr(args, name)
+            if isinstance(given, str) and given and not is_person_name(given):
+                return given
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +210,7 @@ def room_tool(
     manages: str | None = None,
     lifecycle: bool = False,
     makes_room: Callable[[Any, int], str] | None = None,
+    presence: bool = True,
 ) -> Callable[[Callable[[RoomRef, RoomIn], Awaitable[Out]]], RoomTool[RoomIn, Out]]:
     """The row of a tool on one room, from its adapter (see the module's docstring)."""
 
@@ -210,6 +227,7 @@ def room_tool(
             manages=manages,
             lifecycle=lifecycle,
             makes_room=makes_room,
+            presence=presence,
             run=run,
         )
 

@@ -41,8 +41,9 @@ async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
 async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
     """Set how the room works: evidenceRequired makes verified evidence the only way to done;
     turns (open, sequential, moderator) decide who may post when; secrets (redact,
-    refuse, off) what a write holding a key or password meets. Needs a credential that
-    may manage rooms."""
+    refuse, off) what a write holding a key or password meets; autoLeases and
+    editRefusals turn the client hooks' leasing of edited files and refusing of leased
+    edits off (or on). Needs a credential that may manage rooms."""
     return await services.room_mode_set(
         room,
         agent_id=a.agentId,
@@ -51,6 +52,8 @@ async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
         moderator=a.moderator,
         turn_order=a.turnOrder,
         secrets=a.secrets,
+        auto_leases=a.autoLeases,
+        edit_refusals=a.editRefusals,
     )
 
 

@@ -148,6 +148,7 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
             reply_to=None,
             turn=OPEN,
             keyed=None,
+            actor=None,
         )
         async with asyncio.timeout(5):
             await woken[rooms[0]].wait()
@@ -164,6 +165,7 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
                 reply_to=None,
                 turn=OPEN,
                 keyed=None,
+                actor=None,
             )
         async with asyncio.timeout(10):
             for event in woken.values():
@@ -188,6 +190,7 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
         reply_to=None,
         turn=OPEN,
         keyed=None,
+        actor=None,
     )
     hub = store.wake_hub()
     woken = await hub.watch(room_id)
@@ -213,6 +216,7 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
             reply_to=None,
             turn=OPEN,
             keyed=None,
+            actor=None,
         )
         async with asyncio.timeout(5):
             await woken.wait()

@@ -209,6 +209,28 @@ def _filled_room(owner: Person) -> Room:
     return room
 
 
+def test_the_room_page_shows_each_agents_tier_and_the_hook_switches(ann: Person) -> None:
+    """Issue 24: working, idle (a session ended) or gone, and the set_room_mode switches."""
+    room = _filled_room(ann)
+    caller = callers.team_caller(ann.team.slug)
+
+    async def rest() -> None:
+        ref = await room_access(caller, room.room_id, write=True)
+        await room_services.presence_heartbeat(ref, agent_id="frontend", idle=True)
+        await room_services.room_mode_set(
+            ref, agent_id="lead", evidence_required=None, auto_leases=False
+        )
+
+    page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
+    assert "backend</strong> working" in page
+    assert "automatic leases <strong>on</strong>" in page
+    store.run_sync(rest)
+    page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
+    assert "frontend</strong> idle" in page
+    assert "automatic leases <strong>off</strong>" in page
+    assert "edit refusals <strong>on</strong>" in page
+
+
 def test_the_room_page_shows_board_agents_feed_context_vars(ann: Person) -> None:
     room = _filled_room(ann)
     page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
@@ -217,7 +239,7 @@ def test_the_room_page_shows_board_agents_feed_context_vars(ann: Person) -> None
         "login UI",
         "after: auth API",
         "shipped",
-        "backend</strong> online",
+        "backend</strong> working",
         "auth contract",
         "/logout",
         "port",

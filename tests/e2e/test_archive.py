@@ -84,7 +84,9 @@ async def test_a_room_archived_and_restored_through_the_server_answers_as_before
 
         await call(agent, "set_room_status", roomId=room, status="active")
         for name, args in READS:
-            assert await call(agent, name, roomId=room, **args) == before[name], name
+            assert comparable(name, await call(agent, name, roomId=room, **args)) == comparable(
+                name, before[name]
+            ), name
         log_after = await call(agent, "read_events", roomId=room, limit=100, order="asc")
         kept = [e for e in log_after if e["type"] != "room_status_changed"]
         assert kept == [e for e in log_before if e["type"] != "room_status_changed"]
@@ -92,3 +94,11 @@ async def test_a_room_archived_and_restored_through_the_server_answers_as_before
         rest = await call(agent, "get_unread_events", roomId=room, agentId="carol", limit=100)
         ids = [e["id"] for e in rest["events"] if e["type"] != "room_status_changed"]
         assert ids == [e["id"] for e in log_before][len(first["events"]) :]
+
+
+def comparable(name: str, answer: Any) -> Any:
+    """sent_messages names alice as its acting agent, so each round of reads marks her
+    present anew (issue 24): her lastSeen is the reads' own time, not the room's."""
+    if name == "get_presence":
+        return [{**p, "lastSeen": None} if p["agentId"] == "alice" else p for p in answer]
+    return answer

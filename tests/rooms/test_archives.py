@@ -148,6 +148,10 @@ def comparable(name: str, answer: Any) -> Any:
     if name == "search":
         # Scores weigh each word by how many events hold it: the status events move them.
         return [(h["kind"], h["id"], h["snippet"]) for h in answer["hits"]]
+    if name == "get_presence":
+        # sent_messages names alice as its acting agent: each round of reads marks her
+        # present anew (issue 24), so her lastSeen is the reads' own time.
+        return [{**p, "lastSeen": None} if p["agentId"] == "alice" else p for p in answer]
     if name == "get_room_info" and isinstance(answer, dict):
         for volatile in ("status", "eventCount", "events", "lastEventId", "updatedAt"):
             answer.pop(volatile, None)

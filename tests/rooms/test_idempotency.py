@@ -283,13 +283,14 @@ ONCE_ONLY = {
 }
 
 
-def snapshot(r: redis.Redis, room: RoomRef) -> dict[str, Any]:
-    """Every key of the room but the idempotency records, as Redis serialises it."""
-    keys = [
-        k
-        for k in [*room.keys.durable(), room.keys.lock("db")]
-        if k not in (room.keys.idempotency, room.keys.idempotency_times)
-    ]
+def snapshot(r: redis.Redis, room: RoomRef, *, presence: bool = False) -> dict[str, Any]:
+    """Every key of the room but the idempotency records, as Redis serialises it; without
+    `presence`, presence left out too (a repeat is an act of its agent: it marks the agent
+    present, issue 24)."""
+    left_out = [room.keys.idempotency, room.keys.idempotency_times]
+    if not presence:
+        left_out.append(room.keys.presence)
+    keys = [k for k in [*room.keys.durable(), room.keys.lock("db")] if k not in left_out]
     return {k: r.dump(k) for k in keys}
 
 
@@ -311,6 +312,7 @@ async def test_a_repeat_with_the_same_key_answers_the_first_result_and_changes_n
     args = await SETUPS[tool](team_a, room.room_id)
     first = await call(team_a, room.room_id, tool, **args, idempotencyKey="retry-1")
     before = snapshot(raw, room)
+    with_presence = snapshot(raw, room, presence=True)
     frozen_clock[0] += timedelta(seconds=5)  # a second run would write other times
 
     again = await call(team_a, room.room_id, tool, **args, idempotencyKey="retry-1")
@@ -321,7 +323,7 @@ async def test_a_repeat_with_the_same_key_answers_the_first_result_and_changes_n
     if tool not in ONCE_ONLY:
         frozen_clock[0] += timedelta(seconds=5)
         await call(team_a, room.room_id, tool, **args)
-        assert snapshot(raw, room) != before
+        assert snapshot(raw, room, presence=True) != with_presence
 
 
 async def test_the_same_key_on_another_call_is_refused_and_changes_nothing(
@@ -423,7 +425,8 @@ async def test_an_empty_or_overlong_key_is_refused(team_a: Caller, room: RoomRef
 
 def test_every_write_step_takes_the_key_and_every_post_its_turn_as_arguments() -> None:
     """Issue 23: the idempotency record and the turn rule reach the store as parameters of
-    the step (no default, so no caller can leave them out unseen), never as context."""
+    the step (no default, so no caller can leave them out unseen), never as context. Issue
+    24: so does the acting agent the step marks present."""
     import importlib
     import inspect
     import pkgutil
@@ -439,13 +442,14 @@ def test_every_write_step_takes_the_key_and_every_post_its_turn_as_arguments() -
         for module in modules
         for name, fn in inspect.getmembers(module, inspect.iscoroutinefunction)
         if fn.__module__ == module.__name__
-        and name != "_run_write"
+        and name not in ("_run_write", "presence_touch")  # a read's presence: never keyed
         and "_run_write(" in inspect.getsource(fn)
     ]
     assert len(writes) >= 30, writes
     for fn in writes:
-        keyed = inspect.signature(fn).parameters.get("keyed")
-        assert keyed is not None and keyed.default is inspect.Parameter.empty, fn.__qualname__
+        for param in ("keyed", "actor"):
+            given = inspect.signature(fn).parameters.get(param)
+            assert given is not None and given.default is inspect.Parameter.empty, fn.__qualname__
     for name in ("event_append", "message_send"):
         turn = inspect.signature(getattr(store, name)).parameters["turn"]
         assert turn.default is inspect.Parameter.empty, name

@@ -169,10 +169,11 @@ async def test_a_lease_carries_its_task_and_an_unknown_task_names_the_closest(
 async def test_leases_lapse_unless_renewed_and_expired_ones_are_never_shown(
     team_a: Caller, room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
+    # Two holders: an act of alice's would renew every lease she holds (issue 24).
     short = await claim(team_a, room, "alice", "a.py", ttlSeconds=10)
-    kept = await claim(team_a, room, "alice", "b.py", ttlSeconds=10)
+    kept = await claim(team_a, room, "carol", "b.py", ttlSeconds=10)
     frozen_clock[0] += timedelta(seconds=8)
-    renewed = await call(team_a, room, "lease_renew", agentId="alice", path="b.py", ttlSeconds=60)
+    renewed = await call(team_a, room, "lease_renew", agentId="carol", path="b.py", ttlSeconds=60)
     assert renewed["expiresAt"] == clock.iso_from_ms(clock.now_ms() + 60_000)
     frozen_clock[0] += timedelta(seconds=3)
 
@@ -327,7 +328,8 @@ async def test_an_agent_prompted_the_agentroom_way_works_unchanged(
     said = await call(team_a, room, "room_broadcast", agentId="alice", text="taking app.py")
     state = await call(team_a, room, "room_state")
     assert [lease["path"] for lease in state["leases"]] == ["src/app.py"]
-    assert [a["agentId"] for a in state["agents"]] == ["alice"]
+    # bob's refused claim was an act of his: he is present too (issue 24).
+    assert [a["agentId"] for a in state["agents"]] == ["alice", "bob"]
     assert [e["id"] for e in state["recentBroadcasts"]] == [said["id"]]
     assert said["type"] == "broadcast" and said["payload"] == {"text": "taking app.py"}
 

@@ -48,7 +48,7 @@ def test_no_file_holds_a_placeholder_and_wrappers_are_functions() -> None:
             line for line in path.read_text().splitlines(True) if not line.startswith("---")
         )
         assert not re.search(r"__[A-Z][A-Z_]*__", body), path
-    for wrapper in ("guard", "keyed", "turn"):
+    for wrapper in ("guard", "keyed", "turn", "present"):
         assert f"local function {wrapper}(step" in (lua.LUA / "wrap" / f"{wrapper}.lua").read_text()
     search = lua.assemble("lib/search", scripts.CONSTANTS)
     assert f"local SEARCH_FIELD_BYTES = {scripts.SEARCH_FIELD_BYTES}\n" in search
@@ -56,8 +56,14 @@ def test_no_file_holds_a_placeholder_and_wrappers_are_functions() -> None:
 
 def test_a_write_step_is_composed_of_its_wrappers_around_its_own_text() -> None:
     source = scripts.POST_EVENT_SCRIPT
-    plain = lua.write_step(source, wrote="one", keyed=False, turn=False)
-    both = lua.write_step(source, wrote="one", keyed=True, turn=True)
+    plain = lua.write_step(source, wrote="one", keyed=False, turn=False, present=False)
+    both = lua.write_step(source, wrote="one", keyed=True, turn=True, present=False)
+    every = lua.write_step(source, wrote="one", keyed=True, turn=True, present=True)
     assert plain.endswith(f"local function step()\n{source}end\nreturn guard(step)()\n")
-    assert both.endswith("return guard(keyed(turn(step, wrote_one), wrote_one, 3))()\n")
-    assert lua.write_step(source, wrote="one", keyed=True, turn=True) is both  # built once
+    assert both.endswith("return guard(keyed(turn(step, wrote_one, 0), wrote_one, 3))()\n")
+    # present is last in ARGV: turn and keyed count its four arguments after their own.
+    assert every.endswith(
+        "return guard(present(keyed(turn(step, wrote_one, 4), wrote_one, 7), 0))()\n"
+    )
+    assert "local function iso_from_ms(ms)" in every  # the present wrapper's library
+    assert lua.write_step(source, wrote="one", keyed=True, turn=True, present=False) is both

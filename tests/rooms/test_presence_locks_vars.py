@@ -66,8 +66,18 @@ async def test_heartbeat_returns_the_agent_and_everyone_present(
 
     assert got["agentId"] == "bob"
     assert got["presence"] == [
-        {"agentId": "alice", "status": "online", "lastSeen": "2030-01-02T03:04:05.000Z"},
-        {"agentId": "bob", "status": "online", "lastSeen": "2030-01-02T03:04:05.000Z"},
+        {
+            "agentId": "alice",
+            "status": "online",
+            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "state": "working",
+        },
+        {
+            "agentId": "bob",
+            "status": "online",
+            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "state": "working",
+        },
     ]
 
 
@@ -100,10 +110,20 @@ async def test_agent_is_online_for_120_seconds_after_a_heartbeat_then_offline(
     past_limit = await invoke(room, "get_presence")
 
     assert at_limit == [
-        {"agentId": "alice", "status": "online", "lastSeen": "2030-01-02T03:04:05.000Z"}
+        {
+            "agentId": "alice",
+            "status": "online",
+            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "state": "working",
+        }
     ]
     assert past_limit == [
-        {"agentId": "alice", "status": "offline", "lastSeen": "2030-01-02T03:04:05.000Z"}
+        {
+            "agentId": "alice",
+            "status": "offline",
+            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "state": "idle",
+        }
     ]
 
 
@@ -117,7 +137,12 @@ async def test_a_new_heartbeat_brings_an_agent_back_online(
     await services.presence_heartbeat(room, agent_id="alice")
 
     assert await selectors.presence_list(room) == [
-        {"agentId": "alice", "status": "online", "lastSeen": "2030-01-02T03:14:05.000Z"}
+        {
+            "agentId": "alice",
+            "status": "online",
+            "lastSeen": "2030-01-02T03:14:05.000Z",
+            "state": "working",
+        }
     ]
 
 

@@ -254,6 +254,7 @@ async def test_a_miss_in_a_room_of_10000_tasks_examines_a_bounded_sample(
                     now_iso="2026-01-01T00:00:00.000Z",
                     by="a",
                     keyed=None,
+                    actor=None,
                 )
                 for n in range(start, start + 500)
             )

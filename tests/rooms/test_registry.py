@@ -288,7 +288,7 @@ async def test_unknown_tool_is_refused_listing_the_tools() -> None:
 async def test_unknown_argument_is_refused_naming_the_allowed_ones() -> None:
     exc = await refused_parse("heartbeat", {"roomId": "room-1", "agentID": "alice"})
 
-    allowed = "(allowed: roomId, idempotencyKey, agentId, tags)"
+    allowed = "(allowed: roomId, idempotencyKey, agentId, tags, idle)"
     assert f"unknown argument 'agentID' {allowed}" in exc.message
     assert "agentId: required" in exc.message
     assert sorted(exc.extra["fields"]) == ["agentID", "agentId"]

@@ -87,7 +87,8 @@ async def test_room_info_counts_exactly(team_a: Caller, room: RoomRef) -> None:
     info = await call(team_a, room, "get_room_info")
 
     assert info["roomId"] == room.room_id and info["ownerTeamId"] == str(room.team_id)
-    assert (info["memberCount"], info["taskCount"], info["contextCount"]) == (1, 2, 1)
+    # The context's author "a" acted, so it is a member beside alice (issue 24).
+    assert (info["memberCount"], info["taskCount"], info["contextCount"]) == (2, 2, 1)
     assert info["eventCount"] == len(await events(team_a, room)) == 3
     assert info["createdAt"].endswith("Z")
 

@@ -34,6 +34,8 @@ async def test_a_sequential_room_posts_in_turn_and_says_whose_turn_it_is(
         await call(team_a, room, "heartbeat", agentId=agent)
     mode = await call(team_a, room, "set_room_mode", agentId="lead", turns="sequential")
     assert mode["turns"] == "sequential" and mode["turn"] is None
+    # Setting the mode was lead's act, which made it present (issue 24); it steps out.
+    await call(team_a, room, "leave_room", agentId="lead")
 
     await say(team_a, room, "alice", "first")  # by name: alice, bob, carol
     with pytest.raises(errors.TurnRefusedError) as refused:

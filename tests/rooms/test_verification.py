@@ -165,6 +165,8 @@ async def test_with_evidence_required_done_comes_only_from_verification(
         "turnOrder": [],
         "turn": None,
         "secrets": "redact",
+        "autoLeases": True,
+        "editRefusals": True,
     }
     task_id = await claimed(team_a, room)
 
@@ -198,3 +200,24 @@ async def test_an_agent_cannot_switch_the_evidence_rule_off_for_itself(
         await call(guest, room, "update_task", taskId=task_id, status="done", agentId="alice")
     with pytest.raises(errors.ToolArgumentsError, match="Nothing to set"):
         await call(team_a, room, "set_room_mode", agentId="lead")
+
+
+async def test_the_hook_switches_turn_off_and_on_and_an_agent_cannot_turn_them_off(
+    team_a: Caller, room: RoomRef
+) -> None:
+    """Issue 24, point 5: one switch per room for the client hooks' automatic leases and
+    edit refusals. The attack: a guest (an agent's invite) turns refusals off to edit a file
+    another agent leases; refused, and the switch stays on."""
+    off = await call(team_a, room, "set_room_mode", agentId="lead", autoLeases=False)
+    assert (off["autoLeases"], off["editRefusals"]) == (False, True)
+    both = await call(team_a, room, "set_room_mode", agentId="lead", editRefusals=False)
+    assert (both["autoLeases"], both["editRefusals"]) == (False, False)
+    back = await call(
+        team_a, room, "set_room_mode", agentId="lead", autoLeases=True, editRefusals=True
+    )
+    assert (back["autoLeases"], back["editRefusals"]) == (True, True)
+    guest = callers.guest_of(team_a, room.room_id)
+    with pytest.raises(tenant_errors.NotPermittedError, match="may not manage rooms"):
+        await call(guest, room, "set_room_mode", agentId="alice", editRefusals=False)
+    kept = await call(team_a, room, "set_room_mode", agentId="lead", evidenceRequired=False)
+    assert kept["editRefusals"] is True

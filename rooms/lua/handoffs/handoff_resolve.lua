@@ -9,7 +9,7 @@
 --- Accepting moves the task to the receiver in this one step: its owner, its claim's lease
 --- (renewed for the receiver) and its file leases. Of an accept and a decline at once,
 --- exactly one lands.
---- uses: prelude tasks
+--- uses: prelude tasks holds
 ---
 
 local hraw = redis.call('HGET', KEYS[9], ARGV[1])
@@ -38,12 +38,14 @@ if ARGV[3] == 'accepted' then
     local lease_ms = string.match(holder, '^(%d+) ')
     redis.call('HSET', KEYS[6], task.id, lease_ms .. ' ' .. ARGV[2])
     lease_renew(KEYS[5], task, lease_ms, ARGV[5])
+    holds_add(ARGV[2], 'c:' .. task.id, ARGV[7])
   end
   for _, lraw in ipairs(redis.call('HVALS', KEYS[7])) do
     local l = cjson.decode(lraw)
     if l.task_id == task.id and l.holder == h.from then
       l.holder = ARGV[2]
       redis.call('HSET', KEYS[7], l.id, cjson.encode(l))
+      holds_add(ARGV[2], 'l:' .. l.id, ARGV[7])
     end
   end
 end

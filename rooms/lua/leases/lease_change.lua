@@ -4,7 +4,7 @@
 --- event bytes cap, ARGV[10] wake channel
 --- -> {1, lease JSON, event id ("" for a renewal)}; {0} no such live lease; {-2, lease JSON}
 ---    another agent holds it
---- uses: prelude leases
+--- uses: prelude leases holds
 ---
 
 local agent, now = ARGV[1], tonumber(ARGV[6])
@@ -14,7 +14,9 @@ if not lease then return {0} end
 if lease.holder ~= agent then return {-2, cjson.encode(lease)} end
 if ARGV[4] == 'renew' then
   lease.expires_ms = now + tonumber(ARGV[5])
+  lease.ttl_ms = tonumber(ARGV[5])
   local out = lease_store(KEYS[1], KEYS[2], lease)
+  holds_add(agent, 'l:' .. lease.id, ARGV[7])
   touch(ARGV[7], 1, 2)
   return {1, out, ''}
 end

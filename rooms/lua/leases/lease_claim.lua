@@ -12,7 +12,7 @@
 --- shared one only with exclusive ones (rooms.services.leases decides, on a view of one generation).
 --- The grant is taken only on that generation: of agents claiming overlapping paths at
 --- once, one is granted and the others, deciding again, see its lease.
---- uses: prelude leases
+--- uses: prelude leases holds
 ---
 
 local agent, path, mode = ARGV[1], ARGV[2], ARGV[3]
@@ -25,18 +25,21 @@ local found = ARGV[16] ~= '' and redis.call('HGET', KEYS[1], ARGV[16])
 if found then
   local own = cjson.decode(found)
   own.expires_ms = now + tonumber(ARGV[4])
+  own.ttl_ms = tonumber(ARGV[4])
   if ARGV[5] ~= '' then own.task_id = ARGV[5] end
   if ARGV[6] ~= '' then own.reason = ARGV[6] end
   local out = lease_store(KEYS[1], KEYS[2], own)
+  holds_add(agent, 'l:' .. own.id, ARGV[8])
   touch(ARGV[8], 1, 2)
   return {2, out}
 end
 if used >= tonumber(ARGV[13]) then return {-1, used} end
 local lease = {id = ARGV[12], path = path, mode = mode, holder = agent,
-  expires_ms = now + tonumber(ARGV[4]), created_ms = now}
+  expires_ms = now + tonumber(ARGV[4]), created_ms = now, ttl_ms = tonumber(ARGV[4])}
 if ARGV[5] ~= '' then lease.task_id = ARGV[5] end
 if ARGV[6] ~= '' then lease.reason = ARGV[6] end
 local out = lease_store(KEYS[1], KEYS[2], lease)
+holds_add(agent, 'l:' .. lease.id, ARGV[8])
 redis.call('HINCRBY', KEYS[3], 'lease_gen', 1)
 local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[9], ARGV[10], ARGV[11],
   {'type', 'lease_granted', 'from', agent, 'to', 'all', 'payload', out})

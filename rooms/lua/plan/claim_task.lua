@@ -13,7 +13,7 @@
 ---    {1, task JSON, event id ("" when the holder only renewed its claim), leases JSON}
 --- Of any number of agents claiming at once, the first one's step wins and every later one
 --- sees its owner: the claim and the check are one step.
---- uses: prelude tasks
+--- uses: prelude tasks holds
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
@@ -53,6 +53,7 @@ if lease_ms > 0 then
   redis.call('HSET', KEYS[6], ARGV[1], ARGV[5] .. ' ' .. ARGV[2])
   task.lease_seconds = lease_ms / 1000
   lease_renew(KEYS[5], task, lease_ms, ARGV[4])
+  holds_add(ARGV[2], 'c:' .. ARGV[1], ARGV[6])
 else
   lease_end(KEYS[5], KEYS[6], task)
 end
@@ -80,7 +81,9 @@ for i, p in ipairs(paths) do
   lease.mode = 'exclusive'
   lease.task_id = ARGV[1]
   lease.expires_ms = tonumber(ARGV[4]) + tonumber(ARGV[11])
+  lease.ttl_ms = tonumber(ARGV[11])
   local json = lease_store(KEYS[7], KEYS[8], lease)
+  holds_add(ARGV[2], 'l:' .. lease.id, ARGV[6])
   if not own[p] then
     append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
       {'type', 'lease_granted', 'from', ARGV[2], 'to', 'all', 'payload', json})

@@ -1,15 +1,17 @@
---- turn(step, wrote): a post's write step taken only in the poster's turn (rooms.turns),
+--- turn(step, wrote, tail): a post's write step taken only in the poster's turn (rooms.turns),
 --- inside keyed (a keyed retry of a post that landed answers as it did, whoever's turn it is
---- now). Its three arguments come last: the poster, the presence cutoff ms, the agent the
---- post addresses ("" for a selector). Its keys are the room tail's: presence
+--- now). Its three arguments come after the keyed wrapper's: the poster, the presence cutoff
+--- ms, the agent the post addresses ("" for a selector); `tail` counts those after them (the
+--- present wrapper's). Its keys are the room tail's: presence
 --- (KEYS[#KEYS - 7]) and meta (KEYS[#KEYS]).
 --- -> a function answering the step's answer; {'__turn', rule, holder, moderator or order
 ---    JSON} refused
 ---
 
-local function turn(step, wrote)
+local function turn(step, wrote, tail)
   return function()
-    local __ta, __tsince, __tgrant = ARGV[#ARGV - 2], ARGV[#ARGV - 1], ARGV[#ARGV]
+    local __tn = #ARGV - tail
+    local __ta, __tsince, __tgrant = ARGV[__tn - 2], ARGV[__tn - 1], ARGV[__tn]
     local __tmeta, __tpresence = KEYS[#KEYS], KEYS[#KEYS - 7]
     local __mode = {}
     local __raw = redis.call('HGET', __tmeta, 'mode')

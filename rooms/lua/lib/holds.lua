@@ -1,0 +1,24 @@
+--- What an agent holds (issue 24: every act is presence). The room tail's holds hash
+--- (KEYS[#KEYS - 9], rooms/store/engine.py room_tail) maps an agent to the leased claims and
+--- the file leases it was granted or handed, as a JSON list of "c:<task id>" and
+--- "l:<lease id>": renewing what an agent holds (wrap/present.lua) costs what it holds, never
+--- what the room holds. An entry is added where a grant is written; one whose claim or lease
+--- ended is dropped when the agent's next act finds it gone. At most HOLDS_MAX entries an
+--- agent: past that its oldest entry is forgotten first (that claim or lease is still held,
+--- and lapses unless renewed another way: heartbeat, lease_renew, claiming again).
+--- constants: HOLDS_MAX
+---
+
+local function holds_add(agent, entry, ttl)
+  local key = KEYS[#KEYS - 9]
+  local raw = redis.call('HGET', key, agent)
+  local list = {}
+  if raw then list = cjson.decode(raw) end
+  for _, e in ipairs(list) do
+    if e == entry then return end
+  end
+  list[#list + 1] = entry
+  while #list > HOLDS_MAX do table.remove(list, 1) end
+  redis.call('HSET', key, agent, cjson.encode(list))
+  redis.call('PEXPIRE', key, ttl)
+end

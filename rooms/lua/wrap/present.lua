@@ -1,0 +1,80 @@
+--- present(step, tail): every act is presence (issue 24), inside guard and around keyed. The
+--- step runs first (a turn sees the room as it was before this act); then the acting agent
+--- is present as of now, any "gone idle" mark it had is cleared, and the leased claims and
+--- file leases its holds list names (lib/holds.lua) start their term again from now. Each is
+--- rewritten only once a tenth of its term has passed since it last was, so an agent acting
+--- many times a second rewrites nothing: after any act, what it holds has at least 90% of
+--- its term to run. A keyed replay and a refused act are acts too. Past the room's most
+--- agents, the one silent longest is forgotten (its tags go with it, as in heartbeat).
+--- Its four arguments come last: the agent, now ms, most agents the room remembers, the
+--- room's idle ttl ms; `tail` counts the arguments after them (none today). Its keys are the
+--- room tail's: KEYS[#KEYS-15] claims, [#KEYS-14] claim_holders, [#KEYS-13] tasks,
+--- [#KEYS-12] leases, [#KEYS-11] lease_expiry, [#KEYS-10] agent_tags, [#KEYS-9] holds,
+--- [#KEYS-8] presence_rest, [#KEYS-7] presence.
+--- -> a function answering the step's answer
+--- uses: clock
+---
+
+local function present(step, tail)
+  return function()
+    local __res = step()
+    local __n = #ARGV - tail
+    local __who, __now = ARGV[__n - 3], tonumber(ARGV[__n - 2])
+    local __presence, __ttl = KEYS[#KEYS - 7], ARGV[__n]
+    redis.call('ZADD', __presence, __now, __who)
+    redis.call('PEXPIRE', __presence, __ttl)
+    local __over = redis.call('ZCARD', __presence) - tonumber(ARGV[__n - 1])
+    if __over > 0 then
+      local __gone = redis.call('ZPOPMIN', __presence, __over)
+      for i = 1, #__gone, 2 do redis.call('HDEL', KEYS[#KEYS - 10], __gone[i]) end
+    end
+    redis.call('HDEL', KEYS[#KEYS - 8], __who)
+    local __raw = redis.call('HGET', KEYS[#KEYS - 9], __who)
+    if not __raw then return __res end
+    local __claims, __holders, __tasks = KEYS[#KEYS - 15], KEYS[#KEYS - 14], KEYS[#KEYS - 13]
+    local __leases, __expiry = KEYS[#KEYS - 12], KEYS[#KEYS - 11]
+    local __list, __kept = cjson.decode(__raw), {}
+    for _, __h in ipairs(__list) do
+      local __id = string.sub(__h, 3)
+      if string.sub(__h, 1, 1) == 'c' then
+        local __held = redis.call('HGET', __holders, __id)
+        local __due = tonumber(redis.call('ZSCORE', __claims, __id) or 0)
+        local __ms, __holder
+        if __held then __ms, __holder = string.match(__held, '^(%d+) (.*)$') end
+        if __holder == __who and __due > __now then
+          __kept[#__kept + 1] = __h
+          __ms = tonumber(__ms)
+          local __task = redis.call('HGET', __tasks, __id)
+          if __task and __due - __now < __ms * 0.9 then
+            local __until = __now + __ms
+            redis.call('ZADD', __claims, __until, __id)
+            -- Only the one field changes: the task's text is rewritten in place, not re-encoded
+            -- (every quote inside a JSON string is escaped, so the pattern meets only the key).
+            local __out = string.gsub(__task, '"lease_expires_at":"[^"]*"',
+              '"lease_expires_at":"' .. iso_from_ms(__until) .. '"', 1)
+            redis.call('HSET', __tasks, __id, __out)
+          end
+        end
+      else
+        local __lraw = redis.call('HGET', __leases, __id)
+        local __l = __lraw and cjson.decode(__lraw)
+        if __l and __l.holder == __who and tonumber(__l.expires_ms) > __now then
+          __kept[#__kept + 1] = __h
+          local __term = tonumber(__l.ttl_ms or 0)
+          if __term > 0 and tonumber(__l.expires_ms) - __now < __term * 0.9 then
+            __l.expires_ms = __now + __term
+            redis.call('HSET', __leases, __id, cjson.encode(__l))
+            redis.call('ZADD', __expiry, __l.expires_ms, __id)
+          end
+        end
+      end
+    end
+    if #__kept == 0 then
+      redis.call('HDEL', KEYS[#KEYS - 9], __who)
+    else
+      if #__kept < #__list then redis.call('HSET', KEYS[#KEYS - 9], __who, cjson.encode(__kept)) end
+      redis.call('PEXPIRE', KEYS[#KEYS - 9], __ttl)
+    end
+    return __res
+  end
+end
