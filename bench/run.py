@@ -13,6 +13,10 @@ unless DATABASE_URL / REDIS_URL say otherwise), and the bench measures:
 - 32 writers contending on one plan: lost updates and failed calls (both must be 0);
 - claim contention (thin server only): 8, 32 and 64 agents claim one task at once, round
   after round; exactly one winner each time, every loser told who won;
+- Claude Code's HTTP hooks (thin server only; bench/hooks.py): each hook kind's round trip
+  against the timeout the Connect page sets, what "every act is presence" adds to a write
+  step in Redis (holding nothing, a claim and a lease, HOLDS_MAX leases), and how soon
+  `roomservice-guard claude-wait` wakes on a message;
 - event exactness: 8 writers x 1,000 post_event while readers drain get_unread_events
   (two connections per agent for some agents): every reader gets every event exactly
   once, in stream order;
@@ -31,8 +35,8 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
-messages, archive, events, push, denials, globs, growth, storm, cost, sizes, search, paper,
-redaction (in process, no server: bench/redaction.py), imports (a server of its own:
+messages, hooks, archive, events, push, denials, globs, growth, storm, cost, sizes, search,
+paper, redaction (in process, no server: bench/redaction.py), imports (a server of its own:
 bench/imports.py; BENCH_IMPORT_MB); e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
@@ -73,6 +77,7 @@ from bench import (
     tenancy,
     wire,
 )
+from bench import hooks as hooks_bench
 from bench import imports as imports_bench
 from bench import redaction as redaction_bench
 from bench import search as search_bench
@@ -116,6 +121,7 @@ SECTIONS = (
     "contention",
     "claims",
     "messages",
+    "hooks",
     "archive",
     "events",
     "push",
@@ -201,6 +207,7 @@ class ModeFigures:
     contention: dict[str, Any] = field(default_factory=dict)
     claims: claims.ClaimFigures | None = None
     messages: messages.FanOutFigures | None = None
+    hooks: hooks_bench.HookFigures | None = None
     archive: archives.ArchiveFigures | None = None
     events: dict[str, Any] = field(default_factory=dict)
     push: dict[str, Any] = field(default_factory=dict)  # wait, sse, hook, many
@@ -889,6 +896,10 @@ def bench_all(
                 label = f"message fan-out (one message to {messages.RECIPIENTS} recipients)"
                 with phase(t.fig, label):
                     t.fig.messages = run(messages.fan_out(t.ep, fails))
+            if "hooks" in ONLY and t.fig.dispatch == "thin":
+                label = "hooks (round trips, presence's cost per write, claude-wait wake-ups)"
+                with phase(t.fig, label):
+                    t.fig.hooks = run(hooks_bench.measure(t.srv, t.ep, fails))
             if "archive" in ONLY and t.fig.dispatch == "thin":
                 with phase(t.fig, "archive and restore (1k and 10k events), the secret check"):
                     own_redis = None if os.environ.get("REDIS_URL") else t.srv.redis_url
@@ -1271,6 +1282,8 @@ def report(
             lines += claims.section(f.claims)
         if f.messages is not None:
             lines += messages.section(f.messages)
+        if f.hooks is not None:
+            lines += hooks_bench.section(f.hooks)
         if f.archive is not None:
             lines += archives.section(f.archive)
     if "events" in ONLY:
