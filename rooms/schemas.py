@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
@@ -415,6 +416,7 @@ def _marked(annotation: Any) -> bool:
     return any(_marked(arg) for arg in get_args(annotation))
 
 
+@cache
 def actor_fields(model: type[BaseModel]) -> tuple[str, ...]:
     """The model's fields that name the acting agent (those carrying the ACTOR marker)."""
     return tuple(

@@ -63,7 +63,7 @@ async def claim_task(room: RoomRef, a: s.ClaimTaskInput) -> r.Task:
     """Take a task before you work on it: you become its owner and it goes in_progress, only if
     nobody else owns it, it is not done, and (when pending) its dependencies are done.
     Of agents claiming at once exactly one wins; the others are told who did.
-    leaseSeconds makes the claim lapse if you go quiet (heartbeat to keep it). Claiming
+    leaseSeconds makes the claim lapse if you go quiet (any call naming you keeps it). Claiming
     your own task again renews it. Emits task_claimed."""
     return await services.task_claim(
         room, task_id=a.taskId, agent_id=a.agentId, lease_seconds=a.leaseSeconds, paths=a.paths

@@ -16,16 +16,17 @@ from rooms.tools.rows import room_tool
 
 @room_tool("heartbeat", s.HeartbeatInput, TypeAdapter(r.Heartbeat), read_only=False)
 async def heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
-    """Say you are here (online for 120 s after each heartbeat); returns who else is: the 100
-    agents seen most recently, and presenceTotal, how many the room knows (get_presence
-    lists them all)."""
+    """Say you are here (any call naming you does too), or with idle that your session ended;
+    returns who else is: the 100 agents seen most recently, and presenceTotal, how many the
+    room knows (get_presence lists them all)."""
     return await services.presence_heartbeat(room, agent_id=a.agentId, tags=a.tags, idle=a.idle)
 
 
 @room_tool("get_presence", s.GetPresenceInput, TypeAdapter(list[r.AgentPresence]), read_only=True)
 async def get_presence(room: RoomRef, a: s.GetPresenceInput) -> list[r.AgentPresence]:
-    """Every agent the room has seen, online (heartbeat within 120 s) or offline, with
-    lastSeen."""
+    """Every agent the room has seen, with lastSeen (its last call naming it) and state:
+    working (within 120 s), idle (or its session ended), gone (30 min); status online or
+    offline as roomd has it."""
     return await selectors.presence_list(room)
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, TypeAdapter
 
 from rooms import results as r
 from rooms import schemas as s
-from rooms.names import is_person_name
+from rooms.names import PERSON_PREFIX
 from rooms.refs import RoomRef
 
 In = TypeVar("In", bound=s.ToolInput)
@@ -91,7 +91,9 @@ class _Row(Generic[In, Out]):
             return None
         for name in self.actors():
             given = getattr(args, name)
-            if isinstance(given, str) and given and not is_person_name(given):
+            # A person's name is refused to anyone but a person (tenants.access.actors_bind),
+            # so the plain prefix tells a person's act from an agent's here.
+            if isinstance(given, str) and given and not given.startswith(PERSON_PREFIX):
                 return given
         return None
 
