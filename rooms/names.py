@@ -115,6 +115,8 @@ def _what(char: str) -> str:
 
 def chars_problem(value: str, field: str) -> errors.ToolArgumentsError | None:
     """The refusal for the first control, format or invisible character of `value`."""
+    if value.isascii() and value.isprintable():  # the usual name: nothing to look up
+        return None
     for index, char in enumerate(value):
         if _invisible(char):
             return errors.ToolArgumentsError(
@@ -194,6 +196,8 @@ def is_person_name(value: str) -> bool:
     """Whether `value` reads as a person's name (`person:<email>`): compared after dropping
     invisible characters and spaces at the ends, in NFKC, case-folded, with look-alike
     letters read as the ones they imitate."""
+    if value.isascii() and value.isprintable():  # NFKC and case folding of these: lower()
+        return value.strip().lower().startswith(PERSON_PREFIX)
     visible = "".join(c for c in value if not _invisible(c))
     folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", visible).casefold())
     return folded.strip().translate(_LOOK_ALIKES).startswith(PERSON_PREFIX)
