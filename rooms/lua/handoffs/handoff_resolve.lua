@@ -45,7 +45,7 @@ if ARGV[3] == 'accepted' then
     if l.task_id == task.id and l.holder == h.from then
       l.holder = ARGV[2]
       redis.call('HSET', KEYS[7], l.id, cjson.encode(l))
-      holds_add(ARGV[2], 'l:' .. l.id, ARGV[7])
+      holds_add(ARGV[2], 'l:' .. l.id .. ':' .. string.format('%d', tonumber(l.ttl_ms or 0)), ARGV[7])
     end
   end
 end

@@ -16,7 +16,7 @@ if ARGV[4] == 'renew' then
   lease.expires_ms = now + tonumber(ARGV[5])
   lease.ttl_ms = tonumber(ARGV[5])
   local out = lease_store(KEYS[1], KEYS[2], lease)
-  holds_add(agent, 'l:' .. lease.id, ARGV[7])
+  holds_add(agent, 'l:' .. lease.id .. ':' .. ARGV[5], ARGV[7])
   touch(ARGV[7], 1, 2)
   return {1, out, ''}
 end

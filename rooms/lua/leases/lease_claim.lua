@@ -29,7 +29,7 @@ if found then
   if ARGV[5] ~= '' then own.task_id = ARGV[5] end
   if ARGV[6] ~= '' then own.reason = ARGV[6] end
   local out = lease_store(KEYS[1], KEYS[2], own)
-  holds_add(agent, 'l:' .. own.id, ARGV[8])
+  holds_add(agent, 'l:' .. own.id .. ':' .. ARGV[4], ARGV[8])
   touch(ARGV[8], 1, 2)
   return {2, out}
 end
@@ -39,7 +39,7 @@ local lease = {id = ARGV[12], path = path, mode = mode, holder = agent,
 if ARGV[5] ~= '' then lease.task_id = ARGV[5] end
 if ARGV[6] ~= '' then lease.reason = ARGV[6] end
 local out = lease_store(KEYS[1], KEYS[2], lease)
-holds_add(agent, 'l:' .. lease.id, ARGV[8])
+holds_add(agent, 'l:' .. lease.id .. ':' .. ARGV[4], ARGV[8])
 redis.call('HINCRBY', KEYS[3], 'lease_gen', 1)
 local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[9], ARGV[10], ARGV[11],
   {'type', 'lease_granted', 'from', agent, 'to', 'all', 'payload', out})

@@ -9,13 +9,20 @@
 --- constants: HOLDS_MAX
 ---
 
+-- `entry`: "c:<task id>" or "l:<lease id>:<term ms>"; it replaces one of the same claim or
+-- lease (a lease renewed with another term).
 local function holds_add(agent, entry, ttl)
   local key = KEYS[#KEYS - 9]
   local raw = redis.call('HGET', key, agent)
   local list = {}
   if raw then list = cjson.decode(raw) end
-  for _, e in ipairs(list) do
+  local same = string.match(entry, '^(%a:[^:]+)')
+  for i, e in ipairs(list) do
     if e == entry then return end
+    if string.match(e, '^(%a:[^:]+)') == same then
+      table.remove(list, i)
+      break
+    end
   end
   list[#list + 1] = entry
   while #list > HOLDS_MAX do table.remove(list, 1) end

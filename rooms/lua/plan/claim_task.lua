@@ -83,7 +83,7 @@ for i, p in ipairs(paths) do
   lease.expires_ms = tonumber(ARGV[4]) + tonumber(ARGV[11])
   lease.ttl_ms = tonumber(ARGV[11])
   local json = lease_store(KEYS[7], KEYS[8], lease)
-  holds_add(ARGV[2], 'l:' .. lease.id, ARGV[6])
+  holds_add(ARGV[2], 'l:' .. lease.id .. ':' .. ARGV[11], ARGV[6])
   if not own[p] then
     append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
       {'type', 'lease_granted', 'from', ARGV[2], 'to', 'all', 'payload', json})

@@ -3,8 +3,8 @@
 --- is present as of now, any "gone idle" mark it had is cleared, and the leased claims and
 --- file leases its holds list names (lib/holds.lua) start their term again from now. Each is
 --- rewritten only once a tenth of its term has passed since it last was, so an agent acting
---- many times a second rewrites nothing: after any act, what it holds has at least 90% of
---- its term to run. A keyed replay and a refused act are acts too. Past the room's most
+--- many times a second rewrites nothing, and reads only an expiry per lease: after any act,
+--- what it holds has at least 90% of its term to run. A keyed replay and a refused act are acts too. Past the room's most
 --- agents, the one silent longest is forgotten (its tags go with it, as in heartbeat).
 --- Its four arguments come last: the agent, now ms, most agents the room remembers, the
 --- room's idle ttl ms; `tail` counts the arguments after them (none today). Its keys are the
@@ -44,8 +44,8 @@ local function present(step, tail)
         if __holder == __who and __due > __now then
           __kept[#__kept + 1] = __h
           __ms = tonumber(__ms)
-          local __task = redis.call('HGET', __tasks, __id)
-          if __task and __due - __now < __ms * 0.9 then
+          local __task = __due - __now < __ms * 0.9 and redis.call('HGET', __tasks, __id)
+          if __task then
             local __until = __now + __ms
             redis.call('ZADD', __claims, __until, __id)
             -- Only the one field changes: the task's text is rewritten in place, not re-encoded
@@ -56,15 +56,23 @@ local function present(step, tail)
           end
         end
       else
-        local __lraw = redis.call('HGET', __leases, __id)
-        local __l = __lraw and cjson.decode(__lraw)
-        if __l and __l.holder == __who and tonumber(__l.expires_ms) > __now then
+        -- "l:<id>:<term ms>": a lease whose expiry is a tenth of its term or less away is not
+        -- even read; one that is (or an entry without its term) is read and checked.
+        local __lid, __term = string.match(__h, '^l:([^:]+):(%d+)$')
+        if not __lid then __lid, __term = __id, '0' end
+        local __end = tonumber(redis.call('ZSCORE', __expiry, __lid) or 0)
+        if __end > __now and tonumber(__term) > 0 and __end - __now >= tonumber(__term) * 0.9 then
           __kept[#__kept + 1] = __h
-          local __term = tonumber(__l.ttl_ms or 0)
-          if __term > 0 and tonumber(__l.expires_ms) - __now < __term * 0.9 then
-            __l.expires_ms = __now + __term
-            redis.call('HSET', __leases, __id, cjson.encode(__l))
-            redis.call('ZADD', __expiry, __l.expires_ms, __id)
+        elseif __end > __now then
+          local __l = cjson.decode(redis.call('HGET', __leases, __lid) or '{}')
+          if __l.holder == __who then
+            __kept[#__kept + 1] = __h
+            local __full = tonumber(__l.ttl_ms or 0)
+            if __full > 0 and __end - __now < __full * 0.9 then
+              __l.expires_ms = __now + __full
+              redis.call('HSET', __leases, __lid, cjson.encode(__l))
+              redis.call('ZADD', __expiry, __l.expires_ms, __lid)
+            end
           end
         end
       end
