@@ -54,10 +54,16 @@ Send = Callable[[Message], Awaitable[None]]
 SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Roomservice")
 CAPABILITIES = T.ServerCapabilities(tools=T.ToolsCapability(list_changed=False))
 INSTRUCTIONS = (
-    "Roomservice rooms: shared state for agents working on one project. Start with heartbeat "
-    "and get_my_summary, pick work with get_unblocked_tasks, claim it with claim_task (one "
-    "agent wins a race; the others are told who; release_task gives it back), publish "
-    "contracts with write_context, and catch up with get_unread_events."
+    "Roomservice rooms: shared state for agents working on one project; the room, not the "
+    "chat, holds the truth. Start a session with get_my_summary (your tasks, unread events, "
+    "handoffs) and inbox. Pick work with get_unblocked_tasks and claim_task it before you "
+    "work on it (one agent wins; release_task gives it back). Before you edit a file, "
+    "lease_claim it. Publish contracts and decisions with write_context (update_context "
+    "revises them). Tell agents things with send_message; read yours with inbox. When you "
+    "finish a task, update_task(status: done), or submit_task where evidence is required. "
+    "To wait on others, wait_for_events, never a polling loop. Every call naming you "
+    "(agentId; from, author or requestedBy, which take agentId too) keeps your claims and "
+    "leases alive."
 )
 HTTP_STATUS = {
     T.PARSE_ERROR: 400,

@@ -11,6 +11,7 @@ row's output type, so mypy checks every argument and every result shape.
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
@@ -156,7 +157,10 @@ TOOLS_BY_NAME: dict[str, Tool] = {t.name: t for t in TOOLS}
 
 UNKNOWN_TOOL = "Unknown tool {name!r}. The tools are: {names}."
 NOT_AN_OBJECT = "Tool arguments must be a JSON object, got {kind}."
-UNKNOWN_ARGUMENT = "unknown argument {name!r} (allowed: {allowed})"
+UNKNOWN_ARGUMENT = "unknown argument {name} (allowed: {allowed})"
+UNKNOWN_ARGUMENT_NEAR = "unknown argument {name}: did you mean {near!r}? (allowed: {allowed})"
+ACTOR_MISSING = "{name}: required (your agent name; agentId is accepted instead)"
+MORE_PROBLEMS = "and {count} more"
 BAD_TEXT = "Arguments contain text that is not valid Unicode (a lone surrogate?)."
 TOO_DEEP = "Arguments nest too deeply; keep payloads to a few dozen levels."
 
@@ -171,20 +175,141 @@ def tool_get(name: str) -> Tool:
     return found
 
 
-def _describe_validation(model: type[BaseModel], exc: ValidationError) -> tuple[str, list[str]]:
-    allowed = ", ".join((f.alias or n) for n, f in model.model_fields.items())
+# What a refusal looks at and shows is bounded, whatever the caller sent: a name longer
+# than NEAR_NAME_MAX is nobody's near miss (the longest argument name is 20 characters)
+# and is not compared; only the first NEAR_LOOKED_AT unknown names are, each against at
+# most NEAR_CANDIDATES_MAX allowed names; a message names at most PROBLEMS_SHOWN problems,
+# each name cut to NAME_SHOWN characters.
+NEAR_NAME_MAX = 64
+NEAR_LOOKED_AT = 8
+NEAR_CANDIDATES_MAX = 64
+PROBLEMS_SHOWN = 12
+NAME_SHOWN = 64
+# Names agents use for an argument that is called something else here (normalised: lower
+# case, no '_' or '-'), each with what it may mean, in order of preference; "@actor" is
+# the tool's acting-agent argument, "@id" its one id argument.
+_ACTOR, _ID = "@actor", "@id"
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        [
+            "agent",
+            "agentid",
+            "agentname",
+            "actor",
+            "from",
+            "author",
+            "by",
+            "requestedby",
+            "sender",
+            "requester",
+            "me",
+            "self",
+            "caller",
+            "user",
+            "username",
+        ],
+        (_ACTOR,),
+    ),
+    "id": (_ID,),
+    "task": ("taskid",),
+    **dict.fromkeys(("message", "msg", "content"), ("body", "text", "note", "payload")),
+    "text": ("body", "q", "note"),  # a message's body, a search's words, a task's note
+    "data": ("payload",),
+    **dict.fromkeys(("comment", "comments", "reason", "notes"), ("note",)),
+    **dict.fromkeys(("room", "roomname"), ("roomid",)),
+    "name": ("title",),
+    **dict.fromkeys(("dependencies", "dependency", "deps", "after", "blockedby"), ("dependson",)),
+    **dict.fromkeys(("recipient", "recipients"), ("to",)),
+    **dict.fromkeys(
+        ("ttl", "ttlms", "timeout", "duration", "seconds", "expires"),
+        ("ttlseconds", "leaseseconds", "timeoutms"),
+    ),
+    **dict.fromkeys(("query", "search", "term", "terms"), ("q",)),
+    **dict.fromkeys(("consumers", "consumer", "agents"), ("consumingagents",)),
+    "state": ("status",),
+    "key": ("resource",),
+}
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("_", "").replace("-", "")
+
+
+def _near(model: type[BaseModel], name: str, allowed: list[str], given: set[str]) -> str | None:
+    """The allowed argument an unknown `name` most likely meant: the same letters in another
+    case or with other separators (agent_id, agentID: agentId), then a known synonym
+    (task: taskId; agent, from, author: the tool's actor), then a close spelling (difflib);
+    never one the call gave already."""
+    if len(name) > NEAR_NAME_MAX:
+        return None
+    free = {_normal(a): a for a in allowed[:NEAR_CANDIDATES_MAX] if a not in given}
+    key = _normal(name)
+    if key in free:
+        return free[key]
+    for meant in _SYNONYMS.get(key, ()):
+        if meant == _ACTOR:
+            actors = [model.model_fields[n].alias or n for n in s.actor_fields(model)]
+            found = [_normal(a) for a in actors or ["agentId"]]
+        elif meant == _ID:
+            ids = [a for a in free.values() if a.endswith("Id") and a not in ("roomId", "agentId")]
+            found = [_normal(ids[0])] if len(ids) == 1 else []
+        else:
+            found = [meant]
+        for candidate in found:
+            if candidate in free:
+                return free[candidate]
+    close = difflib.get_close_matches(key, list(free), n=1, cutoff=0.75)
+    return free[close[0]] if close else None
+
+
+def _shown(name: str) -> str:
+    if len(name) <= NAME_SHOWN:
+        return repr(name)
+    return f"{name[:NAME_SHOWN]!r}... ({len(name)} characters)"
+
+
+def _describe_validation(
+    model: type[BaseModel], exc: ValidationError, given: set[str] | None = None
+) -> tuple[str, list[str], dict[str, str]]:
+    """The refusal's message, the arguments it is about, and for each unknown argument the
+    allowed one it most likely meant."""
+    allowed_names = [(f.alias or n) for n, f in model.model_fields.items()]
+    allowed = ", ".join(allowed_names)
+    alternates = s.actor_alternates(model)
+    given = given or set()
     problems: list[str] = []
     fields: list[str] = []
+    meant: dict[str, str] = {}
+    looked_at = 0
     for e in exc.errors(include_url=False):
         loc = ".".join(str(p) for p in e["loc"])
-        fields.append(loc)
+        if len(problems) >= PROBLEMS_SHOWN:
+            problems.append(MORE_PROBLEMS.format(count=exc.error_count() - PROBLEMS_SHOWN))
+            break
+        if not loc:  # a check of the whole object (an actor given twice, two ways)
+            fields.extend(e.get("ctx", {}).get("fields", []))
+            problems.append(e["msg"])
+            continue
+        fields.append(loc[:NAME_SHOWN])
         if e["type"] == "extra_forbidden":
-            problems.append(UNKNOWN_ARGUMENT.format(name=loc, allowed=allowed))
+            near = None
+            if len(e["loc"]) == 1 and looked_at < NEAR_LOOKED_AT:
+                looked_at += 1
+                near = _near(model, loc, allowed_names, given)
+            if near is None:
+                problems.append(UNKNOWN_ARGUMENT.format(name=_shown(loc), allowed=allowed))
+            else:
+                meant[loc] = near
+                problems.append(
+                    UNKNOWN_ARGUMENT_NEAR.format(name=_shown(loc), near=near, allowed=allowed)
+                )
+        elif e["type"] == "missing" and loc in alternates:
+            problems.append(ACTOR_MISSING.format(name=loc))
         elif e["type"] == "missing":
-            problems.append(f"{loc}: required")
+            problems.append(f"{loc[:NAME_SHOWN]}: required")
         else:
-            problems.append(f"{loc}: {e['msg']}")
-    return "Invalid arguments: " + "; ".join(problems) + ".", fields
+            problems.append(f"{loc[:NAME_SHOWN]}: {e['msg']}")
+    return "Invalid arguments: " + "; ".join(problems) + ".", fields, meant
 
 
 def arguments_parse(tool: Tool, arguments: Any) -> s.ToolInput:
@@ -204,5 +329,8 @@ def arguments_parse(tool: Tool, arguments: Any) -> s.ToolInput:
     except RecursionError:
         raise errors.ToolArgumentsError(TOO_DEEP) from None
     except ValidationError as exc:
-        message, fields = _describe_validation(tool.input_model, exc)
-        raise errors.ToolArgumentsError(message, extra={"fields": fields}) from None
+        message, fields, meant = _describe_validation(tool.input_model, exc, set(arguments))
+        extra: dict[str, Any] = {"fields": fields}
+        if meant:
+            extra["didYouMean"] = meant
+        raise errors.ToolArgumentsError(message, extra=extra) from None

@@ -2,8 +2,10 @@
 
 Argument names are roomd's (docs/protocol.md): camelCase, with `depends_on` and `consuming_agents`
 in snake_case. Unknown arguments are refused (`extra="forbid"`) so a misspelt `agentID`
-fails loudly instead of doing the wrong thing quietly. Size limits: docs/protocol.md
-"Conventions".
+fails loudly instead of doing the wrong thing quietly (the refusal names the argument it
+most likely meant: rooms.registry). One forgiveness: every tool whose actor is `from`,
+`author` or `requestedBy` also takes `agentId` as it (ToolInput._actor_alternate). Size
+limits: docs/protocol.md "Conventions".
 
 One module on purpose: the argument vocabulary (agent names, ids, limits, the selectors)
 is shared by every tool's input model, and reads as one contract beside docs/tools.md;
@@ -137,8 +139,74 @@ ExpectedVersion = Annotated[int, Field(ge=1)] | None
 ContextType = Literal["api_contract", "arch_decision", "task", "change_request", "note"]
 
 
+# Every tool that takes an actor also takes `agentId` as it: the acting agent is roomd's
+# `from`, `author` or `requestedBy` on some tools, and agents guess `agentId` (issue 25).
+ACTOR_ALTERNATE = "agentId"
+ACTOR_CONFLICT = (
+    "agentId {given} and {field} {canonical} name different agents: here agentId is "
+    "another name for {field}, so give one of them (or the same name in both)"
+)
+_SHOWN = 64
+
+
+def _schema_alternates(schema: dict[str, Any], model: type[BaseModel]) -> None:
+    """The input schema shows `agentId` as a plain optional property beside the actor field
+    it stands for, and neither is required: either satisfies the validator (ToolInput's
+    _actor_alternate), and major clients accept no `anyOf` at an inputSchema's top level."""
+    wires = actor_alternates(model)
+    if not wires:
+        return
+    properties: dict[str, Any] = schema["properties"]
+    for wire in wires:
+        said = properties[wire].get("description", "Your agent name.")
+        properties[wire]["description"] = f"{said} Required: this or agentId."
+    properties[ACTOR_ALTERNATE] = {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 128,
+        "description": f"The same as {' and '.join(wires)}: give either.",
+    }
+    schema["required"] = [name for name in schema.get("required", []) if name not in wires]
+
+
 class ToolInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=False, json_schema_extra=_schema_alternates
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _actor_alternate(cls, data: Any) -> Any:
+        """`agentId` given to a tool whose actor is named otherwise moves into that field, so
+        everything downstream (the bound-credential check, presence, idempotency) sees one
+        canonical argument; given beside it with another value, it is refused."""
+        if not isinstance(data, dict) or ACTOR_ALTERNATE not in data:
+            return data
+        wires = actor_alternates(cls)
+        if not wires:
+            return data
+        data = dict(data)
+        given = data.pop(ACTOR_ALTERNATE)
+        if given is None:
+            return data
+        for wire in wires:
+            canonical = data.get(wire)
+            if canonical is None:
+                data[wire] = given
+            elif canonical != given:
+                raise PydanticCustomError(
+                    "actor_conflict",
+                    ACTOR_CONFLICT.format(
+                        given=_clipped(given), field=wire, canonical=_clipped(canonical)
+                    ),
+                    {"fields": [ACTOR_ALTERNATE, wire]},
+                )
+        return data
+
+
+def _clipped(value: Any) -> str:
+    """A value as an error message shows it: a string's first characters, else its type."""
+    return repr(value[:_SHOWN]) if isinstance(value, str) else f"(a {type(value).__name__})"
 
 
 class RoomInput(ToolInput):
@@ -424,6 +492,16 @@ def actor_fields(model: type[BaseModel]) -> tuple[str, ...]:
         for name, info in model.model_fields.items()
         if any(isinstance(m, ActorMarker) for m in info.metadata) or _marked(info.annotation)
     )
+
+
+@cache
+def actor_alternates(model: type[BaseModel]) -> tuple[str, ...]:
+    """The wire names of the actor fields `agentId` also stands for: all of them, for a tool
+    that has no argument of its own named agentId; none otherwise."""
+    wires = {info.alias or name for name, info in model.model_fields.items()}
+    if ACTOR_ALTERNATE in wires:
+        return ()
+    return tuple(model.model_fields[name].alias or name for name in actor_fields(model))
 
 
 class GetUnreadEventsInput(AgentInput):

@@ -16,9 +16,11 @@ from rest_framework.test import APIClient
 
 from config.asgi import application
 from mcp_gateway.tools import INTERNAL_FAILURE
-from rooms import registry, store
+from rooms import errors, registry, store
 from tenants import services
-from tests.rooms.test_registry import VALID_ARGS
+from tenants.auth import Bearer, caller_resolve
+from tenants.calls import tool_run
+from tests.rooms.test_registry import NEAR_MISSES, VALID_ARGS, near_miss_arguments
 
 pytestmark = pytest.mark.django_db(transaction=True)
 STATIC = "static-fuzz-secret-0123456789abcdef"
@@ -96,6 +98,33 @@ def test_reading_after_an_odd_id_answers_plainly(since: str) -> None:
     assert_answered(status, text)
     if since == MAX_STREAM_ID:
         assert json.loads(text) == []  # nothing can come after the largest id
+
+
+# --- Near misses (issue 25, point 2) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "left_out", "given", "meant"), NEAR_MISSES[:5])
+def test_a_near_miss_is_a_tool_error_naming_the_argument_it_meant_at_every_door(
+    name: str, left_out: str, given: str, meant: str
+) -> None:
+    arguments = {**near_miss_arguments(name, left_out, given), "roomId": ROOM}
+    said = f"unknown argument {given!r}: did you mean {meant!r}? (allowed: "
+    if left_out == "roomId":
+        del arguments["roomId"]
+
+    status, body = mcp(name, arguments)
+    assert status == 200 and body["result"]["isError"] is True
+    assert said in body["result"]["content"][0]["text"]
+
+    async def run() -> errors.ToolArgumentsError:
+        caller = await caller_resolve(Bearer(STATIC))
+        assert caller is not None
+        with pytest.raises(errors.ToolArgumentsError) as caught:
+            await tool_run(caller, name, arguments)
+        return caught.value
+
+    refused = store.run_sync(run)
+    assert said in refused.message and refused.extra["didYouMean"] == {given: meant}
 
 
 def test_json_nested_past_any_sane_depth_is_a_parse_error_at_every_door() -> None:

@@ -16,8 +16,8 @@ from rooms.tools.rows import room_tool
 
 @room_tool("room_claim", s.RoomClaimInput, TypeAdapter(r.LeaseClaimed), read_only=False)
 async def room_claim(room: RoomRef, a: s.RoomClaimInput) -> r.LeaseClaimed:
-    """AgentRoom: claim a file or glob before editing it (an exclusive lease for 300 s;
-    lease_claim does more). Refused with who holds an overlapping one."""
+    """AgentRoom: call before you edit a file or glob: an exclusive lease for 300 s (lease_claim
+    does more). Refused with who holds an overlapping one."""
     return await services.lease_claim(
         room,
         agent_id=a.agentId,
@@ -31,7 +31,7 @@ async def room_claim(room: RoomRef, a: s.RoomClaimInput) -> r.LeaseClaimed:
 
 @room_tool("room_release", s.RoomReleaseInput, TypeAdapter(r.LeaseReleased), read_only=False)
 async def room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased:
-    """AgentRoom: release a path you claimed."""
+    """AgentRoom: call when your edit is done, to release a path you claimed."""
     return await services.lease_release(room, agent_id=a.agentId, lease_id=None, path=a.path)
 
 
@@ -39,7 +39,7 @@ async def room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased:
     "room_broadcast", s.RoomBroadcastInput, TypeAdapter(r.Event), read_only=False, idempotent=False
 )
 async def room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
-    """AgentRoom: say something to everyone in the room (a broadcast event)."""
+    """AgentRoom: call to say something to everyone in the room (a broadcast event)."""
     return await services.event_post(
         room,
         type_="broadcast",
@@ -52,15 +52,15 @@ async def room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
 
 @room_tool("room_state", s.RoomStateInput, TypeAdapter(r.RoomState), read_only=True)
 async def room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
-    """AgentRoom: who holds which files (live leases), who is here, and the recent broadcasts
-    (among the newest 200 events)."""
+    """AgentRoom: call to see who holds which files (live leases), who is here, and the recent
+    broadcasts (among the newest 200 events)."""
     return await selectors.room_state(room)
 
 
 @room_tool("room_read", s.RoomReadInput, TypeAdapter(r.Unread), read_only=True, idempotent=False)
 async def room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
-    """AgentRoom: the events you have not read yet, oldest first (get_unread_events); each
-    reaches you once."""
+    """AgentRoom: call to catch up: the events you have not read yet, oldest first
+    (get_unread_events); each reaches you once."""
     return await services.event_take_unread(
         room, agent_id=a.agentId, limit=a.limit, addressed_only=False
     )

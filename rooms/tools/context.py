@@ -19,14 +19,14 @@ _ENTRY = TypeAdapter(r.ContextEntry)
 
 @room_tool("write_context", s.WriteContextInput, _ENTRY, read_only=False, idempotent=False)
 async def write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntry:
-    """Record a typed artifact (API contract, decision, task note, change request, note) at
-    version 1.0; each consuming agent gets a context_available event. Payload by type —
-    api_contract: {service, version, endpoints: [{method (GET/POST/PUT/DELETE/PATCH),
+    """Call to publish what others build against (an API contract, a decision, a change request
+    to another agent, a note): version 1.0; each consuming agent gets context_available. Payload
+    by type — api_contract: {service, version, endpoints: [{method (GET/POST/PUT/DELETE/PATCH),
     path, response (object), auth_required (bool), description, request?}], base_url?};
-    arch_decision: {title, decision, rationale, alternatives: [str], consequences:
-    [str]}; task: {task_id, acceptance_criteria: [str], technical_notes};
-    change_request: {requested_by, target_agent, description, urgency (low/medium/high),
-    blocking_task_id?}; note: {text, references?: [str]}."""
+    arch_decision: {title, decision, rationale, alternatives: [str], consequences: [str]}; task:
+    {task_id, acceptance_criteria: [str], technical_notes}; change_request: {requested_by,
+    target_agent, description, urgency (low/medium/high), blocking_task_id?}; note: {text,
+    references?: [str]}."""
     return await services.context_write(
         room,
         type_=a.type,
@@ -39,13 +39,15 @@ async def write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntry
 
 @room_tool("read_context", s.ReadContextInput, _ENTRY, read_only=True)
 async def read_context(room: RoomRef, a: s.ReadContextInput) -> r.ContextEntry:
-    """Read one context entry (its current version) by id."""
+    """Call before you build against a context entry (a contract, a decision): its current
+    version, by id."""
     return await selectors.context_read(room, entry_id=a.id, agent_id=a.agentId)
 
 
 @room_tool("list_context", s.ListContextInput, TypeAdapter(list[r.ContextEntry]), read_only=True)
 async def list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEntry]:
-    """List context entries, newest first, optionally of one type or by one author."""
+    """Call to find the contracts and decisions in the room: context entries newest first,
+    optionally of one type or by one author."""
     listed = await selectors.context_list(room, type_=a.type, author=a.author, agent_id=a.agentId)
     if a.includeInherited:
         listed += [
@@ -58,10 +60,10 @@ async def list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEn
 
 @room_tool("update_context", s.UpdateContextInput, _ENTRY, read_only=False, idempotent=False)
 async def update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEntry:
-    """Revise a context entry in place: the version goes 1.0 -> 1.1 -> 1.2, the previous
-    version is kept, consumers get context_updated. Pass expectedVersion to refuse the
-    update if someone changed the entry since you read it. The payload is re-validated
-    against the entry's type."""
+    """Call when a contract or decision you published changes: revise it in place (1.0 -> 1.1),
+    the previous version kept, consumers told (context_updated); never write a second entry.
+    expectedVersion refuses the update if the entry changed since you read it; the payload is
+    re-validated."""
     return await services.context_update(
         room,
         entry_id=a.id,
@@ -81,7 +83,7 @@ async def update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEnt
     idempotent=False,
 )
 async def delete_context(room: RoomRef, a: s.DeleteContextInput) -> r.ContextDeleted:
-    """Remove a context entry and its whole history. Emits context_deleted."""
+    """Call to remove a wrong context entry and its whole history. Emits context_deleted."""
     return await services.context_delete(room, entry_id=a.id, agent_id=a.agentId)
 
 
@@ -89,17 +91,16 @@ async def delete_context(room: RoomRef, a: s.DeleteContextInput) -> r.ContextDel
     "get_context_history", s.GetContextHistoryInput, TypeAdapter(r.ContextHistory), read_only=True
 )
 async def get_context_history(room: RoomRef, a: s.GetContextHistoryInput) -> r.ContextHistory:
-    """A context entry now and every kept earlier version of it, newest first, each with
-    `changes` (what differs from the version before)."""
+    """Call to see how a context entry evolved: now and every kept earlier version, newest
+    first, each with `changes` (what differs from the version before)."""
     return await selectors.context_history_newest_first(room, entry_id=a.id)
 
 
 @room_tool("diff_context", s.DiffContextInput, TypeAdapter(r.ContextDiff), read_only=True)
 async def diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
-    """What changed in a context entry since an earlier version (default: the one before):
-    summary, and payload paths added, removed and changed, down to the value
-    (endpoints[1].response.currency). An entry with one version has nothing to diff
-    against: an error."""
+    """Call when an entry you build against changed (context_updated): what changed since an
+    earlier version (default: the one before): summary, and payload paths added, removed and
+    changed (endpoints[1].response.currency). An entry with one version is an error."""
     return await selectors.context_diff(room, entry_id=a.id, against=a.againstVersion)
 
 

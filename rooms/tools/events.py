@@ -18,16 +18,17 @@ _EVENT = TypeAdapter(r.Event)
 
 @room_tool("post_event", s.PostEventInput, _EVENT, read_only=False, idempotent=False)
 async def post_event(room: RoomRef, a: s.PostEventInput) -> r.Event:
-    """Append an event to the room's log (an open type string such as peer_request). For
-    durable requests write a change_request context entry instead."""
+    """Call to signal something short-lived to the room (an open type string such as
+    peer_request). For a durable request write a change_request context entry; for some agents,
+    send_message."""
     return await services.event_post(room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload)
 
 
 @room_tool("read_events", s.ReadEventsInput, TypeAdapter(list[r.Event]), read_only=True)
 async def read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
     """Read the log without moving your cursor: the newest `limit` events, newest first; with
-    since (an ISO time or an event id) only later ones; with order='asc' the first
-    `limit` after since, to page through the whole log."""
+    since (an ISO time or an event id) only later ones; with order='asc' the first `limit` after
+    since, to page through the whole log. To catch up, call get_unread_events."""
     return await selectors.event_list(room, since=a.since, limit=a.limit, order=a.order)
 
 
@@ -39,8 +40,8 @@ async def read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
     idempotent=False,
 )
 async def get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unread:
-    """Events you have not been given yet, oldest first, up to limit; your cursor moves past
-    them, so each event reaches you exactly once. Call again while count == limit."""
+    """Call to catch up: the events you have not been given yet, oldest first, up to limit; your
+    cursor moves past them, so each reaches you exactly once. Call again while count == limit."""
     return await services.event_take_unread(
         room, agent_id=a.agentId, limit=a.limit, addressed_only=a.addressedOnly
     )
@@ -55,9 +56,9 @@ async def get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unrea
     waits=True,
 )
 async def wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
-    """Like get_unread_events, but when nothing is unread it waits (up to timeoutMs, at most
-    30,000) and returns the moment another agent writes to the room; {events: [],
-    timedOut: true} if nothing came. Use it instead of polling."""
+    """Call when you wait on others, instead of polling: like get_unread_events, but when
+    nothing is unread it waits (up to timeoutMs, at most 30,000) and returns the moment another
+    agent writes to the room; {events: [], timedOut: true} if nothing came."""
     return await services.event_wait(
         room,
         agent_id=a.agentId,
@@ -69,19 +70,20 @@ async def wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
 
 @room_tool("mark_event_read", s.MarkEventReadInput, TypeAdapter(r.EventMarked), read_only=False)
 async def mark_event_read(room: RoomRef, a: s.MarkEventReadInput) -> r.EventMarked:
-    """Record an explicit read receipt for one event (see get_event_reads)."""
+    """Call to acknowledge one event explicitly: a read receipt (see get_event_reads)."""
     return await services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId)
 
 
 @room_tool("get_event_reads", s.GetEventReadsInput, TypeAdapter(r.EventReads), read_only=True)
 async def get_event_reads(room: RoomRef, a: s.GetEventReadsInput) -> r.EventReads:
-    """Who has marked an event as read, and when."""
+    """Call to see who has marked an event as read, and when."""
     return await selectors.event_reads_get(room, event_id=a.eventId)
 
 
 @room_tool("reply_to_event", s.ReplyToEventInput, _EVENT, read_only=False, idempotent=False)
 async def reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
-    """Post an event that answers another one (linked by reply_to_id)."""
+    """Call to answer an event (a peer_request, a question): an event linked to it by
+    reply_to_id."""
     return await services.event_post(
         room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
     )
@@ -95,8 +97,8 @@ async def reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
     idempotent=False,
 )
 async def delete_event(room: RoomRef, a: s.DeleteEventInput) -> r.EventDeleted:
-    """Remove one event from the log, in place (events posted meanwhile are never lost). Emits
-    event_deleted."""
+    """Call to remove one event posted by mistake, in place (events posted meanwhile are never
+    lost). Emits event_deleted."""
     return await services.event_delete(room, event_id=a.eventId, agent_id=a.agentId)
 
 

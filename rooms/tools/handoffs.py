@@ -15,9 +15,9 @@ from rooms.tools.rows import room_tool
 
 @room_tool("handoff_task", s.HandoffTaskInput, TypeAdapter(r.Handoff), read_only=False)
 async def handoff_task(room: RoomRef, a: s.HandoffTaskInput) -> r.Handoff:
-    """Offer your task to another agent, with a note and the context entries it needs. Nothing
-    changes until it accepts (accept_handoff); then the task, its claim and its file
-    leases are its. Only the owner; one offer at a time."""
+    """Call when another agent should finish your task: offer it with a note and the context
+    entries it needs. Nothing changes until it accepts (accept_handoff); then the task, its
+    claim and its file leases are its. Only the owner; one offer at a time."""
     return await services.handoff_offer(
         room,
         task_id=a.taskId,
@@ -30,8 +30,8 @@ async def handoff_task(room: RoomRef, a: s.HandoffTaskInput) -> r.Handoff:
 
 @room_tool("accept_handoff", s.AcceptHandoffInput, TypeAdapter(r.Handoff), read_only=False)
 async def accept_handoff(room: RoomRef, a: s.AcceptHandoffInput) -> r.Handoff:
-    """Accept a handoff offered to you (get_my_summary lists them): the task, its claim and its
-    file leases become yours in this one step."""
+    """Call to take a handoff offered to you (get_my_summary lists them): the task, its claim
+    and its file leases become yours in this one step."""
     return await services.handoff_answer(
         room, handoff_id=a.handoffId, agent_id=a.agentId, accept=True, note=a.note
     )
@@ -39,7 +39,8 @@ async def accept_handoff(room: RoomRef, a: s.AcceptHandoffInput) -> r.Handoff:
 
 @room_tool("decline_handoff", s.DeclineHandoffInput, TypeAdapter(r.Handoff), read_only=False)
 async def decline_handoff(room: RoomRef, a: s.DeclineHandoffInput) -> r.Handoff:
-    """Decline a handoff offered to you, saying why; the task stays with its owner. Final."""
+    """Call to refuse a handoff offered to you, saying why; the task stays with its owner.
+    Final."""
     return await services.handoff_answer(
         room, handoff_id=a.handoffId, agent_id=a.agentId, accept=False, note=a.note
     )

@@ -16,11 +16,10 @@ from rooms.tools.rows import room_tool
 
 @room_tool("lease_claim", s.LeaseClaimInput, TypeAdapter(r.LeaseClaimed), read_only=False)
 async def lease_claim(room: RoomRef, a: s.LeaseClaimInput) -> r.LeaseClaimed:
-    """Claim a file or glob before you edit it (src/api/**, package.json). exclusive (the
-    default) keeps every other agent off overlapping paths; shared coexists with other
-    shared leases. Refused with the conflicting leases (who holds them, until when) when
-    another agent holds an overlapping one. It lapses after ttlSeconds unless renewed;
-    claiming your own lease again renews it."""
+    """Call before you edit a file or glob (src/api/**, package.json). exclusive (the default)
+    keeps every other agent off overlapping paths; shared coexists with shared leases. Refused
+    with the conflicting leases (holder, until when); it lapses after ttlSeconds unless renewed
+    (any call naming you renews it, as does claiming again)."""
     return await services.lease_claim(
         room,
         agent_id=a.agentId,
@@ -34,7 +33,8 @@ async def lease_claim(room: RoomRef, a: s.LeaseClaimInput) -> r.LeaseClaimed:
 
 @room_tool("lease_renew", s.LeaseRenewInput, TypeAdapter(r.Lease), read_only=False)
 async def lease_renew(room: RoomRef, a: s.LeaseRenewInput) -> r.Lease:
-    """Make your lease (by leaseId, or by its path) last ttlSeconds from now. Only its holder."""
+    """Call to keep a lease past its term: your lease (by leaseId, or by its path) lasts
+    ttlSeconds from now. Only its holder."""
     return await services.lease_renew(
         room, agent_id=a.agentId, lease_id=a.leaseId, path=a.path, ttl_seconds=a.ttlSeconds
     )
@@ -42,35 +42,36 @@ async def lease_renew(room: RoomRef, a: s.LeaseRenewInput) -> r.Lease:
 
 @room_tool("lease_release", s.LeaseReleaseInput, TypeAdapter(r.LeaseReleased), read_only=False)
 async def lease_release(room: RoomRef, a: s.LeaseReleaseInput) -> r.LeaseReleased:
-    """Give up your lease (by leaseId, or by its path) when your edit is done. Only its holder."""
+    """Call when your edit is done: give up your lease (by leaseId, or by its path). Only its
+    holder."""
     return await services.lease_release(room, agent_id=a.agentId, lease_id=a.leaseId, path=a.path)
 
 
 @room_tool("lease_check", s.LeaseCheckInput, TypeAdapter(r.LeaseCheck), read_only=True)
 async def lease_check(room: RoomRef, a: s.LeaseCheckInput) -> r.LeaseCheck:
-    """Whether a path is free to edit: the live leases overlapping it (other holders first);
-    free when none is another agent's."""
+    """Call to see whether a path is free to edit: the live leases overlapping it (other holders
+    first); free when none is another agent's."""
     return await selectors.lease_check(room, path=a.path, agent_id=a.agentId)
 
 
 @room_tool("lease_list", s.LeaseListInput, TypeAdapter(r.LeaseList), read_only=True)
 async def lease_list(room: RoomRef, a: s.LeaseListInput) -> r.LeaseList:
-    """The room's live leases (an agent's, with agentId): path, mode, holder, task, expiry.
-    Expired leases are never shown."""
+    """Call to see who is editing what: the room's live leases (one agent's, with agentId):
+    path, mode, holder, task, expiry."""
     return await selectors.lease_list(room, agent_id=a.agentId)
 
 
 @room_tool("note_read", s.NoteReadInput, TypeAdapter(r.FileRead), read_only=False)
 async def note_read(room: RoomRef, a: s.NoteReadInput) -> r.FileRead:
-    """Record the SHA-256 of a file as you read it: drift_check compares against it before you
-    edit."""
+    """Call after you read a file you may edit later: records its SHA-256, which drift_check
+    compares against."""
     return await services.file_read_note(room, agent_id=a.agentId, path=a.path, sha256=a.sha256)
 
 
 @room_tool("drift_check", s.DriftCheckInput, TypeAdapter(r.Drift), read_only=True)
 async def drift_check(room: RoomRef, a: s.DriftCheckInput) -> r.Drift:
-    """Before editing a file you read: pass its SHA-256 now. SAFE (unchanged, or no read
-    noted), MINOR (changed, nobody else leases it: read it again), CRITICAL (changed,
+    """Call before you edit a file you read earlier, with its SHA-256 now: SAFE (unchanged, or
+    no read noted), MINOR (changed, nobody else leases it: read it again), CRITICAL (changed,
     and another agent leases it: read it again and agree with them first)."""
     return await selectors.drift_check(room, agent_id=a.agentId, path=a.path, sha256=a.sha256)
 

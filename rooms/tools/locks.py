@@ -22,9 +22,9 @@ from rooms.tools.rows import room_tool
     idempotent=False,
 )
 async def acquire_lock(room: RoomRef, a: s.AcquireLockInput) -> r.LockGranted:
-    """Take an advisory lock on a resource name for ttlSeconds (1-300, default 30). Returns
-    acquired, the actual holder, and a fencingToken that grows with every new grant.
-    Acquiring a lock you hold renews it. Plan writes do not need it."""
+    """Call around multi-step work of your own on a named resource (plan writes need no lock):
+    an advisory lock for ttlSeconds (1-300, default 30). Returns acquired, the actual holder,
+    and a fencingToken that grows with every grant; acquiring a lock you hold renews it."""
     return await services.lock_acquire(
         room, resource=a.resource, agent_id=a.agentId, ttl_seconds=a.ttlSeconds
     )
@@ -32,13 +32,13 @@ async def acquire_lock(room: RoomRef, a: s.AcquireLockInput) -> r.LockGranted:
 
 @room_tool("release_lock", s.ReleaseLockInput, TypeAdapter(r.LockReleased), read_only=False)
 async def release_lock(room: RoomRef, a: s.ReleaseLockInput) -> r.LockReleased:
-    """Release a lock you hold (only the holder can)."""
+    """Call when your locked work is done: release a lock you hold (only the holder can)."""
     return await services.lock_release(room, resource=a.resource, agent_id=a.agentId)
 
 
 @room_tool("list_locks", s.ListLocksInput, TypeAdapter(list[r.LockRow]), read_only=True)
 async def list_locks(room: RoomRef, a: s.ListLocksInput) -> list[r.LockRow]:
-    """Locks currently held, with owner and expiry."""
+    """Call to see the locks held now, with owner and expiry."""
     return await selectors.lock_list(room)
 
 

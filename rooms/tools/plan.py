@@ -19,15 +19,15 @@ _TASKS = TypeAdapter(list[r.Task])
 
 @room_tool("read_plan", s.ReadPlanInput, TypeAdapter(r.Plan), read_only=True)
 async def read_plan(room: RoomRef, a: s.ReadPlanInput) -> r.Plan:
-    """Read the room's whole plan: every task in plan order with status, owner and
-    dependencies. Start here to see what there is to do."""
+    """Call at the start of a session, or to see the whole picture: every task in plan order
+    with status, owner and dependencies."""
     return await selectors.plan_view(room)
 
 
 @room_tool("add_task", s.AddTaskInput, _TASK, read_only=False, idempotent=False)
 async def add_task(room: RoomRef, a: s.AddTaskInput) -> r.Task:
-    """Add a pending, unowned task to the plan. depends_on lists task ids that must be done
-    first (unknown ids are accepted but keep the task blocked; see `warnings`)."""
+    """Call to add work to the plan: a pending, unowned task. depends_on lists task ids that
+    must be done first (unknown ids are accepted but keep it blocked; see `warnings`)."""
     return await services.task_add(
         room,
         title=a.title,
@@ -40,11 +40,10 @@ async def add_task(room: RoomRef, a: s.AddTaskInput) -> r.Task:
 
 @room_tool("update_task", s.UpdateTaskInput, _TASK, read_only=False, idempotent=False)
 async def update_task(room: RoomRef, a: s.UpdateTaskInput) -> r.Task:
-    """Change a task's status (pending/in_progress/done/blocked) and optionally its owner (""
-    or null clears it), add a note, or replace the description. To take a task, use
-    claim_task: update_task will not move a task in progress from its owner to another
-    agent. expectedVersion (the task's `version`) refuses the write if the task changed
-    since you read it. Atomic: no need to take a lock first. Emits task_updated."""
+    """Call when a task you own changes: status (pending/in_progress/done/blocked; done when you
+    finish it), owner ("" or null clears it), a note, or the description. To take a task use
+    claim_task (this will not move one in progress from its owner). expectedVersion (the task's
+    `version`) refuses a stale write; no lock needed. Emits task_updated."""
     return await services.task_update(
         room,
         task_id=a.taskId,
@@ -60,11 +59,11 @@ async def update_task(room: RoomRef, a: s.UpdateTaskInput) -> r.Task:
 
 @room_tool("claim_task", s.ClaimTaskInput, _TASK, read_only=False)
 async def claim_task(room: RoomRef, a: s.ClaimTaskInput) -> r.Task:
-    """Take a task before you work on it: you become its owner and it goes in_progress, only if
-    nobody else owns it, it is not done, and (when pending) its dependencies are done.
-    Of agents claiming at once exactly one wins; the others are told who did.
-    leaseSeconds makes the claim lapse if you go quiet (any call naming you keeps it). Claiming
-    your own task again renews it. Emits task_claimed."""
+    """Call before you work on a task: you become its owner and it goes in_progress, if nobody
+    else owns it, it is not done and (when pending) its dependencies are done. Of agents
+    claiming at once exactly one wins; the others are told who did. leaseSeconds makes the claim
+    lapse if you go quiet (any call naming you renews it, as does claiming again). Emits
+    task_claimed."""
     return await services.task_claim(
         room, task_id=a.taskId, agent_id=a.agentId, lease_seconds=a.leaseSeconds, paths=a.paths
     )
@@ -72,28 +71,27 @@ async def claim_task(room: RoomRef, a: s.ClaimTaskInput) -> r.Task:
 
 @room_tool("release_task", s.ReleaseTaskInput, _TASK, read_only=False, idempotent=False)
 async def release_task(room: RoomRef, a: s.ReleaseTaskInput) -> r.Task:
-    """Give back a task you claimed and will not finish: it is pending and unowned again, with
-    your note kept on it for whoever takes it next. Emits task_released."""
+    """Call when you stop a task you will not finish: it is pending and unowned again, with your
+    note kept on it for whoever takes it next. Emits task_released."""
     return await services.task_release(room, task_id=a.taskId, agent_id=a.agentId, note=a.note)
 
 
 @room_tool("get_task", s.GetTaskInput, _TASK, read_only=True)
 async def get_task(room: RoomRef, a: s.GetTaskInput) -> r.Task:
-    """Read one task by id."""
+    """Call to read one task by id."""
     return await selectors.task_get(room, task_id=a.taskId)
 
 
 @room_tool("get_unblocked_tasks", s.GetUnblockedTasksInput, _TASKS, read_only=True)
 async def get_unblocked_tasks(room: RoomRef, a: s.GetUnblockedTasksInput) -> list[r.Task]:
-    """Pending tasks whose dependencies all exist and are done, by priority then plan order.
-    With agentId, tasks owned by other agents are left out. Use it to pick your next
-    task."""
+    """Call when you need work: pending tasks whose dependencies all exist and are done, by
+    priority then plan order (with agentId, tasks others own are left out). Then claim_task one."""
     return await selectors.task_list_unblocked(room, agent_id=a.agentId)
 
 
 @room_tool("get_my_tasks", s.GetMyTasksInput, _TASKS, read_only=True)
 async def get_my_tasks(room: RoomRef, a: s.GetMyTasksInput) -> list[r.Task]:
-    """Tasks whose owner is agentId."""
+    """Call to see the tasks you own (owner == agentId)."""
     return await selectors.task_list_for_agent(room, agent_id=a.agentId)
 
 
@@ -101,9 +99,9 @@ async def get_my_tasks(room: RoomRef, a: s.GetMyTasksInput) -> list[r.Task]:
     "get_my_summary", s.GetMySummaryInput, TypeAdapter(r.Summary), read_only=True, idempotent=False
 )
 async def get_my_summary(room: RoomRef, a: s.GetMySummaryInput) -> r.Summary:
-    """One call for a cold start: your tasks, your unread events (up to 50, marked as delivered
-    like get_unread_events), how many context entries changed since you last looked, and
-    who is present."""
+    """Call at the start of a session or after a break: your tasks, your unread events (up to
+    50, delivered as get_unread_events does), how many context entries changed since you last
+    looked, handoffs offered to you, your unread messages, and who is present."""
     return await services.agent_summary(room, agent_id=a.agentId)
 
 
@@ -115,9 +113,9 @@ async def get_my_summary(room: RoomRef, a: s.GetMySummaryInput) -> r.Summary:
     idempotent=False,
 )
 async def delete_task(room: RoomRef, a: s.DeleteTaskInput) -> r.TaskDeletedResult:
-    """Remove a task from the plan (its claim goes with it). Tasks that depended on it are
-    named in `warnings`. expectedVersion refuses it if the task changed since you read
-    it. Emits task_deleted."""
+    """Call to remove a task that should not be done (its claim goes with it). Tasks that
+    depended on it are named in `warnings`; expectedVersion refuses it if the task changed since
+    you read it. Emits task_deleted."""
     return await services.task_delete(
         room, task_id=a.taskId, agent_id=a.agentId, expected_version=a.expectedVersion
     )
@@ -125,7 +123,7 @@ async def delete_task(room: RoomRef, a: s.DeleteTaskInput) -> r.TaskDeletedResul
 
 @room_tool("set_task_priority", s.SetTaskPriorityInput, _TASK, read_only=False)
 async def set_task_priority(room: RoomRef, a: s.SetTaskPriorityInput) -> r.Task:
-    """Set a task's priority (lower runs first in get_unblocked_tasks). Emits task_updated."""
+    """Call to reorder work: lower runs first in get_unblocked_tasks. Emits task_updated."""
     return await services.task_set_priority(
         room,
         task_id=a.taskId,
@@ -137,9 +135,9 @@ async def set_task_priority(room: RoomRef, a: s.SetTaskPriorityInput) -> r.Task:
 
 @room_tool("add_dependency", s.AddDependencyInput, _TASK, read_only=False)
 async def add_dependency(room: RoomRef, a: s.AddDependencyInput) -> r.Task:
-    """Make a task wait for another (dependsOn must be done first). Adding one that is already
-    there changes nothing; a dependency that would close a cycle is refused, naming the
-    cycle. Emits task_updated."""
+    """Call when a task must wait for another (dependsOn must be done first). One already there
+    changes nothing; one that would close a cycle is refused, naming the cycle. Emits
+    task_updated."""
     return await services.task_add_dependency(
         room,
         task_id=a.taskId,

@@ -16,24 +16,24 @@ from rooms.tools.rows import room_tool
 
 @room_tool("heartbeat", s.HeartbeatInput, TypeAdapter(r.Heartbeat), read_only=False)
 async def heartbeat(room: RoomRef, a: s.HeartbeatInput) -> r.Heartbeat:
-    """Say you are here (any call naming you does too), or with idle that your session ended;
-    returns who else is: the 100 agents seen most recently, and presenceTotal, how many the
-    room knows (get_presence lists them all)."""
+    """Call at the start of a session, and with idle: true at its end (any call naming you also
+    keeps you present). Returns who else is here: the 100 agents seen most recently, and
+    presenceTotal."""
     return await services.presence_heartbeat(room, agent_id=a.agentId, tags=a.tags, idle=a.idle)
 
 
 @room_tool("get_presence", s.GetPresenceInput, TypeAdapter(list[r.AgentPresence]), read_only=True)
 async def get_presence(room: RoomRef, a: s.GetPresenceInput) -> list[r.AgentPresence]:
-    """Every agent the room has seen, with lastSeen (its last call naming it) and state:
-    working (within 120 s), idle (or its session ended), gone (30 min); status online or
-    offline as roomd has it."""
+    """Call to see who is around: every agent the room has seen, with lastSeen (its last call
+    naming it) and state: working (within 120 s), idle (or its session ended), gone (30 min);
+    status online or offline as roomd has it."""
     return await selectors.presence_list(room)
 
 
 @room_tool("leave_room", s.LeaveRoomInput, TypeAdapter(r.Left), read_only=False, presence=False)
 async def leave_room(room: RoomRef, a: s.LeaveRoomInput) -> r.Left:
-    """Say you are leaving: you drop out of presence (others see agent_left) and your cursor is
-    kept, so coming back reads on where you stopped."""
+    """Call when you are done in this room: you drop out of presence (others see agent_left) and
+    your cursor is kept, so coming back reads on where you stopped."""
     return await services.presence_leave(room, agent_id=a.agentId)
 
 

@@ -18,8 +18,8 @@ from rooms.tools.rows import room_tool
     "request_review", s.RequestReviewInput, TypeAdapter(r.Review), read_only=False, idempotent=False
 )
 async def request_review(room: RoomRef, a: s.RequestReviewInput) -> r.Review:
-    """Ask another agent to review a task or a context entry (it must exist). The reviewer gets
-    a review_requested event; it answers with approve or reject."""
+    """Call when another agent should check your task or context entry (it must exist): the
+    reviewer gets a review_requested event and answers with approve or reject."""
     return await services.review_request(
         room,
         target_type=a.targetType,
@@ -32,8 +32,8 @@ async def request_review(room: RoomRef, a: s.RequestReviewInput) -> r.Review:
 
 @room_tool("approve", s.ApproveInput, TypeAdapter(r.Review), read_only=False)
 async def approve(room: RoomRef, a: s.ApproveInput) -> r.Review:
-    """Approve a review you were asked for (only the named reviewer, only once). The requester
-    gets a review_approved event."""
+    """Call to approve a review you were asked for (only the named reviewer, only once). The
+    requester gets a review_approved event."""
     return await services.review_resolve(
         room, review_id=a.reviewId, agent_id=a.agentId, approve=True, note=a.note
     )
@@ -41,8 +41,8 @@ async def approve(room: RoomRef, a: s.ApproveInput) -> r.Review:
 
 @room_tool("reject", s.RejectInput, TypeAdapter(r.Review), read_only=False)
 async def reject(room: RoomRef, a: s.RejectInput) -> r.Review:
-    """Reject a review you were asked for, with a note saying what to change (only the named
-    reviewer, only once). The requester gets a review_rejected event."""
+    """Call to reject a review you were asked for, with a note saying what to change (only the
+    named reviewer, only once). The requester gets a review_rejected event."""
     return await services.review_resolve(
         room, review_id=a.reviewId, agent_id=a.agentId, approve=False, note=a.note
     )
@@ -50,7 +50,8 @@ async def reject(room: RoomRef, a: s.RejectInput) -> r.Review:
 
 @room_tool("list_reviews", s.ListReviewsInput, TypeAdapter(list[r.Review]), read_only=True)
 async def list_reviews(room: RoomRef, a: s.ListReviewsInput) -> list[r.Review]:
-    """The room's reviews, newest first; status filters to pending, approved or rejected."""
+    """Call to see the room's reviews, newest first; status filters to pending, approved or
+    rejected."""
     return await selectors.review_list(room, status=a.status)
 
 

@@ -15,10 +15,9 @@ from rooms.tools.rows import room_tool
 
 @room_tool("search", s.SearchInput, TypeAdapter(r.SearchResult), read_only=True)
 async def search_room(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
-    """Full-text search over every task, context entry and retained event of the room, best
-    first, each with a snippet. q: words (hits holding all of them first), "quoted
-    phrases" and prefixes (deplo*); title and summary words rank above body words. An
-    index kept with every write answers it: the cost does not grow with the room."""
+    """Call to find a task, context entry or event by its words: full text over the whole room,
+    best first, each with a snippet. q: words (hits holding all first), "quoted phrases" and
+    prefixes (deplo*); title and summary words rank first."""
     return await search.room_search(room, q=a.q, limit=a.limit, semantic=a.semantic)
 
 

@@ -16,8 +16,8 @@ from rooms.tools.rows import CallerScope, caller_tool, room_tool
 
 @caller_tool("list_templates", s.ListTemplatesInput, TypeAdapter(r.TemplateList), read_only=True)
 async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.TemplateList:
-    """The plans a room can start from (create_room_from_template): id, name, what it is for,
-    and how many tasks it brings."""
+    """Call before create_room_from_template: the plans a room can start from (id, name, what it
+    is for, how many tasks)."""
     return templates.template_list()
 
 
@@ -33,8 +33,8 @@ async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.Templ
 async def create_room_from_template(
     room: RoomRef, a: s.CreateRoomFromTemplateInput
 ) -> r.RoomFromTemplate:
-    """Create a room with a template's plan (list_templates), its tasks and dependencies in one
-    step. Leave roomId out for a new room. A room that has a plan already is refused,
+    """Call to start a room with a template's plan (list_templates): its tasks and dependencies
+    in one step. Leave roomId out for a new room. A room that has a plan already is refused,
     never overwritten."""
     return await services.room_from_template(room, template_id=a.templateId, agent_id=a.agentId)
 

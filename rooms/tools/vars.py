@@ -16,19 +16,20 @@ from rooms.tools.rows import room_tool
 
 @room_tool("set_shared_var", s.SetSharedVarInput, TypeAdapter(r.VarSet), read_only=False)
 async def set_shared_var(room: RoomRef, a: s.SetSharedVarInput) -> r.VarSet:
-    """Set a small shared string (a port, a staging URL). Emits shared_var_set."""
+    """Call to share a small fact (a port, a staging URL) as a string. Emits shared_var_set."""
     return await services.var_set(room, key=a.key, value=a.value, agent_id=a.agentId)
 
 
 @room_tool("get_shared_var", s.GetSharedVarInput, TypeAdapter(r.VarGot), read_only=True)
 async def get_shared_var(room: RoomRef, a: s.GetSharedVarInput) -> r.VarGot:
-    """Read one shared variable: {key, value, found}; the value is the string that was set."""
+    """Call to read one shared variable: {key, value, found}; the value is the string that was
+    set."""
     return await selectors.var_get(room, key=a.key)
 
 
 @room_tool("list_shared_vars", s.ListSharedVarsInput, TypeAdapter(r.VarList), read_only=True)
 async def list_shared_vars(room: RoomRef, a: s.ListSharedVarsInput) -> r.VarList:
-    """Every shared variable of the room."""
+    """Call to see every shared variable of the room."""
     return await selectors.var_list(room)
 
 

@@ -19,17 +19,17 @@ _TASK = TypeAdapter(r.Task)
 
 @room_tool("submit_task", s.SubmitTaskInput, _TASK, read_only=False)
 async def submit_task(room: RoomRef, a: s.SubmitTaskInput) -> r.Task:
-    """Submit your task's evidence (tests, diffs, links, logs, notes) for another agent to
-    verify. Only its owner. In a room that requires evidence this is the way to done."""
+    """Call when you finish a task in a room that requires evidence (or to have your work
+    checked): its evidence (tests, diffs, links, logs, notes), for another agent to verify. Only
+    its owner."""
     evidence = [cast(r.Evidence, e.model_dump(exclude_none=True)) for e in a.evidence]
     return await services.task_submit(room, task_id=a.taskId, agent_id=a.agentId, evidence=evidence)
 
 
 @room_tool("verify_task", s.VerifyTaskInput, _TASK, read_only=False)
 async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
-    """Judge a submitted task's evidence: accept marks it done, reject sends it back in
-    progress with your note. Never the submitter. (approve/reject on its review do the
-    same.)"""
+    """Call to judge another agent's submitted task: accept marks it done, reject sends it back
+    in progress with your note. Never the submitter. (approve/reject on its review do the same.)"""
     return await services.task_verify(
         room, task_id=a.taskId, agent_id=a.agentId, accept=a.verdict == "accept", note=a.note
     )
@@ -39,11 +39,11 @@ async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
     "set_room_mode", s.SetRoomModeInput, TypeAdapter(r.RoomMode), read_only=False, manages="rooms"
 )
 async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
-    """Set how the room works: evidenceRequired makes verified evidence the only way to done;
-    turns (open, sequential, moderator) decide who may post when; secrets (redact,
-    refuse, off) what a write holding a key or password meets; autoLeases and
-    editRefusals turn the client hooks' leasing of edited files and refusing of leased
-    edits off (or on). Needs a credential that may manage rooms."""
+    """Call to set how the room works (needs a credential that may manage rooms):
+    evidenceRequired makes verified evidence the only way to done; turns (open, sequential,
+    moderator) decide who may post when; secrets (redact, refuse, off) what a write holding a
+    key meets; autoLeases and editRefusals turn the client hooks' leasing and refusing of edits
+    off or on."""
     return await services.room_mode_set(
         room,
         agent_id=a.agentId,

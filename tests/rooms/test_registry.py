@@ -5,6 +5,7 @@ another team's, or refused by the door."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -226,7 +227,7 @@ def test_schemas_use_the_wire_names_of_arguments() -> None:
     reply = registry.tool_get("reply_to_event").input_schema()
 
     assert "from" in post["properties"] and "from_" not in post["properties"]
-    assert "from" in reply["properties"] and "from" in reply["required"]
+    assert "from" in reply["properties"] and "type" in reply["required"]
     assert "depends_on" in registry.tool_get("add_task").input_schema()["properties"]
     assert "consuming_agents" in registry.tool_get("write_context").input_schema()["properties"]
 
@@ -289,7 +290,7 @@ async def test_unknown_argument_is_refused_naming_the_allowed_ones() -> None:
     exc = await refused_parse("heartbeat", {"roomId": "room-1", "agentID": "alice"})
 
     allowed = "(allowed: roomId, idempotencyKey, agentId, tags, idle)"
-    assert f"unknown argument 'agentID' {allowed}" in exc.message
+    assert f"unknown argument 'agentID': did you mean 'agentId'? {allowed}" in exc.message
     assert "agentId: required" in exc.message
     assert sorted(exc.extra["fields"]) == ["agentID", "agentId"]
 
@@ -300,8 +301,8 @@ async def test_unknown_argument_of_a_tool_with_an_aliased_field_lists_the_wire_n
     )
 
     assert (
-        "unknown argument 'from_' (allowed: roomId, idempotencyKey, type, from, to, payload)"
-        in exc.message
+        "unknown argument 'from_': did you mean 'from'? "
+        "(allowed: roomId, idempotencyKey, type, from, to, payload)" in exc.message
     )
 
 
@@ -325,6 +326,173 @@ async def test_invalid_status_is_refused() -> None:
 
     assert "status: " in exc.message
     assert exc.extra["fields"] == ["status"]
+
+
+# --- forgiving names (issue 25, point 2) -------------------------------------------------
+
+# (tool, the arguments without the one meant, the name given instead, the name meant):
+# the issue's five near misses first, each tool's own spelling of "depends on" after.
+NEAR_MISSES: list[tuple[str, str, str, str]] = [
+    ("heartbeat", "agentId", "agent_id", "agentId"),
+    ("heartbeat", "agentId", "agentID", "agentId"),
+    ("get_task", "roomId", "room_id", "roomId"),
+    ("update_task", "taskId", "task", "taskId"),
+    ("add_dependency", "dependsOn", "depends_on", "dependsOn"),
+    ("add_task", "depends_on", "dependsOn", "depends_on"),
+    ("claim_task", "agentId", "AgentId", "agentId"),
+    ("get_task", "taskId", "id", "taskId"),
+    ("mark_event_read", "eventId", "id", "eventId"),
+    ("post_event", "from", "agent", "from"),
+    ("post_event", "from", "agent_id", "from"),
+    ("write_context", "author", "from", "author"),
+    ("claim_task", "agentId", "from", "agentId"),
+    ("request_review", "requestedBy", "requested_by", "requestedBy"),
+    ("send_message", "body", "message", "body"),
+    ("room_broadcast", "text", "message", "text"),
+    ("search", "q", "query", "q"),
+    ("heartbeat", "agentId", "agnetId", "agentId"),
+]
+
+
+def near_miss_arguments(name: str, left_out: str, given: str) -> dict[str, Any]:
+    arguments: dict[str, Any] = {"roomId": "room-1", **VALID_ARGS[name]}
+    value = arguments.pop(left_out, ["t_abcdefghijkl"] if left_out == "depends_on" else "x1")
+    return {**arguments, given: value}
+
+
+@pytest.mark.parametrize(("name", "left_out", "given", "meant"), NEAR_MISSES)
+async def test_a_near_miss_is_refused_naming_the_argument_it_meant(
+    name: str, left_out: str, given: str, meant: str
+) -> None:
+    exc = await refused_parse(name, near_miss_arguments(name, left_out, given))
+
+    assert f"unknown argument {given!r}: did you mean {meant!r}? (allowed: " in exc.message
+    assert exc.extra["didYouMean"] == {given: meant}
+
+
+async def test_a_name_the_call_gave_already_is_not_what_a_near_miss_meant() -> None:
+    exc = await refused_parse("heartbeat", {"roomId": "room-1", "agentId": "a", "agent_id": "b"})
+
+    assert "unknown argument 'agent_id' (allowed: " in exc.message
+    assert "didYouMean" not in exc.extra
+
+
+async def test_a_10_kb_argument_name_is_refused_quickly_and_shown_cut_short() -> None:
+    name = "agentId" + "x" * 10_240
+    started = time.perf_counter()
+    exc = await refused_parse("post_event", {**VALID_ARGS["post_event"], "roomId": "r-1", name: 1})
+
+    assert time.perf_counter() - started < 0.5
+    assert "(10247 characters) (allowed: roomId" in exc.message
+    assert len(exc.message) < 300
+    assert exc.extra["fields"] == [name[: registry.NAME_SHOWN]]
+
+
+async def test_thousands_of_unknown_names_make_a_bounded_message() -> None:
+    many = {f"agent_{i:05}_{'y' * 50}": 1 for i in range(5_000)}
+    started = time.perf_counter()
+    exc = await refused_parse("post_event", {**VALID_ARGS["post_event"], "roomId": "r-1", **many})
+
+    assert time.perf_counter() - started < 2
+    assert exc.message.endswith(f"; and {5_000 - registry.PROBLEMS_SHOWN} more.")
+    assert len(exc.message) < 3_000
+    assert len(exc.extra["fields"]) == registry.PROBLEMS_SHOWN
+
+
+# Every tool whose acting agent is not called agentId, with the argument agentId stands for.
+ACTOR_ALIASED = {
+    "write_context": "author",
+    "update_context": "author",
+    "post_event": "from",
+    "reply_to_event": "from",
+    "request_review": "requestedBy",
+    "handoff_task": "from",
+    "send_message": "from",
+}
+
+
+def test_the_tools_agent_id_stands_in_for_are_those_whose_actor_has_another_name() -> None:
+    aliased = {t.name: schemas.actor_alternates(t.input_model) for t in registry.TOOLS}
+
+    assert {name: wires for name, wires in aliased.items() if wires} == {
+        name: (wire,) for name, wire in ACTOR_ALIASED.items()
+    }
+
+
+@pytest.mark.parametrize(("name", "actor"), ACTOR_ALIASED.items())
+def test_agent_id_is_shown_as_the_same_as_the_actor_and_neither_is_required(
+    name: str, actor: str
+) -> None:
+    schema = registry.tool_get(name).input_schema()
+
+    assert schema["properties"]["agentId"]["description"] == f"The same as {actor}: give either."
+    assert "Required: this or agentId." in schema["properties"][actor]["description"]
+    assert actor not in schema["required"] and "agentId" not in schema["required"]
+    assert "anyOf" not in schema and "oneOf" not in schema
+
+
+def actor_aliased_arguments(name: str, **actor: str) -> dict[str, Any]:
+    arguments = {"roomId": "room-1", **VALID_ARGS[name]}
+    arguments.pop(ACTOR_ALIASED[name])
+    return {**arguments, **actor}
+
+
+@pytest.mark.parametrize(("name", "actor"), ACTOR_ALIASED.items())
+async def test_agent_id_is_accepted_as_the_actor_and_parsed_into_its_field(
+    name: str, actor: str
+) -> None:
+    tool = registry.tool_get(name)
+    alone = registry.arguments_parse(tool, actor_aliased_arguments(name, agentId="carol"))
+    both = registry.arguments_parse(
+        tool, actor_aliased_arguments(name, agentId="carol", **{actor: "carol"})
+    )
+    roomds = registry.arguments_parse(tool, actor_aliased_arguments(name, **{actor: "carol"}))
+
+    assert tool.acting(alone) == tool.acting(both) == "carol"
+    assert alone == both == roomds
+    assert alone.model_dump(by_alias=True)[actor] == "carol"
+
+
+@pytest.mark.parametrize(("name", "actor"), ACTOR_ALIASED.items())
+async def test_agent_id_and_the_actor_naming_different_agents_are_refused(
+    name: str, actor: str
+) -> None:
+    exc = await refused_parse(
+        name, actor_aliased_arguments(name, agentId="carol", **{actor: "dan"})
+    )
+
+    assert exc.message == (
+        "Invalid arguments: "
+        + schemas.ACTOR_CONFLICT.format(given="'carol'", field=actor, canonical="'dan'")
+        + "."
+    )
+    assert exc.extra["fields"] == ["agentId", actor]
+
+
+@pytest.mark.parametrize(("name", "actor"), ACTOR_ALIASED.items())
+async def test_neither_agent_id_nor_the_actor_is_refused_saying_either_will_do(
+    name: str, actor: str
+) -> None:
+    exc = await refused_parse(name, actor_aliased_arguments(name))
+
+    assert registry.ACTOR_MISSING.format(name=actor) in exc.message
+    assert exc.extra["fields"] == [actor]
+
+
+async def test_agent_id_runs_a_tool_whose_actor_is_from(room: RoomRef) -> None:
+    posted = await invoke(
+        "post_event",
+        {"roomId": room.room_id, "type": "ping", "agentId": "carol"},
+        door(room),
+    )
+    sent = await invoke(
+        "send_message",
+        {"roomId": room.room_id, "agentId": "carol", "to": "*", "body": "hi"},
+        door(room),
+    )
+
+    assert posted["from"] == "carol"
+    assert sent["count"] == 0  # nobody else is here: a warning, not an error
 
 
 # --- size limits ------------------------------------------------------------------------

@@ -110,6 +110,48 @@ async def test_a_bound_key_cannot_post_events_as_another_agent(redis_client_clos
     assert [e["from"] for e in log] == ["bob"]
 
 
+@pytest.mark.anyio
+async def test_a_bound_key_naming_another_agent_as_agent_id_is_refused_and_itself_acts(
+    redis_client_closed: None,
+) -> None:
+    """agentId stands for from, author and requestedBy (issue 25): it is bound like them."""
+    _, secret = await db_run(team_with_keys, new_room_id("alias"))
+    bob = await caller_resolve(Bearer(secret["bob"]))
+    assert bob is not None
+    room_id = new_room_id("r")
+    event = {"roomId": room_id, "type": "decision", "to": "all", "payload": {"ok": True}}
+    message = {"roomId": room_id, "to": "*", "body": "hi"}
+    note = {"roomId": room_id, "type": "note", "summary": "s", "payload": {"text": "x"}}
+    for forged in (
+        ("post_event", {**event, "agentId": "alice"}),
+        ("send_message", {**message, "agentId": "alice"}),
+        ("write_context", {**note, "agentId": "alice"}),
+        (
+            "request_review",
+            {
+                "roomId": room_id,
+                "targetType": "task",
+                "targetId": "t_x",
+                "reviewer": "carol",
+                "agentId": "alice",
+            },
+        ),
+    ):
+        with pytest.raises(errors.ActorMismatchError) as caught:
+            await tool_run(bob, *forged)
+        assert '"bob"' in caught.value.message and '"alice"' in caught.value.message
+    # Its own name in one, another's in the other: refused before the binding is asked.
+    with pytest.raises(room_errors.ToolArgumentsError):
+        await tool_run(bob, "post_event", {**event, "from": "bob", "agentId": "alice"})
+
+    posted = await tool_run(bob, "post_event", {**event, "agentId": "bob"})
+    sent = await tool_run(bob, "send_message", {**message, "agentId": "bob"})
+    entry = await tool_run(bob, "write_context", {**note, "agentId": "bob"})
+    assert posted["from"] == "bob" and entry["author"] == "bob" and sent["count"] == 0
+    log = await tool_run(bob, "read_events", {"roomId": room_id, "order": "asc"})
+    assert {e["from"] for e in log} == {"bob"}
+
+
 # --- 2. A read-only key in the dashboard is a viewer -------------------------------------------
 
 
