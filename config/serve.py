@@ -19,13 +19,17 @@ sys.path.insert(0, str(BASE_DIR))
 
 from config.lifecycle import child_of_this_process  # noqa: E402  # needs BASE_DIR on the path
 
+# What the banner's snippets connect with: the everyday workflow's tools (rooms.profiles
+# "core"), as the dashboard's Connect page prints them; the key itself keeps every tool.
+MCP_PATH = "/mcp?tools=core"
+
 
 def _banner(
     host: str, port: int, secret: str | None, room_id: str | None = None, sign_in: str = ""
 ) -> str:
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     base = f"http://{shown_host}:{port}"
-    url = f"{base}/mcp"
+    url = f"{base}{MCP_PATH}"
     lines = [
         "",
         "Roomservice is running.",
@@ -60,7 +64,7 @@ def _banner(
             f"  {secret}",
             "",
             "Claude Code:",
-            f"  claude mcp add --transport http roomservice {url} \\",
+            f'  claude mcp add --transport http roomservice "{url}" \\',
             f'    --header "Authorization: Bearer {secret}"',
             *(
                 [f'  then: claude "Join the room {room_id}: heartbeat, then get_my_summary."']

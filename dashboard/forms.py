@@ -6,7 +6,7 @@ from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 
-from rooms import names
+from rooms import names, profiles
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
 
 
@@ -18,6 +18,33 @@ def agent_name_clean(value: object) -> str:
     if refused is not None:
         raise forms.ValidationError(refused.message)
     return name
+
+
+# A credential's default tool profile (rooms.profiles): empty is every tool, as for every
+# key made before profiles; the snippets the pages print choose core in their URL anyway.
+TOOLS_PROFILE_CHOICES = [
+    ("", "full — every tool (the default)"),
+    *[
+        (p, f"{p} — {len(profiles.TOOLS[p])} tools: {profiles.PURPOSES[p]}")
+        for p in ("core", "roomd")
+    ],
+]
+TOOLS_PROFILE_HELP = (
+    "What its MCP connections see when their URL names no ?tools= (the URL always wins)."
+)
+
+
+def tools_profile_field() -> forms.ChoiceField:
+    return forms.ChoiceField(
+        choices=TOOLS_PROFILE_CHOICES,
+        required=False,
+        label="Tool profile",
+        help_text=TOOLS_PROFILE_HELP,
+    )
+
+
+def tools_profile_clean(value: object) -> profiles.Profile | None:
+    return profiles.profile_stored(str(value or ""))
 
 
 class SignupForm(forms.Form):
@@ -74,9 +101,13 @@ class KeyForm(forms.Form):
     name = forms.CharField(max_length=200)
     agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
     read_only = forms.BooleanField(required=False, label="Read-only")
+    tools_profile = tools_profile_field()
 
     def clean_agent_name(self) -> str:
         return agent_name_clean(self.cleaned_data.get("agent_name"))
+
+    def clean_tools_profile(self) -> profiles.Profile | None:
+        return tools_profile_clean(self.cleaned_data.get("tools_profile"))
 
 
 EXPIRY_CHOICES = [
@@ -93,9 +124,13 @@ class InviteForm(forms.Form):
     expires_in = forms.ChoiceField(choices=EXPIRY_CHOICES, required=False, label="Expires after")
     agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
     read_only = forms.BooleanField(required=False, label="Read-only")
+    tools_profile = tools_profile_field()
 
     def clean_agent_name(self) -> str:
         return agent_name_clean(self.cleaned_data.get("agent_name"))
+
+    def clean_tools_profile(self) -> profiles.Profile | None:
+        return tools_profile_clean(self.cleaned_data.get("tools_profile"))
 
 
 class ShareForm(forms.Form):

@@ -11,6 +11,11 @@ with the SDK's types (`mcp_types`). Two eras are served on one URL:
 - 2026-07-28 single-exchange requests: no handshake; each request carries its protocol
   version and client capabilities in `params._meta`, echoed in headers.
 
+The URL may choose a tool profile (`/mcp?tools=core`, rooms.profiles); without one the
+credential's default holds, else every tool. tools/list answers the profile's tools from
+bytes built once per profile and protocol version; a call of a tool the profile leaves out
+is a tool error naming the profiles that have it.
+
 Tool calls go to the registry through our thin dispatcher, one call path (tenants.calls);
 the SDK's own request handling is not used (it was measured slower in `make bench`, and a
 second path is a second thing to keep right).
@@ -24,6 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qs
 
 import anyio
 import mcp_types as T
@@ -39,7 +45,7 @@ from pydantic import ValidationError
 from config import telemetry
 from mcp_gateway import tools
 from rooms import errors as rooms_errors
-from rooms import store
+from rooms import profiles, store
 from tenants import access
 from tenants.auth import UNAUTHORIZED, Admission, bearer_from_header, caller_admit
 from tenants.capabilities import Caller
@@ -209,19 +215,22 @@ async def instructions_for(caller: Caller) -> str:
     return f"{INSTRUCTIONS} Your rooms: {named}{more}. Use one of these roomIds."
 
 
-async def dispatch_thin(admitted: Admission, method: str, version: str, req: Any) -> T.Result:
+async def dispatch_thin(
+    admitted: Admission, method: str, version: str, req: Any, profile: profiles.Profile
+) -> T.Result:
     if method == "tools/call":
         try:
             return await tools.tool_call(
                 admitted.caller,
                 req.params.name,
                 req.params.arguments,
+                profile=profile,
                 charge=admitted.charge if admitted.charged else None,
             )
         except tools.UnknownTool as exc:
             raise RpcError(T.INVALID_PARAMS, str(exc)) from None
     if method == "tools/list":
-        return tools.tool_list_result()
+        return tools.tool_list_result(profile)
     if method == "initialize":
         requested = req.params.protocol_version
         return T.InitializeResult(
@@ -248,8 +257,9 @@ async def dispatch_thin(admitted: Admission, method: str, version: str, req: Any
 
 class McpGateway:
     def __init__(self) -> None:
-        # tools/list is the same for everyone: built once per (protocol version, era).
-        self._tools_wire: dict[tuple[str, bool], bytes] = {}
+        # tools/list is the same for everyone of a profile: built once per (profile,
+        # protocol version, era).
+        self._tools_wire: dict[tuple[profiles.Profile, str, bool], bytes] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -301,6 +311,14 @@ class McpGateway:
         except anyio.EndOfStream:
             return
         parsed = _parse(body)
+        try:
+            asked = _profile_asked(scope)
+        except rooms_errors.ToolProfileUnknownError as exc:
+            # The URL is wrong whoever calls: said before the bearer is looked at.
+            await _send_json(
+                send, 400, _rpc_error(_id_of(parsed), T.INVALID_PARAMS, exc.message, exc.extra)
+            )
+            return
         charge = (
             isinstance(parsed, dict) and parsed.get("method") == "tools/call" and "id" in parsed
         )
@@ -330,14 +348,15 @@ class McpGateway:
                 _rpc_error(None, T.INVALID_REQUEST, "Content-Type must be application/json."),
             )
             return
-        status, response = await self.handle(admitted, headers, parsed)
+        profile = profiles.profile_resolve(asked, admitted.caller.tools_profile)
+        status, response = await self.handle(admitted, headers, parsed, profile)
         await _send_json(send, status, response)
 
     async def handle(
-        self, admitted: Admission, headers: dict[str, str], raw: Any
+        self, admitted: Admission, headers: dict[str, str], raw: Any, profile: profiles.Profile
     ) -> tuple[int, Any]:
         """(HTTP status, JSON body or None) for one POSTed JSON-RPC message (`raw`, parsed
-        by `_parse`)."""
+        by `_parse`), on a connection of tool profile `profile`."""
         if isinstance(raw, _Unparsable):
             return 400, _rpc_error(None, T.PARSE_ERROR, raw.message)
         if isinstance(raw, list):
@@ -375,9 +394,11 @@ class McpGateway:
                 if method == "initialize":
                     pv = (params or {}).get("protocolVersion")
                     version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
-            listed = self._tools_wire.get((version, modern)) if method == "tools/list" else None
+            listed = (
+                self._tools_wire.get((profile, version, modern)) if method == "tools/list" else None
+            )
             if listed is not None:
-                # The same for everyone: only the request id is spliced in.
+                # The same for everyone of the profile: only the request id is spliced in.
                 return 200, Encoded(
                     b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encoded(rid), listed)
                 )
@@ -390,6 +411,7 @@ class McpGateway:
                         params["name"],
                         params.get("arguments"),
                         version,
+                        profile=profile,
                         charge=admitted.charge if admitted.charged else None,
                     )
                 except tools.UnknownTool as exc:
@@ -405,7 +427,7 @@ class McpGateway:
                     ) from None
                 except ValidationError as exc:
                     raise RpcError(T.INVALID_PARAMS, _first_problem(exc)) from None
-                result = await dispatch_thin(admitted, method, version, req)
+                result = await dispatch_thin(admitted, method, version, req, profile)
                 wire = methods.serialize_server_result(
                     method,
                     version,
@@ -414,7 +436,7 @@ class McpGateway:
                 if modern:
                     wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
                 if method == "tools/list":
-                    self._tools_wire[(version, modern)] = _encoded(wire)
+                    self._tools_wire[(profile, version, modern)] = _encoded(wire)
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)
@@ -457,6 +479,22 @@ class McpGateway:
                 {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version},
             )
         return version
+
+
+def _profile_asked(scope: Scope) -> profiles.Profile | None:
+    """The profile the URL asks for (`?tools=core`), None when it asks for none;
+    ToolProfileUnknownError for a value that names no profile (or more than one value)."""
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    given = query.get("tools")
+    if given is None:
+        return None
+    return profiles.profile_parse(given[0] if len(given) == 1 else ",".join(given))
+
+
+def _id_of(parsed: Any) -> Any:
+    """The request's id when it has a usable one (for an error said before dispatch)."""
+    rid = parsed.get("id") if isinstance(parsed, dict) else None
+    return rid if isinstance(rid, int | str) and not isinstance(rid, bool) else None
 
 
 def _plain_call(params: Any) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from rooms import registry
+from rooms import profiles, registry
 
 
 def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -30,6 +30,16 @@ def _inline_defs(schema: dict[str, Any]) -> dict[str, Any]:
     return resolve(schema)  # type: ignore[no-any-return]
 
 
+PROFILE_PARAMETER = {
+    "name": "tools",
+    "in": "query",
+    "required": False,
+    "description": "Limit the call to a tool profile, as on /mcp?tools= (a tool outside it: "
+    "404 tool_not_in_profile). The credential's default profile does not apply here.",
+    "schema": {"type": "string", "enum": list(profiles.PROFILES)},
+}
+
+
 def rest_tool_paths() -> dict[str, Any]:
     """OpenAPI paths for the tool door, one per tool, from the registry's input models."""
     paths: dict[str, Any] = {}
@@ -41,7 +51,7 @@ def rest_tool_paths() -> dict[str, Any]:
             schema["required"] = [r for r in schema["required"] if r != "roomId"]
             if not schema["required"]:
                 del schema["required"]
-        parameters = []
+        parameters: list[dict[str, Any]] = []
         if isinstance(spec, registry.RoomTool):
             path = f"/api/v1/rooms/{{room_id}}/tools/{spec.name}"
             parameters = [
@@ -49,6 +59,7 @@ def rest_tool_paths() -> dict[str, Any]:
             ]
         else:
             path = f"/api/v1/tools/{spec.name}"
+        parameters.append(PROFILE_PARAMETER)
         paths[path] = {
             "post": {
                 "operationId": f"tool_{spec.name}",

@@ -3,6 +3,12 @@ name no room): the JSON body is the tool's arguments; the answer is the tool's r
 `{message, code, extra}` with the error's status. Generated from the same registry as MCP,
 through the same dispatcher, so both doors agree on every input.
 
+`?tools=core` (or roomd, full) limits the call to that tool profile, as on /mcp. The
+credential's default profile does not apply here: a profile exists to keep a model's tool
+list short, the REST door has no list, and its callers are scripts calling the tools they
+were written for (hooks/roomservice-guard's lease_check, the agent skill's room.sh), which
+must not break when a key's MCP connections are given a smaller profile.
+
 An async view: a wait_for_events call holds no thread while it waits.
 """
 
@@ -15,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from config import telemetry
-from rooms import errors, registry, store
+from rooms import errors, profiles, registry, store
 from rooms.errors import DomainError
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_admit
 from tenants.calls import tool_run
@@ -62,6 +68,10 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
         )
     try:
         spec = registry.tool_get(tool)
+        asked = request.GET.getlist("tools")
+        if asked:
+            profile = profiles.profile_parse(asked[0] if len(asked) == 1 else ",".join(asked))
+            profiles.profile_admit(profile, spec.name)
         if isinstance(spec, registry.RoomTool) and (room_id is not None or spec.names_room):
             if room_id is None:
                 raise errors.ToolArgumentsError(

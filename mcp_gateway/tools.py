@@ -1,4 +1,5 @@
-"""The registry, seen through MCP's types: tools/list entries and tools/call results."""
+"""The registry, seen through MCP's types: tools/list entries and tools/call results, each
+for the connection's tool profile (rooms.profiles)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import mcp_types as T
 from mcp_types import methods
 
 from config import telemetry
-from rooms import errors, registry
+from rooms import errors, profiles, registry
 from rooms.records import KnownJson
 from tenants.budgets import Charge
 from tenants.calls import tool_run
@@ -26,10 +27,10 @@ INTERNAL_FAILURE = (
 
 
 @cache
-def tool_list() -> list[T.Tool]:
+def _tool_entries() -> dict[str, T.Tool]:
     """Built once per process from the registry: input and output schemas, annotations."""
-    return [
-        T.Tool(
+    return {
+        t.name: T.Tool(
             name=t.name,
             description=t.description,
             input_schema=t.input_schema(),
@@ -42,12 +43,19 @@ def tool_list() -> list[T.Tool]:
             ),
         )
         for t in registry.TOOLS
-    ]
+    }
 
 
 @cache
-def tool_list_result() -> T.ListToolsResult:
-    return T.ListToolsResult(tools=tool_list())
+def tool_list(profile: profiles.Profile) -> list[T.Tool]:
+    """The tools of `profile`, in the registry's order."""
+    entries = _tool_entries()
+    return [entries[name] for name in profiles.TOOLS[profile]]
+
+
+@cache
+def tool_list_result(profile: profiles.Profile) -> T.ListToolsResult:
+    return T.ListToolsResult(tools=tool_list(profile))
 
 
 class UnknownTool(Exception):
@@ -113,16 +121,21 @@ def result_fields(version: str) -> dict[str, Any]:
 
 
 async def _answer(
-    caller: Caller, name: str, arguments: Any, charge: Charge | None
+    caller: Caller,
+    name: str,
+    arguments: Any,
+    profile: profiles.Profile,
+    charge: Charge | None,
 ) -> dict[str, Any]:
     """One tools/call's result as a wire dict (before any protocol version's own fields).
-    Every failure the agent can correct is a tool error; an unknown tool is UnknownTool."""
+    Every failure the agent can correct is a tool error, a tool its profile leaves out
+    too; a name of no tool at all is UnknownTool (naming the profile's tools)."""
     tool = registry.TOOLS_BY_NAME.get(name)
     if tool is None:
-        raise UnknownTool(
-            registry.UNKNOWN_TOOL.format(name=name, names=", ".join(registry.TOOLS_BY_NAME))
-        )
+        names = ", ".join(profiles.TOOLS[profile])
+        raise UnknownTool(registry.UNKNOWN_TOOL.format(name=name, names=names))
     try:
+        profiles.profile_admit(profile, name)
         value = await tool_run(caller, tool, arguments, charge=charge)
     except errors.DomainError as exc:
         return error_wire(exc)
@@ -134,18 +147,30 @@ async def _answer(
 
 
 async def tool_call_wire(
-    caller: Caller, name: str, arguments: Any, version: str, *, charge: Charge | None = None
+    caller: Caller,
+    name: str,
+    arguments: Any,
+    version: str,
+    *,
+    profile: profiles.Profile,
+    charge: Charge | None = None,
 ) -> dict[str, Any]:
     """`tool_call`, answered as the wire result of protocol `version` directly (the thin
     dispatcher's path)."""
-    wire = await _answer(caller, name, arguments, charge)
+    wire = await _answer(caller, name, arguments, profile, charge)
     wire.update(result_fields(version))  # a fresh dict (or ResultWire) of this call's own
     return wire
 
 
 async def tool_call(
-    caller: Caller, name: str, arguments: Any, *, charge: Charge | None = None
+    caller: Caller,
+    name: str,
+    arguments: Any,
+    *,
+    profile: profiles.Profile,
+    charge: Charge | None = None,
 ) -> T.CallToolResult:
-    """Run one tool for `caller`, as the SDK's model (a tools/call that is not plain:
-    app._plain_call)."""
-    return T.CallToolResult.model_validate(await _answer(caller, name, arguments, charge))
+    """Run one tool of `profile` for `caller`, as the SDK's model (a tools/call that is not
+    plain: app._plain_call)."""
+    wire = await _answer(caller, name, arguments, profile, charge)
+    return T.CallToolResult.model_validate(wire)

@@ -43,6 +43,20 @@ class UnknownToolError(RoomError):
     status = 404
 
 
+class ToolProfileUnknownError(RoomError):
+    """`?tools=` names no profile (rooms.profiles)."""
+
+    code = "unknown_profile"
+
+
+class ToolNotInProfileError(RoomError):
+    """A tool of the registry that the connection's profile leaves out: `extra` names the
+    profiles that have it."""
+
+    code = "tool_not_in_profile"
+    status = 404
+
+
 class TaskNotFoundError(RoomError):
     code = "task_not_found"
     status = 404

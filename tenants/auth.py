@@ -26,7 +26,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError
 
-from rooms import clock, store
+from rooms import clock, profiles, store
 from tenants import budgets
 from tenants.capabilities import (
     STATIC_MANAGEMENT,
@@ -171,6 +171,7 @@ def _key_caller(key: ApiKey, *, session: bool) -> Caller:
         manage=manage,
         agent=agent,
         expires_at_ms=_ms(key.expires_at),
+        tools_profile=profiles.profile_stored(key.tools_profile),
     )
 
 
@@ -197,6 +198,7 @@ def _digest_lookup(digest: str, *, invites: bool, session: bool) -> Caller | Non
         write=not invite.read_only,
         agent=invite.agent_name or None,
         expires_at_ms=_ms(invite.expires_at),
+        tools_profile=profiles.profile_stored(invite.tools_profile),
     )
 
 

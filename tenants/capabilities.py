@@ -27,7 +27,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from rooms.profiles import Profile
 
 
 class Manage(StrEnum):
@@ -72,6 +75,9 @@ class Caller:
     # Bound to a person's own name for one dashboard action (tenants.acting.acting_as): the
     # only caller whose acting names may start with PERSON_PREFIX.
     person: bool = False
+    # The tool profile the credential's connections get when their URL names none
+    # (rooms.profiles); None: every tool.
+    tools_profile: Profile | None = None
 
     def may(self, what: Manage) -> bool:
         return what in self.manage
@@ -139,6 +145,7 @@ class Caller:
             "expires_at_ms": self.expires_at_ms,
             "user_id": self.user_id,
             "role": self.role,
+            "tools_profile": self.tools_profile,
         }
 
     @classmethod
@@ -155,6 +162,7 @@ class Caller:
             expires_at_ms=data.get("expires_at_ms"),
             user_id=data.get("user_id"),
             role=data.get("role"),
+            tools_profile=data.get("tools_profile"),
         )
 
 

@@ -10,6 +10,13 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from rooms.profiles import PROFILES
+
+# A credential's default tool profile (rooms.profiles): what its connections see when their
+# URL names none. Empty (null): every tool, as every key made before profiles.
+TOOLS_PROFILE_CHOICES = [(p, p) for p in PROFILES]
+TOOLS_PROFILE_HELP = "The tools its connections see when their URL names no ?tools=; empty: all."
+
 
 class Team(models.Model):
     """The unit of ownership: a team owns rooms; its keys act for it.
@@ -90,6 +97,13 @@ class ApiKey(Credential):
         max_length=128, blank=True, help_text="When set, every call is attributed to this agent."
     )
     read_only = models.BooleanField(default=False)
+    tools_profile = models.CharField(
+        max_length=8,
+        null=True,
+        blank=True,
+        choices=TOOLS_PROFILE_CHOICES,
+        help_text=TOOLS_PROFILE_HELP,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -149,6 +163,13 @@ class Invite(Credential):
     label = models.CharField(max_length=200, blank=True)
     agent_name = models.CharField(max_length=128, blank=True)
     read_only = models.BooleanField(default=False)
+    tools_profile = models.CharField(
+        max_length=8,
+        null=True,
+        blank=True,
+        choices=TOOLS_PROFILE_CHOICES,
+        help_text=TOOLS_PROFILE_HELP,
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

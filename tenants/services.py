@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from rooms import clock, names, store
 from rooms import errors as room_errors
 from rooms.keys import RoomKeys
+from rooms.profiles import Profile
 from rooms.quotas import quota_error, quota_limit
 from tenants import errors, projects, purges
 from tenants.auth import static_slugs
@@ -234,7 +235,10 @@ def api_key_create(
     created_by: User | None = None,
     agent_name: str = "",
     read_only: bool = False,
+    tools_profile: Profile | None = None,
 ) -> MintedKey:
+    """A team key; `tools_profile` is the tool profile its connections get when their URL
+    names none (None: every tool)."""
     agent_name_check(agent_name)
     with transaction.atomic():
         live = team_locked(team.pk).api_keys.filter(revoked_at__isnull=True).count()
@@ -247,6 +251,7 @@ def api_key_create(
             name=name,
             agent_name=agent_name,
             read_only=read_only,
+            tools_profile=tools_profile,
             created_by=created_by,
         )
         audit_record(
@@ -255,7 +260,13 @@ def api_key_create(
             action="key.create",
             object_type="api_key",
             object_id=key.pk,
-            detail={"name": name, "prefix": key.prefix, "agent": agent_name, "readOnly": read_only},
+            detail={
+                "name": name,
+                "prefix": key.prefix,
+                "agent": agent_name,
+                "readOnly": read_only,
+                "toolsProfile": tools_profile,
+            },
         )
     return MintedKey(key=key, secret=secret)
 
@@ -402,9 +413,11 @@ def invite_create(
     expires_at: datetime | None = None,
     agent_name: str = "",
     read_only: bool = False,
+    tools_profile: Profile | None = None,
     actor: str = "system",
     created_by: User | None = None,
 ) -> MintedInvite:
+    """An invite to `room`; `tools_profile` as for api_key_create."""
     agent_name_check(agent_name)
     with transaction.atomic():
         room_guests_check(room)
@@ -416,6 +429,7 @@ def invite_create(
             label=label,
             agent_name=agent_name,
             read_only=read_only,
+            tools_profile=tools_profile,
             expires_at=expires_at,
             created_by=created_by,
         )
@@ -430,6 +444,7 @@ def invite_create(
                 "label": label,
                 "prefix": invite.prefix,
                 "expiresAt": expires_at.isoformat() if expires_at else None,
+                "toolsProfile": tools_profile,
             },
         )
     return MintedInvite(invite=invite, secret=secret)

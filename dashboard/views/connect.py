@@ -14,8 +14,14 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import expiry_from_form, public_url, room_of_viewer
-from rooms import clock
+from dashboard.views.common import (
+    SNIPPET_PROFILE,
+    expiry_from_form,
+    mcp_url,
+    public_url,
+    room_of_viewer,
+)
+from rooms import clock, profiles
 from rooms.errors import DomainError
 from tenants import errors as tenant_errors
 from tenants import selectors, services
@@ -50,8 +56,8 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     secret = str(request.session.pop(flash, ""))
     base = public_url(request)
     key = secret or "<YOUR_KEY>"
-    mcp_url = f"{base}/mcp"
-    snippets = _snippets(mcp_url, key)
+    mcp = mcp_url(request)
+    snippets = _snippets(mcp, key)
     hook_url = base + reverse("api-room-hook", args=[found.room_id, "claude-code"])
     snippets["claude_http"] = claude_http_hooks(hook_url)
     return render(
@@ -60,12 +66,15 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
         {
             "viewer": viewer,
             "room": found,
-            "mcp_url": mcp_url,
+            "mcp_url": mcp,
             "key": key,
             "secret": secret,
             "base": base,
             "snippets": snippets,
             "hook_url": hook_url,
+            "profile": SNIPPET_PROFILE,
+            "profile_count": len(profiles.TOOLS[SNIPPET_PROFILE]),
+            "profiles": [(p, len(profiles.TOOLS[p])) for p in profiles.PROFILES],
             # Only to those who may see the Keys page itself.
             "team_keys": [
                 k for k in selectors.keys_of_team(viewer.team.pk) if k.revoked_at is None
@@ -160,6 +169,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
                 expires_at=expiry_from_form(form.cleaned_data["expires_in"]),
                 agent_name=form.cleaned_data["agent_name"],
                 read_only=form.cleaned_data["read_only"],
+                tools_profile=form.cleaned_data["tools_profile"],
                 actor=viewer.actor,
                 created_by=viewer.user,
             )
@@ -174,12 +184,12 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     if shown:
         invite = next((i for i in selectors.invites_for_room(found) if i.pk == shown[0]), None)
         if invite is not None:
-            mcp_url = f"{public_url(request)}/mcp"
+            url = mcp_url(request, invite.tools_profile)
             guest = {
                 "invite": invite,
                 "secret": shown[1],
-                "mcp_url": mcp_url,
-                "snippets": _snippets(mcp_url, shown[1]),
+                "mcp_url": url,
+                "snippets": _snippets(url, shown[1]),
             }
     return render(
         request,

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import SESSION_TEAM, Viewer, team_view
-from dashboard.views.common import public_url
+from dashboard.views.common import mcp_url, public_url
+from rooms import profiles
 from rooms.errors import DomainError
 from tenants import acting, people, selectors, services
 from tenants import errors as tenant_errors
@@ -139,6 +140,7 @@ def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
                 name=form.cleaned_data["name"],
                 agent_name=form.cleaned_data["agent_name"],
                 read_only=form.cleaned_data["read_only"],
+                tools_profile=form.cleaned_data["tools_profile"],
                 actor=viewer.actor,
                 created_by=viewer.user,
             )
@@ -154,6 +156,9 @@ def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
             "keys": selectors.keys_of_team(viewer.team.pk),
             "form": form,
             "minted": minted,
+            "minted_url": mcp_url(request, minted.key.tools_profile) if minted else "",
+            "core_count": len(profiles.TOOLS["core"]),
+            "roomd_count": len(profiles.TOOLS["roomd"]),
         },
     )
 

@@ -120,6 +120,12 @@ def team_of(caller: Caller) -> Team:
     return team
 
 
+TOOLS_PROFILE_IN = (
+    "The tool profile its MCP connections get when their URL names none (/mcp?tools=...): "
+    "core, roomd or full; null (the default): every tool."
+)
+TOOLS_PROFILE_OUT = "Its default tool profile; null: none set, every tool."
+
 ErrorSerializer = inline_serializer(
     "Error",
     {

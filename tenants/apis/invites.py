@@ -11,9 +11,9 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from rooms import clock
+from rooms import clock, profiles
 from tenants import access, selectors, services
-from tenants.apis.base import ERRORS, BearerView
+from tenants.apis.base import ERRORS, TOOLS_PROFILE_IN, TOOLS_PROFILE_OUT, BearerView
 from tenants.capabilities import Caller, Manage
 from tenants.models import Invite, Room
 
@@ -25,6 +25,11 @@ class InviteOut(serializers.Serializer):  # type: ignore[type-arg]
     prefix = serializers.CharField()
     agentName = serializers.CharField(allow_blank=True)
     readOnly = serializers.BooleanField()
+    toolsProfile = serializers.ChoiceField(
+        choices=profiles.PROFILES,
+        allow_null=True,
+        help_text=TOOLS_PROFILE_OUT,
+    )
     expires_at = serializers.CharField(allow_null=True)
     created_at = serializers.CharField()
     last_used_at = serializers.CharField(allow_null=True)
@@ -44,6 +49,13 @@ class InviteIn(serializers.Serializer):  # type: ignore[type-arg]
     )
     agentName = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
     readOnly = serializers.BooleanField(required=False, default=False)
+    toolsProfile = serializers.ChoiceField(
+        choices=profiles.PROFILES,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=TOOLS_PROFILE_IN,
+    )
 
 
 def invite_row(invite: Invite) -> dict[str, Any]:
@@ -54,6 +66,7 @@ def invite_row(invite: Invite) -> dict[str, Any]:
         "prefix": invite.prefix,
         "agentName": invite.agent_name,
         "readOnly": invite.read_only,
+        "toolsProfile": invite.tools_profile,
         "expires_at": selectors.iso(invite.expires_at),
         "created_at": selectors.iso(invite.created_at),
         "last_used_at": selectors.iso(invite.last_used_at),
@@ -85,6 +98,7 @@ class InviteListApi(BearerView):
             expires_at=clock.now() + timedelta(seconds=seconds) if seconds else None,
             agent_name=data.validated_data["agentName"],
             read_only=data.validated_data["readOnly"],
+            tools_profile=data.validated_data["toolsProfile"],
             actor=caller.actor,
         )
         return Response(

@@ -9,8 +9,9 @@ from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from rooms import profiles
 from tenants import selectors, services
-from tenants.apis.base import ERRORS, BearerView, team_of
+from tenants.apis.base import ERRORS, TOOLS_PROFILE_IN, TOOLS_PROFILE_OUT, BearerView, team_of
 from tenants.capabilities import Manage
 from tenants.models import ApiKey
 
@@ -21,6 +22,11 @@ class KeyOut(serializers.Serializer):  # type: ignore[type-arg]
     prefix = serializers.CharField()
     agentName = serializers.CharField(allow_blank=True)
     readOnly = serializers.BooleanField()
+    toolsProfile = serializers.ChoiceField(
+        choices=profiles.PROFILES,
+        allow_null=True,
+        help_text=TOOLS_PROFILE_OUT,
+    )
     created_at = serializers.CharField()
     last_used_at = serializers.CharField(allow_null=True)
     revoked_at = serializers.CharField(allow_null=True)
@@ -34,6 +40,13 @@ class KeyIn(serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField(max_length=200)
     agentName = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
     readOnly = serializers.BooleanField(required=False, default=False)
+    toolsProfile = serializers.ChoiceField(
+        choices=profiles.PROFILES,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=TOOLS_PROFILE_IN,
+    )
 
 
 def key_row(key: ApiKey) -> dict[str, Any]:
@@ -43,6 +56,7 @@ def key_row(key: ApiKey) -> dict[str, Any]:
         "prefix": key.prefix,
         "agentName": key.agent_name,
         "readOnly": key.read_only,
+        "toolsProfile": key.tools_profile,
         "created_at": selectors.iso(key.created_at),
         "last_used_at": selectors.iso(key.last_used_at),
         "revoked_at": selectors.iso(key.revoked_at),
@@ -65,6 +79,7 @@ class KeyListApi(BearerView):
             name=data.validated_data["name"],
             agent_name=data.validated_data["agentName"],
             read_only=data.validated_data["readOnly"],
+            tools_profile=data.validated_data["toolsProfile"],
             actor=caller.actor,
         )
         return Response(

@@ -22,6 +22,9 @@ class MeOut(serializers.Serializer):  # type: ignore[type-arg]
     agent = serializers.CharField(allow_null=True)
     readOnly = serializers.BooleanField()
     manage = serializers.ListField(child=serializers.CharField())
+    toolsProfile = serializers.CharField(
+        allow_null=True, help_text="Its default tool profile on /mcp; null: every tool."
+    )
 
 
 class MeApi(BearerView):
@@ -39,6 +42,7 @@ class MeApi(BearerView):
                 "agent": c.agent,
                 "readOnly": not c.write,
                 "manage": sorted(c.manage),
+                "toolsProfile": c.tools_profile,
             }
         )
 

@@ -29,6 +29,8 @@ def test_the_banner_leads_to_the_demo_room_of_the_demo_keys_team(settings: Any) 
     assert "http://127.0.0.1:8000/rooms/demo/" in banner
     assert f"http://127.0.0.1:8000{first.sign_in_path}" in banner
     assert 'roomId "demo"' in banner and minted.secret in banner
+    assert 'roomservice "http://127.0.0.1:8000/mcp?tools=core"' in banner
+    assert '"url": "http://127.0.0.1:8000/mcp?tools=core"' in banner
 
     # The newcomer's agent makes its first call with the printed key...
     agent = caller_resolve_sync_key(minted.secret)

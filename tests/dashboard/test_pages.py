@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -293,18 +294,20 @@ def test_the_report_is_markdown_with_plan_decisions_contracts_and_timeline(ann: 
 def test_the_connect_page_fills_in_the_real_url_room_and_a_new_key(ann: Person) -> None:
     room = services.room_create(team=ann.team, room_id=new_room_id("connect"), actor="test")
     placeholder = ann.client.get(f"/rooms/{room.room_id}/connect").content.decode()
-    assert "http://testserver/mcp" in placeholder and "&lt;YOUR_KEY&gt;" in placeholder
+    assert "http://testserver/mcp?tools=core" in placeholder and "&lt;YOUR_KEY&gt;" in placeholder
     minted = ann.client.post(f"/rooms/{room.room_id}/connect")
     assert minted.status_code == 302  # then the page that shows the secret, once
-    filled = ann.client.get(minted["Location"]).content.decode()
+    filled = html.unescape(ann.client.get(minted["Location"]).content.decode())
     secret = re.search(r"rs_live_[A-Za-z0-9_-]+", filled).group(0)  # type: ignore[union-attr]
     assert "It reaches every room of team" in filled
     for snippet in (
-        "claude mcp add --transport http roomservice http://testserver/mcp",
+        'claude mcp add --transport http roomservice "http://testserver/mcp?tools=core"',
+        'url = "http://testserver/mcp?tools=core"',
+        '"url": "http://testserver/mcp?tools=core"',
         "bearer_token_env_var",
         ".vscode/mcp.json",
         ".cursor/mcp.json",
-        "curl -s http://testserver/mcp",
+        'curl -s "http://testserver/mcp?tools=core"',
         "get_my_summary",
         f"Bearer {secret}",
     ):
@@ -330,7 +333,7 @@ def test_invites_are_created_listed_and_revoked(ann: Person) -> None:
     # The guest's ready setup: URL, room, a snippet per client, the expiry.
     for expected in (
         "The guest's setup",
-        "claude mcp add --transport http roomservice http://testserver/mcp",
+        'claude mcp add --transport http roomservice "http://testserver/mcp?tools=core"',
         f"Bearer {secret}",
         ".cursor/mcp.json",
         "bearer_token_env_var",

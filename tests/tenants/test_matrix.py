@@ -44,7 +44,7 @@ from rest_framework.test import APIClient
 
 from config.asgi import application
 from rooms import errors as room_errors
-from rooms import registry, store
+from rooms import profiles, registry, store
 from rooms.keys import RoomKeys, prefix
 from tenants import errors, people, selectors, services
 from tenants.auth import UNAUTHORIZED, Bearer, credential_lookup, static_teams_ensure
@@ -172,11 +172,13 @@ def actor_mismatch(tool: str) -> str | None:
     return None
 
 
-def tool_outcome(tool: str, cred: str) -> str:
-    """The one outcome of a tool cell: 401, rooms (list_rooms), denied, actor_mismatch,
-    read_only, unknown_id or ok."""
+def tool_outcome(tool: str, cred: str, profile: profiles.Profile = "full") -> str:
+    """The one outcome of a tool cell: 401, not_in_profile, rooms (list_rooms), denied,
+    actor_mismatch, read_only, unknown_id or ok."""
     if cred in UNAUTHENTICATED:
         return "401"
+    if tool not in profiles.TOOLS[profile]:
+        return "not_in_profile"  # before any room is looked at: the same for every team
     if tool == "list_rooms":
         return "rooms"
     if tool == "list_templates":
@@ -398,8 +400,14 @@ def tool_arguments(name: str) -> dict[str, Any]:
     return {"roomId": ROOM_A, **VALID_ARGS[name]}
 
 
-def expected_error(tool: str, outcome: str, caller: Caller | None) -> tuple[int, str, str]:
+def expected_error(
+    tool: str, outcome: str, caller: Caller | None, door: str = "mcp"
+) -> tuple[int, str, str]:
     """(REST status, code, message) of a refused tool cell."""
+    if outcome == "not_in_profile":
+        with pytest.raises(room_errors.ToolNotInProfileError) as refused:
+            profiles.profile_admit(profile_of_door(door), tool)
+        return 404, "tool_not_in_profile", refused.value.message
     if outcome == "denied":
         return 404, "room_not_found", room_errors.ROOM_ACCESS_DENIED
     if outcome == "read_only":
@@ -456,7 +464,15 @@ def registry_code(tool: str) -> str:
 # --- MCP and the REST tool door ----------------------------------------------------------------
 
 
-async def mcp_call(auth: str | None, name: str, arguments: dict[str, Any]) -> httpx.Response:
+def profile_of_door(door: str) -> profiles.Profile:
+    """A door is "mcp", "rest" or "mcp?tools=<profile>"."""
+    asked = door.partition("?tools=")[2]
+    return profiles.profile_resolve(asked or None, None)
+
+
+async def mcp_call(
+    auth: str | None, name: str, arguments: dict[str, Any], path: str = "/mcp"
+) -> httpx.Response:
     headers = {"content-type": "application/json", "accept": "application/json"}
     if auth is not None:
         headers["authorization"] = auth
@@ -468,7 +484,7 @@ async def mcp_call(auth: str | None, name: str, arguments: dict[str, Any]) -> ht
     }
     transport = httpx.ASGITransport(app=application)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
-        return await client.post("/mcp", headers=headers, content=json.dumps(body))
+        return await client.post(path, headers=headers, content=json.dumps(body))
 
 
 async def rest_tool_call(auth: str | None, name: str, arguments: dict[str, Any]) -> httpx.Response:
@@ -507,22 +523,44 @@ def test_the_matrix_covers_every_tool_and_every_outcome() -> None:
 async def test_tool_row(
     tool: str, world: World, raw_redis: redis.Redis, redis_client_closed: None
 ) -> None:
-    """One tool at both doors, every bearer credential in turn (one world per row: only
+    """One tool at every door, every bearer credential in turn (one world per row: only
     calls of this one tool run in it, so no cell sees another tool's writes; each refused
     cell is checked to change nothing)."""
-    for door in ("mcp", "rest"):
-        for cred in BEARERS:
+    for door in TOOL_DOORS:
+        for cred in door_creds(tool, door):
             await tool_cell(tool, cred, door, world, raw_redis)
+
+
+# The doors of a tool row: MCP, REST, and MCP in each smaller profile (/mcp?tools=<profile>;
+# full's is /mcp itself, since a key made before profiles sees every tool). In a profile, a
+# tool it has is tried with every bearer (its outcomes are full's), one it leaves out with a
+# bearer of each kind: any live one is told which profile has it, before any room is looked
+# at, and a dead one is a 401.
+TOOL_DOORS = ("mcp", "rest", "mcp?tools=core", "mcp?tools=roomd")
+PROFILE_CREDS = ["none", "revoked_key", "key", "ro_key", "bound_key", "invite", "other_team"]
+
+
+def door_creds(tool: str, door: str) -> list[str]:
+    if tool in profiles.TOOLS[profile_of_door(door)]:
+        return BEARERS
+    return PROFILE_CREDS
+
+
+def test_every_profile_has_rows_of_each_kind() -> None:
+    for profile in profiles.PROFILES:
+        outcomes = {tool_outcome(t, c, profile) for t in TOOL_NAMES for c in BEARERS}
+        assert {"401", "ok", "denied", "read_only"} <= outcomes, profile
+        assert ("not_in_profile" in outcomes) == (profile != "full"), profile
 
 
 async def tool_cell(tool: str, cred: str, door: str, world: World, raw_redis: redis.Redis) -> None:
     cell = f"{tool} x {cred} at {door}"
     before = {r: redis_room_state(raw_redis, r) for r in (ROOM_A, ROOM_A2, ROOM_B)}
     db_before = await db_run(db_state)
-    outcome = tool_outcome(tool, cred)
+    outcome = tool_outcome(tool, cred, profile_of_door(door))
     auth = world.auth[cred]
-    if door == "mcp":
-        response = await mcp_call(auth, tool, tool_arguments(tool))
+    if door.startswith("mcp"):
+        response = await mcp_call(auth, tool, tool_arguments(tool), "/" + door)
     else:
         response = await rest_tool_call(auth, tool, tool_arguments(tool))
 
@@ -548,7 +586,7 @@ async def _tool_cell_check(
     if outcome == "401":
         assert response.status_code == 401, response.text
         assert response.headers["www-authenticate"] == 'Bearer realm="roomservice"'
-        if door == "mcp":
+        if door.startswith("mcp"):
             assert response.json() == {
                 "jsonrpc": "2.0",
                 "id": None,
@@ -561,7 +599,7 @@ async def _tool_cell_check(
                 "extra": {},
             }
     elif outcome in ("ok", "rooms"):
-        if door == "mcp":
+        if door.startswith("mcp"):
             assert response.status_code == 200
             result = response.json()["result"]
             assert result.get("isError", False) is False, result
@@ -575,8 +613,8 @@ async def _tool_cell_check(
             assert by_room_id(value) == await db_run(visible_rooms, cred, world)
         return  # allowed: what a tool does is the protocol tests' business
     else:
-        status, code, message = expected_error(tool, outcome, world.callers.get(cred))
-        if door == "mcp":
+        status, code, message = expected_error(tool, outcome, world.callers.get(cred), door)
+        if door.startswith("mcp"):
             assert response.status_code == 200
             result = response.json()["result"]
             assert result["isError"] is True
@@ -966,6 +1004,7 @@ def check_allowed_body(name: str, cred: str, w: World, body: Any) -> None:
             "agent": BOUND_AGENT if cred in BOUND else None,
             "readOnly": cred in READ_ONLY,
             "manage": sorted(caller.manage),
+            "toolsProfile": None,
         }
     elif name == "keys_list":
         assert sorted(r["id"] for r in body) == sorted(

@@ -1,0 +1,147 @@
+"""The tool profiles (rooms.profiles): what each one holds, in what order, and what a caller
+reads when it names no profile or calls a tool its profile leaves out."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.runner import ROOMD_TOOLS
+from rooms import errors, profiles, registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Issue 25, point 1: the canonical workflow core must hold.
+ISSUE_CORE = {
+    "heartbeat",
+    "get_my_summary",
+    "read_plan",
+    "add_task",
+    "claim_task",
+    "update_task",
+    "write_context",
+    "list_context",
+    "wait_for_events",
+    "send_message",
+    "inbox",
+    "lease_claim",
+    "submit_task",
+}
+
+
+def _protocol_roomd_names() -> set[str]:
+    """roomd's tools as docs/protocol.md "Whose tools" lists them: its first two bullets
+    (the report's 25 and roomd's other 19), before "Ours"."""
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = text.split("### Whose tools", 1)[1].split("- **Ours", 1)[0]
+    return set(re.findall(r"`([a-z_]+)`", section))
+
+
+def test_core_is_the_issues_workflow_and_at_most_sixteen_tools_in_registry_order() -> None:
+    core = profiles.TOOLS["core"]
+    assert len(core) <= profiles.CORE_MAX == 16
+    assert set(core) >= ISSUE_CORE
+    assert core == (
+        "read_plan",
+        "add_task",
+        "update_task",
+        "claim_task",
+        "release_task",
+        "get_unblocked_tasks",
+        "get_my_summary",
+        "write_context",
+        "list_context",
+        "wait_for_events",
+        "heartbeat",
+        "lease_claim",
+        "submit_task",
+        "send_message",
+        "inbox",
+        "ack_message",
+    )
+
+
+def test_roomd_is_exactly_roomds_44_as_the_protocol_and_the_conformance_kit_list_them() -> None:
+    roomd = profiles.TOOLS["roomd"]
+    assert len(roomd) == 44
+    assert set(roomd) == _protocol_roomd_names() == set(ROOMD_TOOLS)
+    assert list(roomd) == [n for n in registry.TOOLS_ORDER if n in set(roomd)]
+
+
+def test_full_is_every_tool_and_the_default() -> None:
+    assert profiles.TOOLS["full"] == registry.TOOLS_ORDER
+    assert profiles.DEFAULT == "full"
+    assert profiles.PROFILES == ("core", "roomd", "full")
+
+
+def test_profile_of_names_the_profiles_that_have_a_tool_smallest_first() -> None:
+    assert profiles.profile_of("read_plan") == ("core", "roomd", "full")
+    assert profiles.profile_of("get_task") == ("roomd", "full")
+    assert profiles.profile_of("lease_renew") == ("full",)
+    assert profiles.profile_of("claim_task") == ("core", "full")
+    assert profiles.profile_of("no_such_tool") == ()
+
+
+def test_the_url_wins_over_the_credentials_default_which_wins_over_full() -> None:
+    assert profiles.profile_resolve(None, None) == "full"
+    assert profiles.profile_resolve(None, "core") == "core"
+    assert profiles.profile_resolve("roomd", "core") == "roomd"
+    assert profiles.profile_resolve("full", "core") == "full"
+
+
+@pytest.mark.parametrize("given", ["", "Core", "all", "core,full", "minimal"])
+def test_an_unknown_profile_is_refused_naming_every_profile(given: str) -> None:
+    with pytest.raises(errors.ToolProfileUnknownError) as refused:
+        profiles.profile_parse(given)
+    known = ", ".join(profiles.describe(p) for p in profiles.PROFILES)
+    assert refused.value.message == profiles.PROFILE_UNKNOWN.format(given=given, known=known)
+    assert "core (16 tools: the everyday workflow)" in refused.value.message
+    assert "roomd (44 tools: roomd's tools)" in refused.value.message
+    assert f"full ({len(registry.TOOLS)} tools: every tool)" in refused.value.message
+    assert refused.value.extra == {"given": given, "profiles": ["core", "roomd", "full"]}
+
+
+def test_a_tool_outside_the_profile_is_refused_naming_the_profiles_that_have_it() -> None:
+    profiles.profile_admit("core", "claim_task")  # in it: nothing said
+    with pytest.raises(errors.ToolNotInProfileError) as refused:
+        profiles.profile_admit("core", "get_task")
+    said = refused.value.message
+    assert said == (
+        'get_task is not offered on this connection: its tool profile is "core" (16 tools, '
+        "the ones tools/list shows). get_task is in roomd and full: to use it, connect with "
+        "?tools=roomd in the server's URL (/mcp?tools=roomd)."
+    )
+    assert refused.value.extra == {
+        "tool": "get_task",
+        "profile": "core",
+        "profiles": ["roomd", "full"],
+    }
+    assert refused.value.code == "tool_not_in_profile"
+    with pytest.raises(errors.ToolNotInProfileError) as ours:
+        profiles.profile_admit("roomd", "claim_task")
+    assert "claim_task is in core and full" in ours.value.message
+    assert "/mcp?tools=core" in ours.value.message
+    with pytest.raises(errors.ToolNotInProfileError) as only_full:
+        profiles.profile_admit("roomd", "lease_renew")
+    assert "lease_renew is in full: to use it" in only_full.value.message
+
+
+def test_a_stored_default_of_none_or_empty_is_no_default() -> None:
+    assert profiles.profile_stored(None) is None
+    assert profiles.profile_stored("") is None
+    assert profiles.profile_stored("roomd") == "roomd"
+
+
+def test_the_protocols_table_of_profiles_is_the_modules() -> None:
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = text.split("### Tool profiles", 1)[1].split("\n- **Choosing one.**", 1)[0]
+    rows = {
+        cells[1].strip("` "): (int(cells[2]), cells[3])
+        for cells in (line.split("|") for line in section.splitlines() if line.startswith("| `"))
+    }
+    assert {p: n for p, (n, _) in rows.items()} == {
+        p: len(names) for p, names in profiles.TOOLS.items()
+    }
+    assert re.findall(r"`([a-z_]+)`", rows["core"][1]) == list(profiles.TOOLS["core"])
