@@ -23,6 +23,8 @@ unless DATABASE_URL / REDIS_URL say otherwise), and the bench measures:
 - push latency (thin server only): from a post_event to the waiting agent's wake-up, for
   wait_for_events, the SSE stream and a webhook to a local receiver (signatures checked),
   and "many waiters": hundreds of wait_for_events on one server, one write wakes them all;
+- tool profiles (thin server only; bench/profiles.py): each profile's tools/list in bytes
+  and estimated tokens, and its latency beside the floor;
 - the paper's evaluation (thin server only; bench/paper.py): coordination tool calls per
   handoff for a scripted backend -> frontend handoff with a mid-stream change request over
   the official `mcp` client, a newcomer's cold start (get_my_summary against replaying the
@@ -35,9 +37,9 @@ BENCH_RATE_LIMIT (the servers' per-team limit a minute: by default so high it ne
 so the limiter's cost is measured; 0 turns it off), BENCH_PUSH_EVENTS (300 per push path),
 BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
-messages, hooks, archive, events, push, denials, globs, growth, storm, cost, sizes, search,
-paper, redaction (in process, no server: bench/redaction.py), imports (a server of its own:
-bench/imports.py; BENCH_IMPORT_MB); e.g.
+messages, hooks, archive, events, push, denials, globs, growth, storm, cost, profiles,
+sizes, search, paper, redaction (in process, no server: bench/redaction.py), imports (a
+server of its own: bench/imports.py; BENCH_IMPORT_MB); e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
 own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
@@ -79,6 +81,7 @@ from bench import (
 )
 from bench import hooks as hooks_bench
 from bench import imports as imports_bench
+from bench import profiles as profiles_bench
 from bench import redaction as redaction_bench
 from bench import search as search_bench
 
@@ -130,6 +133,7 @@ SECTIONS = (
     "growth",
     "storm",
     "cost",
+    "profiles",
     "sizes",
     "search",
     "paper",
@@ -214,6 +218,7 @@ class ModeFigures:
     growth: tenancy.GrowthFigures | None = None
     storm: tenancy.StormFigures | None = None
     cost: cost.CostFigures | None = None
+    profiles: profiles_bench.ProfileFigures | None = None
     sizes: sizes.SizeFigures | None = None
     search: search_bench.SearchFigures | None = None
     paper: paper.PaperFigures | None = None
@@ -914,6 +919,11 @@ def bench_all(
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
             with phase(t.fig, "cost (commands per call; CPU per call next to the floor)"):
                 t.fig.cost = cost.measure(t.srv, t.ep, keys, t.room, t.tasks, WRK_SECONDS, run)
+        if "profiles" in ONLY and targets:
+            t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
+            label = f"profiles (tools/list per profile, {profiles_bench.CALLS} calls per target)"
+            with phase(t.fig, label):
+                t.fig.profiles = run(profiles_bench.measure(t.srv, t.ep, fails))
         if "push" in ONLY and targets:
             # One server is enough: the thin one (the default), else the first.
             t = next((t for t in targets if t.fig.dispatch == "thin"), targets[0])
@@ -1297,6 +1307,8 @@ def report(
     for f in figs:
         if f.cost is not None:
             lines += cost.section(f.cost)
+        if f.profiles is not None:
+            lines += profiles_bench.section(f.profiles)
         if f.sizes is not None:
             lines += sizes.section(f.sizes)
         if f.search is not None:
