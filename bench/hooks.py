@@ -382,7 +382,7 @@ def _presence_here(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """When each thing the agent holds ends, as Redis has it now."""
         out: list[Any] = []
         for entry in held(agent):
-            ident = entry[2:]
+            ident = entry.split(":")[1]  # "c:<task id>", "l:<lease id>:<term ms>"
             if entry.startswith("c:"):
                 out.append(r.zscore(room.claims, ident))
             else:

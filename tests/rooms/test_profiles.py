@@ -145,3 +145,15 @@ def test_the_protocols_table_of_profiles_is_the_modules() -> None:
         p: len(names) for p, names in profiles.TOOLS.items()
     }
     assert re.findall(r"`([a-z_]+)`", rows["core"][1]) == list(profiles.TOOLS["core"])
+
+
+def test_the_instructions_name_only_tools_the_core_profile_has() -> None:
+    """The server's instructions go to every connection, core's included: a tool they tell
+    an agent to call must be one it can see."""
+    import re
+
+    from mcp_gateway.app import INSTRUCTIONS
+
+    named = set(re.findall(r"\b[a-z]+_[a-z_]+\b", INSTRUCTIONS)) & set(registry.TOOLS_BY_NAME)
+    assert named >= {"get_my_summary", "claim_task", "lease_claim", "wait_for_events"}
+    assert named <= set(profiles.TOOLS["core"]), named - set(profiles.TOOLS["core"])
