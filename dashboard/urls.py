@@ -5,6 +5,7 @@ from dashboard.views import accounts, connect, rooms, shares, team, webhooks
 urlpatterns = [
     path("", accounts.landing, name="landing"),
     path("hooks/roomservice-guard", connect.hook_script, name="hook-script"),
+    path("connect/<str:client>", connect.setup_script, name="connect-setup"),
     path("signup", accounts.signup, name="signup"),
     path("login", accounts.login_view, name="login"),
     path("signin/<str:uidb64>/<str:token>", accounts.sign_in_once, name="sign-in-once"),

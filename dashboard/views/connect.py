@@ -4,15 +4,16 @@ and the hook script they download) and invites (one room, one guest agent)."""
 from __future__ import annotations
 
 import json
+import shlex
 
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
-from dashboard import forms
+from dashboard import client_setup, forms
 from dashboard.viewer import Viewer, team_view
 from dashboard.views.common import (
     SNIPPET_PROFILE,
@@ -38,6 +39,55 @@ def hook_script(request: HttpRequest) -> HttpResponse:
         content_type="text/x-shellscript; charset=utf-8",
         headers={"Content-Disposition": 'inline; filename="roomservice-guard"'},
     )
+
+
+# The agent's name the page's setup commands leave for the person to fill in; the setup
+# endpoint refuses it, saying so.
+AGENT_PLACEHOLDER = "<AGENT_NAME>"
+
+
+@require_GET
+def setup_script(request: HttpRequest, client: str) -> HttpResponse:
+    """`GET /connect/<client>?room=<roomId>[&agent=<name>][&tools=core]`: the sh script that
+    writes the client's MCP configuration and hooks into a checkout (dashboard.client_setup).
+    It needs no credential and holds no secret; nothing is looked up, so it answers the same
+    for a room that exists and one that does not. Odd input is a 400 saying what to give."""
+    chosen = client_setup.client_parse(client)
+    if chosen is None:
+        raise Http404("not found")
+    try:
+        parsed = client_setup.setup_request_parse(
+            request.GET.get("room", ""),
+            request.GET.get("agent", ""),
+            request.GET.get("tools", SNIPPET_PROFILE),
+        )
+    except client_setup.SetupRequestError as exc:
+        return HttpResponse(
+            f"roomservice-setup: {exc}\n", status=400, content_type="text/plain; charset=utf-8"
+        )
+    base = public_url(request)
+    hook_url = base + reverse("api-room-hook", args=[parsed.room_id, "claude-code"])
+    script = client_setup.setup_script(chosen, parsed, base, claude_http_hooks(hook_url))
+    return HttpResponse(script, content_type="text/plain; charset=utf-8")
+
+
+def _setups(base: str, mcp: str, room_id: str) -> list[dict[str, str]]:
+    """The Connect page's one command per client, and the client's own one-liner that adds
+    the MCP server alone."""
+    return [
+        {
+            "client": client,
+            "name": client_setup.CLIENT_NAMES[client],
+            "command": "curl -fsS "
+            + shlex.quote(
+                f"{base}{reverse('connect-setup', args=[client])}"
+                f"?room={room_id}&agent={AGENT_PLACEHOLDER}"
+            )
+            + " | sh",
+            "one_liner": client_setup.one_liner(client, mcp),
+        }
+        for client in client_setup.CLIENTS
+    ]
 
 
 @never_cache  # it may show a secret, once: no cache keeps a copy
@@ -72,6 +122,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "base": base,
             "snippets": snippets,
             "hook_url": hook_url,
+            "setups": _setups(base, mcp, found.room_id),
             "profile": SNIPPET_PROFILE,
             "profile_count": len(profiles.TOOLS[SNIPPET_PROFILE]),
             "profiles": [(p, len(profiles.TOOLS[p])) for p in profiles.PROFILES],

@@ -22,6 +22,7 @@ PUBLIC = {
     "shared",
     "shared-live",
     "hook-script",
+    "connect-setup",  # a setup script: no secret, and no room is looked up
     "sign-in-once",
 }
 # Pages about the signed-in person's own things (no object of team A in the URL).
