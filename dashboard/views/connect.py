@@ -107,7 +107,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     base = public_url(request)
     key = secret or "<YOUR_KEY>"
     mcp = mcp_url(request)
-    snippets = _snippets(mcp, key)
+    snippets = _snippets(mcp)
     hook_url = base + reverse("api-room-hook", args=[found.room_id, "claude-code"])
     snippets["claude_http"] = claude_http_hooks(hook_url)
     return render(
@@ -136,27 +136,16 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     )
 
 
-def _snippets(mcp_url: str, key: str) -> dict[str, str]:
+def _snippets(mcp_url: str) -> dict[str, str]:
+    """Cursor's and VS Code's MCP files. They name the key's environment variable, never the
+    key: these files are usually committed (the page says what to export)."""
+    named = client_setup.SERVER_NAME
     return {
         "cursor": json.dumps(
-            {
-                "mcpServers": {
-                    "roomservice": {"url": mcp_url, "headers": {"Authorization": f"Bearer {key}"}}
-                }
-            },
-            indent=2,
+            {"mcpServers": {named: client_setup.mcp_entry("cursor", mcp_url)}}, indent=2
         ),
         "vscode": json.dumps(
-            {
-                "servers": {
-                    "roomservice": {
-                        "type": "http",
-                        "url": mcp_url,
-                        "headers": {"Authorization": f"Bearer {key}"},
-                    }
-                }
-            },
-            indent=2,
+            {"servers": {named: client_setup.mcp_entry("vscode", mcp_url)}}, indent=2
         ),
     }
 
@@ -240,7 +229,7 @@ def invites(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
                 "invite": invite,
                 "secret": shown[1],
                 "mcp_url": url,
-                "snippets": _snippets(url, shown[1]),
+                "snippets": _snippets(url),
             }
     return render(
         request,

@@ -450,3 +450,22 @@ def test_the_connect_page_leads_with_one_command_per_client_and_folds_the_snippe
     )
     assert '"Bearer ${env:ROOMSERVICE_KEY}"' in one_liners["vscode"]
     assert all(secret not in text for text in [*commands.values(), *one_liners.values()])
+
+
+def test_the_cursor_and_vscode_snippets_name_the_variable_not_the_key(ann: Person) -> None:
+    room = services.room_create(team=ann.team, room_id=new_room_id("setup"), actor="test")
+    page = ann.client.post(f"/rooms/{room.room_id}/connect", follow=True).content.decode()
+    secret = re.search(r"rs_live_[A-Za-z0-9_-]+", page).group(0)  # type: ignore[union-attr]
+    invited = ann.client.post(
+        f"/rooms/{room.room_id}/invites", {"label": "guest", "expires_in": "3600"}, follow=True
+    ).content.decode()
+    invite = re.search(r"rs_inv_[A-Za-z0-9_-]+", invited).group(0)  # type: ignore[union-attr]
+
+    for shown, key, prefix in ((page, secret, "s"), (invited, invite, "g")):
+        for name, schema in (("cursor", "mcp.schema.json"), ("vscode", "mcp.schema.json")):
+            found = re.search(rf'<pre id="{prefix}-{name}">(.*?)</pre>', shown, re.S)
+            assert found, (prefix, name)
+            text = html.unescape(found.group(1))
+            assert key not in text and "${env:ROOMSERVICE_KEY}" in text
+            schema_valid(name, schema, json.loads(text))
+        assert f"export ROOMSERVICE_KEY={key}" in html.unescape(shown)
