@@ -71,6 +71,21 @@ INSTRUCTIONS = (
     "(agentId; from, author or requestedBy, which take agentId too) keeps your claims and "
     "leases alive."
 )
+# For a connection of the roomd profile, which sees roomd's tools only.
+ROOMD_INSTRUCTIONS = (
+    "Roomservice rooms: shared state for agents working on one project; the room, not the "
+    "chat, holds the truth. Start a session with heartbeat and get_my_summary (your tasks, "
+    "unread events). Pick work with get_unblocked_tasks and take it with update_task "
+    "(owner: you, status: in_progress). Publish contracts and decisions with write_context "
+    "(update_context revises them). When you finish a task, update_task(status: done). To "
+    "wait on others, wait_for_events, never a polling loop. Every call naming you keeps "
+    "your presence alive."
+)
+INSTRUCTIONS_OF: dict[profiles.Profile, str] = {
+    "core": INSTRUCTIONS,
+    "roomd": ROOMD_INSTRUCTIONS,
+    "full": INSTRUCTIONS,
+}
 HTTP_STATUS = {
     T.PARSE_ERROR: 400,
     T.INVALID_REQUEST: 400,
@@ -202,17 +217,19 @@ async def _read_body(receive: Receive, limit: int) -> bytes:
 ROOMS_LISTED = 20
 
 
-async def instructions_for(caller: Caller) -> str:
-    """The protocol's instructions, and the rooms this credential reaches, so an agent uses
-    an existing roomId instead of inventing one."""
+async def instructions_for(caller: Caller, profile: profiles.Profile) -> str:
+    """The protocol's instructions for the connection's tool profile (they name only tools it
+    sees), and the rooms this credential reaches, so an agent uses an existing roomId instead
+    of inventing one."""
+    told = INSTRUCTIONS_OF[profile]
     rows = await access.CallerRooms(caller).rooms()
     if not rows:
-        return INSTRUCTIONS + " No room yet: the roomId you first use becomes your team's."
+        return told + " No room yet: the roomId you first use becomes your team's."
     named = ", ".join(
         f"{r['roomId']} ({r['name']})" if r["name"] else r["roomId"] for r in rows[:ROOMS_LISTED]
     )
     more = f", and {len(rows) - ROOMS_LISTED} more (list_rooms)" if len(rows) > ROOMS_LISTED else ""
-    return f"{INSTRUCTIONS} Your rooms: {named}{more}. Use one of these roomIds."
+    return f"{told} Your rooms: {named}{more}. Use one of these roomIds."
 
 
 async def dispatch_thin(
@@ -239,13 +256,13 @@ async def dispatch_thin(
             else LATEST_HANDSHAKE_VERSION,
             capabilities=CAPABILITIES,
             server_info=SERVER_INFO,
-            instructions=await instructions_for(admitted.caller),
+            instructions=await instructions_for(admitted.caller, profile),
         )
     if method == "server/discover":
         return T.DiscoverResult(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS),
             capabilities=CAPABILITIES,
-            instructions=INSTRUCTIONS,
+            instructions=INSTRUCTIONS_OF[profile],
         )
     if method == "ping":
         return T.EmptyResult()

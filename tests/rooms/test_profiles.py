@@ -147,13 +147,14 @@ def test_the_protocols_table_of_profiles_is_the_modules() -> None:
     assert re.findall(r"`([a-z_]+)`", rows["core"][1]) == list(profiles.TOOLS["core"])
 
 
-def test_the_instructions_name_only_tools_the_core_profile_has() -> None:
-    """The server's instructions go to every connection, core's included: a tool they tell
-    an agent to call must be one it can see."""
-    import re
+@pytest.mark.parametrize("profile", ["core", "roomd", "full"])
+def test_the_instructions_name_only_tools_the_connections_profile_has(profile: str) -> None:
+    """A connection's instructions tell its agent which tools to call: each must be one that
+    connection can see (roomd's see roomd's tools only)."""
+    from mcp_gateway.app import INSTRUCTIONS_OF
 
-    from mcp_gateway.app import INSTRUCTIONS
-
-    named = set(re.findall(r"\b[a-z]+_[a-z_]+\b", INSTRUCTIONS)) & set(registry.TOOLS_BY_NAME)
-    assert named >= {"get_my_summary", "claim_task", "lease_claim", "wait_for_events"}
-    assert named <= set(profiles.TOOLS["core"]), named - set(profiles.TOOLS["core"])
+    told = INSTRUCTIONS_OF[profile]  # type: ignore[index]
+    named = set(re.findall(r"\b[a-z]+_[a-z_]+\b", told)) & set(registry.TOOLS_BY_NAME)
+    assert named >= {"get_my_summary", "get_unblocked_tasks", "wait_for_events"}
+    seen = set(profiles.TOOLS[profile])  # type: ignore[index]
+    assert named <= seen, named - seen

@@ -64,13 +64,17 @@ async def test_another_teams_rooms_are_never_compared(
 
 async def test_the_instructions_of_a_team_key_list_its_rooms(redis_client_closed: None) -> None:
     team = await callers.team("ids-d")
-    assert "No room yet" in await instructions_for(team)
+    assert "No room yet" in await instructions_for(team, "full")
     room = new_room_id("listed")
     await tool_run(team, "add_task", {"roomId": room, "title": "t"})
-    text = await instructions_for(team)
+    text = await instructions_for(team, "full")
     assert f"Your rooms: {room}" in text
     guest = callers.guest_of(team, room)
-    assert room in await instructions_for(guest)
+    assert room in await instructions_for(guest, "full")
+    # A roomd connection is told roomd's workflow, with the same rooms.
+    roomd = await instructions_for(team, "roomd")
+    assert f"Your rooms: {room}" in roomd and "claim_task" not in roomd
+    assert "claim_task" in text
 
 
 def test_a_typo_is_two_edits_or_fewer_and_a_different_word_is_not(transactional_db: None) -> None:
