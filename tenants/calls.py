@@ -131,7 +131,9 @@ async def _tool_run(
     # Every act is presence: a write marks its acting agent present in its own step (the
     # store's present wrapper); a read, in a step run beside the read's, at the same time
     # (services.presence_beside), so the read waits for nothing more.
-    room = room.acted_by(tool.acting(args))
+    # A read-only credential reads and never writes, presence included: it cannot keep an
+    # agent's claims and leases alive by naming it.
+    room = room.acted_by(tool.acting(args) if caller.write else None)
     if tool.lifecycle:
         assert isinstance(args, SetRoomStatusInput)
         status_args = args

@@ -17,6 +17,7 @@ from rooms import clock, registry, scripts
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from tenants.capabilities import Caller
+from tests import callers
 from tests.conftest import new_room_id, redis_for_assertions
 from tests.rooms.test_idempotency import SETUPS, call
 
@@ -198,3 +199,46 @@ async def test_what_one_act_renews_is_bounded_whatever_the_agent_holds(
     assert sorted(lease["path"] for lease in live) == sorted(
         f"f{n}.py" for n in range(count - scripts.HOLDS_MAX, count)
     )
+
+
+async def test_a_read_only_key_naming_an_agent_neither_marks_it_present_nor_renews_its_claim(
+    team_a: Caller, room: RoomRef, frozen_clock: list[datetime], raw: redis.Redis
+) -> None:
+    """The attack: a read-only key polls a read naming an agent that went away, to keep its
+    claim from lapsing. It reads; it writes nothing, presence included. The team's own key
+    beside it still makes the same read an act."""
+    task = await call(team_a, room.room_id, "add_task", title="API")
+    await call(
+        team_a, room.room_id, "claim_task", taskId=task["id"], agentId="gone", leaseSeconds=60
+    )
+    raw.zrem(room.keys.presence, "gone")
+    frozen_clock[0] += timedelta(seconds=30)
+
+    reader = callers.reader_of(team_a)
+    await call(reader, room.room_id, "get_my_tasks", agentId="gone")
+    await call(reader, room.room_id, "get_unread_events", agentId="gone")
+
+    assert raw.zscore(room.keys.presence, "gone") is None
+    got = await call(team_a, room.room_id, "get_task", taskId=task["id"])
+    assert got["lease_expires_at"] == clock.iso_from_ms(clock.now_ms() + 30_000)
+    await call(team_a, room.room_id, "get_my_tasks", agentId="gone")
+    assert raw.zscore(room.keys.presence, "gone") is not None
+
+
+@override_settings(ROOM_AGENTS_MAX=3)
+async def test_the_holds_lists_never_outnumber_the_rooms_agents(
+    team_a: Caller, room: RoomRef, raw: redis.Redis
+) -> None:
+    """The growth a tenant could try: leases taken and given back under ever new agent names.
+    An agent forgotten by presence (past ROOM_AGENTS_MAX) or leaving takes its holds list
+    and its rest mark with it."""
+    for n in range(12):
+        agent = f"cycler{n}"
+        await call(team_a, room.room_id, "lease_claim", agentId=agent, path=f"f{n}.py")
+        await call(team_a, room.room_id, "heartbeat", agentId=agent, idle=True)
+        await call(team_a, room.room_id, "lease_release", agentId=agent, path=f"f{n}.py")
+        assert raw.hlen(room.keys.holds) <= 3 and raw.hlen(room.keys.presence_rest) <= 3
+    await call(team_a, room.room_id, "lease_claim", agentId="leaver", path="l.py")
+    assert raw.hexists(room.keys.holds, "leaver")
+    await call(team_a, room.room_id, "leave_room", agentId="leaver")
+    assert not raw.hexists(room.keys.holds, "leaver")

@@ -18,9 +18,13 @@ if ARGV[6] ~= '' then
 end
 local over = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[4])
 if over > 0 then
-  -- The forgotten agents' tags go with them: the tags never outnumber the agents.
+  -- The forgotten agents' tags, holds and rest marks go with them: never more than agents.
   local gone = redis.call('ZPOPMIN', KEYS[1], over)
-  for i = 1, #gone, 2 do redis.call('HDEL', KEYS[5], gone[i]) end
+  for i = 1, #gone, 2 do
+    redis.call('HDEL', KEYS[5], gone[i])
+    redis.call('HDEL', KEYS[#KEYS - 9], gone[i])
+    redis.call('HDEL', KEYS[#KEYS - 8], gone[i])
+  end
 end
 touch(ARGV[3], 1, 1)
 if redis.call('ZCARD', KEYS[2]) > 0 then

@@ -8,6 +8,10 @@
 
 local left = redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[5], ARGV[1])
+-- Its holds list and rest mark go too (room tail: holds, presence_rest): nobody renews what
+-- a leaver holds, and those hashes never outnumber the room's agents.
+redis.call('HDEL', KEYS[#KEYS - 9], ARGV[1])
+redis.call('HDEL', KEYS[#KEYS - 8], ARGV[1])
 if left == 1 then
   append(KEYS[3], KEYS[2], KEYS[4], ARGV[3], ARGV[4], ARGV[5],
     {'type', 'agent_left', 'from', ARGV[1], 'to', 'all',

@@ -5,7 +5,8 @@
 --- rewritten only once a tenth of its term has passed since it last was, so an agent acting
 --- many times a second rewrites nothing, and reads only an expiry per lease: after any act,
 --- what it holds has at least 90% of its term to run. A keyed replay and a refused act are acts too. Past the room's most
---- agents, the one silent longest is forgotten (its tags go with it, as in heartbeat).
+--- agents, the one silent longest is forgotten (its tags, holds and rest mark go with it, as
+--- in heartbeat and leave_room: those hashes never outnumber the room's agents).
 --- Its four arguments come last: the agent, now ms, most agents the room remembers, the
 --- room's idle ttl ms; `tail` counts the arguments after them (none today). Its keys are the
 --- room tail's: KEYS[#KEYS-15] claims, [#KEYS-14] claim_holders, [#KEYS-13] tasks,
@@ -26,7 +27,9 @@ local function present(step, tail)
     local __over = redis.call('ZCARD', __presence) - tonumber(ARGV[__n - 1])
     if __over > 0 then
       local __gone = redis.call('ZPOPMIN', __presence, __over)
-      for i = 1, #__gone, 2 do redis.call('HDEL', KEYS[#KEYS - 10], __gone[i]) end
+      for i = 1, #__gone, 2 do
+        for k = 8, 10 do redis.call('HDEL', KEYS[#KEYS - k], __gone[i]) end
+      end
     end
     redis.call('HDEL', KEYS[#KEYS - 8], __who)
     local __raw = redis.call('HGET', KEYS[#KEYS - 9], __who)
