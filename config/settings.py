@@ -289,6 +289,16 @@ WAITERS_PER_GUEST = env_int("WAITERS_PER_GUEST", 5)
 API_KEYS = os.environ.get("API_KEYS", "")
 # The largest request body /mcp reads before answering 413.
 MCP_MAX_BODY_BYTES = env_int("MCP_MAX_BODY_BYTES", 1_000_000)
+# Browser origins /mcp answers besides the service's own host names (ALLOWED_HOSTS, or the
+# loopback names while that is "*") and CSRF_TRUSTED_ORIGINS: a request with any other
+# Origin header is refused with 403 (MCP's guard against DNS rebinding). Comma-separated
+# scheme://host[:port], e.g. a browser-based MCP client's.
+MCP_ALLOWED_ORIGINS = [
+    o.strip().rstrip("/") for o in os.environ.get("MCP_ALLOWED_ORIGINS", "").split(",") if o.strip()
+]
+# How long a client may keep a tools/list (and server/discover) answer before asking again
+# (MCP 2026-07-28 ttlMs); the list changes only when the service is upgraded.
+MCP_LIST_TTL_SECONDS = env_int("MCP_LIST_TTL_SECONDS", 3600)
 # How long a lease the hooks endpoint makes after an edit lasts (docs/hooks.md, "Claude Code
 # over HTTP"); the next edit of the file renews it. Within lease_claim's 10-3600 s.
 HOOK_LEASE_SECONDS = env_int("HOOK_LEASE_SECONDS", 900)
@@ -376,7 +386,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "filters": {"request_id": {"()": "config.telemetry.RequestIdFilter"}},
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "plain": {
+            "format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s%(trace)s] %(message)s"
+        },
         "json": {"()": "config.telemetry.JsonFormatter"},
     },
     "handlers": {

@@ -33,6 +33,8 @@ from django.db import close_old_connections
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, generate_latest
 from prometheus_client.registry import Collector
 
+from rooms import traces
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -139,9 +141,14 @@ def request_ids(app: Callable[[Scope, Receive, Send], Awaitable[Any]]) -> Any:
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> Any:
         if scope["type"] != "http":
             return await app(scope, receive, send)
-        given = dict(scope.get("headers") or []).get(b"x-request-id", b"").decode("latin-1")
+        headers = dict(scope.get("headers") or [])
+        given = headers.get(b"x-request-id", b"").decode("latin-1")
         rid = given if _GIVEN_ID.match(given) else secrets.token_hex(8)
         token = REQUEST_ID.set(rid)
+        # W3C Trace Context's own header (the REST door's and the hooks' way to carry it; an
+        # MCP request's params._meta.traceparent, read by mcp_gateway.app, overrides it).
+        traced = traces.traceparent_valid(headers.get(b"traceparent", b"").decode("latin-1"))
+        trace_token = traces.TRACEPARENT.set(traced)
 
         async def sending(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -152,6 +159,7 @@ def request_ids(app: Callable[[Scope, Receive, Send], Awaitable[Any]]) -> Any:
         try:
             return await app(scope, receive, sending)
         finally:
+            traces.TRACEPARENT.reset(trace_token)
             REQUEST_ID.reset(token)
 
     return wrapped
@@ -161,10 +169,14 @@ def request_ids(app: Callable[[Scope, Receive, Send], Awaitable[Any]]) -> Any:
 
 
 class RequestIdFilter(logging.Filter):
-    """Every record carries the request id it was logged under ("-" outside a request)."""
+    """Every record carries the request id it was logged under ("-" outside a request),
+    and the trace context of the call, when it has one."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = REQUEST_ID.get()
+        traceparent = traces.TRACEPARENT.get()
+        record.traceparent = traceparent
+        record.trace = f" trace {traceparent}" if traceparent else ""
         return True
 
 
@@ -181,6 +193,10 @@ class JsonFormatter(logging.Formatter):
             "message": record.getMessage(),
             "requestId": getattr(record, "request_id", "-"),
         }
+        traceparent = getattr(record, "traceparent", "")
+        if traceparent:
+            line["traceparent"] = traceparent
+            line["traceId"] = traces.trace_id(traceparent)
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)

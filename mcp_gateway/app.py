@@ -23,17 +23,19 @@ second path is a second thing to keep right).
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
-from urllib.parse import parse_qs
+from typing import Any, Literal
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import mcp_types as T
 from django.conf import settings
+from django.http.request import validate_host
 from mcp_types import methods
 from mcp_types.version import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -45,13 +47,14 @@ from pydantic import ValidationError
 from config import telemetry
 from mcp_gateway import tools
 from rooms import errors as rooms_errors
-from rooms import profiles, store
+from rooms import profiles, store, traces
 from tenants import access
 from tenants.auth import UNAUTHORIZED, Admission, bearer_from_header, caller_admit
 from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
 
+CacheScope = Literal["public", "private"]
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -232,8 +235,20 @@ async def instructions_for(caller: Caller, profile: profiles.Profile) -> str:
     return f"{told} Your rooms: {named}{more}. Use one of these roomIds."
 
 
+def _cache_hint(scope: CacheScope) -> dict[str, Any]:
+    """What a 2026-07-28 list result says of its own freshness (ttlMs, cacheScope): the list
+    changes only when the service is upgraded; it may be shared ("public") only when the
+    URL names its profile, since otherwise the credential's default chose it."""
+    return {"ttl_ms": int(settings.MCP_LIST_TTL_SECONDS) * 1000, "cache_scope": scope}
+
+
 async def dispatch_thin(
-    admitted: Admission, method: str, version: str, req: Any, profile: profiles.Profile
+    admitted: Admission,
+    method: str,
+    version: str,
+    req: Any,
+    profile: profiles.Profile,
+    scope: CacheScope = "private",
 ) -> T.Result:
     if method == "tools/call":
         try:
@@ -247,7 +262,7 @@ async def dispatch_thin(
         except tools.UnknownTool as exc:
             raise RpcError(T.INVALID_PARAMS, str(exc)) from None
     if method == "tools/list":
-        return tools.tool_list_result(profile)
+        return tools.tool_list_result(profile).model_copy(update=_cache_hint(scope))
     if method == "initialize":
         requested = req.params.protocol_version
         return T.InitializeResult(
@@ -263,6 +278,7 @@ async def dispatch_thin(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS),
             capabilities=CAPABILITIES,
             instructions=INSTRUCTIONS_OF[profile],
+            **_cache_hint(scope),
         )
     if method == "ping":
         return T.EmptyResult()
@@ -275,8 +291,8 @@ async def dispatch_thin(
 class McpGateway:
     def __init__(self) -> None:
         # tools/list is the same for everyone of a profile: built once per (profile,
-        # protocol version, era).
-        self._tools_wire: dict[tuple[profiles.Profile, str, bool], bytes] = {}
+        # protocol version, era, cache scope).
+        self._tools_wire: dict[tuple[profiles.Profile, str, bool, CacheScope], bytes] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -310,6 +326,20 @@ class McpGateway:
             )
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        origin = headers.get("origin")
+        if origin is not None and not origin_allowed(origin):
+            # A page of another site, maybe a DNS-rebinding one: refused before anything
+            # else is read (the transport's MUST, 2025-03-26 on).
+            await _send_json(
+                send,
+                403,
+                _rpc_error(
+                    None,
+                    T.INVALID_REQUEST,
+                    f"Origin {origin[:200]} is not allowed here (MCP_ALLOWED_ORIGINS).",
+                ),
+            )
+            return
         # The body first: whether the call is charged (a tools/call) decides the caller's
         # one budget step, which also checks what this process remembers of the caller.
         try:
@@ -366,14 +396,22 @@ class McpGateway:
             )
             return
         profile = profiles.profile_resolve(asked, admitted.caller.tools_profile)
-        status, response = await self.handle(admitted, headers, parsed, profile)
+        status, response = await self.handle(
+            admitted, headers, parsed, profile, "private" if asked is None else "public"
+        )
         await _send_json(send, status, response)
 
     async def handle(
-        self, admitted: Admission, headers: dict[str, str], raw: Any, profile: profiles.Profile
+        self,
+        admitted: Admission,
+        headers: dict[str, str],
+        raw: Any,
+        profile: profiles.Profile,
+        scope: CacheScope = "private",
     ) -> tuple[int, Any]:
         """(HTTP status, JSON body or None) for one POSTed JSON-RPC message (`raw`, parsed
-        by `_parse`), on a connection of tool profile `profile`."""
+        by `_parse`), on a connection of tool profile `profile`; `scope` says whether its
+        list results may be shared by caches (the URL chose the profile)."""
         if isinstance(raw, _Unparsable):
             return 400, _rpc_error(None, T.PARSE_ERROR, raw.message)
         if isinstance(raw, list):
@@ -401,6 +439,27 @@ class McpGateway:
         params = raw.get("params")
         if params is not None and not isinstance(params, dict):
             return 400, _rpc_error(rid, T.INVALID_PARAMS, "params must be an object.")
+        meta = (params or {}).get("_meta")
+        traceparent = (
+            traces.traceparent_valid(meta.get("traceparent")) if isinstance(meta, dict) else ""
+        )
+        token = traces.TRACEPARENT.set(traceparent) if traceparent else None
+        try:
+            return await self._answer(admitted, headers, rid, method, params, profile, scope)
+        finally:
+            if token is not None:
+                traces.TRACEPARENT.reset(token)
+
+    async def _answer(
+        self,
+        admitted: Admission,
+        headers: dict[str, str],
+        rid: int | str,
+        method: str,
+        params: dict[str, Any] | None,
+        profile: profiles.Profile,
+        scope: CacheScope,
+    ) -> tuple[int, Any]:
         header_version = headers.get("mcp-protocol-version")
         modern = header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS
         try:
@@ -412,7 +471,9 @@ class McpGateway:
                     pv = (params or {}).get("protocolVersion")
                     version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
             listed = (
-                self._tools_wire.get((profile, version, modern)) if method == "tools/list" else None
+                self._tools_wire.get((profile, version, modern, scope))
+                if method == "tools/list"
+                else None
             )
             if listed is not None:
                 # The same for everyone of the profile: only the request id is spliced in.
@@ -444,7 +505,7 @@ class McpGateway:
                     ) from None
                 except ValidationError as exc:
                     raise RpcError(T.INVALID_PARAMS, _first_problem(exc)) from None
-                result = await dispatch_thin(admitted, method, version, req, profile)
+                result = await dispatch_thin(admitted, method, version, req, profile, scope)
                 wire = methods.serialize_server_result(
                     method,
                     version,
@@ -453,7 +514,7 @@ class McpGateway:
                 if modern:
                     wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
                 if method == "tools/list":
-                    self._tools_wire[(profile, version, modern)] = _encoded(wire)
+                    self._tools_wire[(profile, version, modern, scope)] = _encoded(wire)
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)
@@ -465,6 +526,18 @@ class McpGateway:
 
     @staticmethod
     def _modern_envelope(version: str, headers: dict[str, str], method: str, params: Any) -> str:
+        """The 2026-07-28 request's version, once its envelope holds (streamable HTTP,
+        "Server Validation"): a version we speak, its headers present, plain and equal to
+        the body's values (the name decoded first when it comes base64-encoded)."""
+        if version not in MODERN_PROTOCOL_VERSIONS:
+            # Said first: whatever else is wrong, the client's next move is another version.
+            raise RpcError(
+                T.UNSUPPORTED_PROTOCOL_VERSION,
+                f"Unsupported protocol version {version}; this server speaks "
+                f"{', '.join(MODERN_PROTOCOL_VERSIONS)} (and the initialize handshake for "
+                f"{', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}).",
+                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version},
+            )
         meta = (params or {}).get("_meta")
         if (
             not isinstance(meta, dict)
@@ -476,26 +549,86 @@ class McpGateway:
                 "params._meta must carry the protocol version and client capabilities "
                 "(2026-07-28 single-exchange request).",
             )
-        if meta[T.PROTOCOL_VERSION_META_KEY] != version or headers.get("mcp-method") != method:
+        if meta[T.PROTOCOL_VERSION_META_KEY] != version:
             raise RpcError(
                 T.HEADER_MISMATCH,
-                "MCP-Protocol-Version / Mcp-Method headers do not match the body.",
+                f"Header mismatch: MCP-Protocol-Version {version} does not match "
+                f"params._meta's {str(meta[T.PROTOCOL_VERSION_META_KEY])[:64]}.",
             )
-        if method == "tools/call":
-            name = headers.get("mcp-name")
-            if name is not None and name.startswith("=?base64?"):
-                from mcp.shared.inbound import decode_header_value
-
-                name = decode_header_value(name)
-            if name is not None and name != (params or {}).get("name"):
-                raise RpcError(T.HEADER_MISMATCH, "Mcp-Name header does not match params.name.")
-        if version not in MODERN_PROTOCOL_VERSIONS:
+        said = headers.get("mcp-method")
+        if said is None or not _header_plain(said):
             raise RpcError(
-                T.UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version {version}.",
-                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version},
+                T.HEADER_MISMATCH,
+                "Header mismatch: the Mcp-Method header is missing or not plain ASCII.",
             )
+        if said != method:
+            raise RpcError(
+                T.HEADER_MISMATCH,
+                f"Header mismatch: Mcp-Method {said[:64]} does not match the body's {method[:64]}.",
+            )
+        if method in NAMED_METHODS:
+            name = _header_name(headers.get("mcp-name"))
+            body_name = (params or {}).get(NAMED_METHODS[method])
+            if name is None:
+                raise RpcError(
+                    T.HEADER_MISMATCH,
+                    f"Header mismatch: {method} needs an Mcp-Name header (plain ASCII, or "
+                    "=?base64?...?=).",
+                )
+            if name != body_name:
+                raise RpcError(
+                    T.HEADER_MISMATCH,
+                    f"Header mismatch: Mcp-Name {name[:64]} does not match the body's "
+                    f"{str(body_name)[:64]}.",
+                )
         return version
+
+
+# The methods whose Mcp-Name header mirrors a body field (streamable HTTP, "Standard Request
+# Headers"); we serve only tools/call of them, the others are checked all the same.
+NAMED_METHODS = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
+
+
+def _header_plain(value: str) -> bool:
+    """A header value of visible ASCII, spaces and tabs only (RFC 9110 field values, as MCP
+    asks clients to send them), with no space at either end."""
+    return value == value.strip(" \t") and all(c == "\t" or " " <= c <= "~" for c in value)
+
+
+def _header_name(value: str | None) -> str | None:
+    """The Mcp-Name header's value, decoded from its =?base64?...?= form; None when it is
+    absent or malformed."""
+    if value is None or not _header_plain(value):
+        return None
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+    return value
+
+
+def origin_allowed(origin: str) -> bool:
+    """Whether a request from a page of `origin` may use /mcp: one of the service's own host
+    names (ALLOWED_HOSTS; while that is "*", the loopback names only) or an origin listed in
+    MCP_ALLOWED_ORIGINS or CSRF_TRUSTED_ORIGINS."""
+    given = origin.strip().rstrip("/")
+    if given in settings.MCP_ALLOWED_ORIGINS or given in settings.CSRF_TRUSTED_ORIGINS:
+        return True
+    try:
+        parts = urlsplit(given)
+        host = parts.hostname
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not host:
+        return False
+    named = [h for h in settings.ALLOWED_HOSTS if h != "*"]
+    if "*" in settings.ALLOWED_HOSTS:
+        named += LOOPBACK_HOSTS
+    return validate_host(host, named)
+
+
+LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "::1", "[::1]"]
 
 
 def _profile_asked(scope: Scope) -> profiles.Profile | None:

@@ -159,6 +159,8 @@ class Waited(TypedDict):
     cursor: str
     count: int
     timedOut: bool
+    timeoutMs: int  # the wait applied: the one asked for, at most WAIT_MAX_MS
+    capped: bool  # the one asked for was longer than that
 
 
 class EventMarked(TypedDict):

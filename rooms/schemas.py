@@ -512,8 +512,10 @@ class GetUnreadEventsInput(AgentInput):
 
 
 class WaitForEventsInput(AgentInput):
-    timeoutMs: Annotated[int, Field(ge=0, le=30_000)] = Field(
-        default=20_000, description="How long to wait for a new event, at most 30,000 ms."
+    timeoutMs: Annotated[int, Field(ge=0)] = Field(
+        default=20_000,
+        description="How long to wait for a new event; a wait lasts at most 30,000 ms "
+        "(longer asks are cut to that, and the result says capped: true).",
     )
     limit: Annotated[int, Field(ge=1, le=100)] = 50
     addressedOnly: bool = Field(

@@ -290,6 +290,9 @@ class WebhookDelivery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     delivered_at = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
+    # The trace context of the call that wrote the event (rooms.traces), sent on as the
+    # delivery's `traceparent` header; "" when the call carried none.
+    traceparent = models.CharField(max_length=55, blank=True, default="")
 
     class Meta:
         constraints = [

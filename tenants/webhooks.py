@@ -31,7 +31,7 @@ from django.db.models import Q
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from rooms import clock, store
+from rooms import clock, store, traces
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
 from rooms.records import event_addressed_to, event_from_entry
@@ -45,6 +45,7 @@ SIGNATURE_HEADER = "X-Roomservice-Signature"
 TIMESTAMP_HEADER = "X-Roomservice-Timestamp"
 DELIVERY_HEADER = "X-Roomservice-Delivery"
 EVENT_HEADER = "X-Roomservice-Event"
+TRACEPARENT_HEADER = "traceparent"  # W3C Trace Context: the call's, when it carried one
 URL_REFUSED = "Webhook URL refused: {reason}."
 RELAY_BATCH = 500
 
@@ -295,7 +296,10 @@ def webhook_relay(room_id: str) -> list[int]:
                 try:
                     with transaction.atomic():
                         delivery = WebhookDelivery.objects.create(
-                            webhook=hook, event_id=event["id"], event=event
+                            webhook=hook,
+                            event_id=event["id"],
+                            event=event,
+                            traceparent=traces.traceparent_valid(entry[1].get("trace")),
                         )
                 except IntegrityError:
                     continue  # another relay got there first
@@ -380,6 +384,8 @@ def delivery_prepare(delivery_id: int) -> Outgoing | Attempt:
         DELIVERY_HEADER: str(delivery.pk),
         EVENT_HEADER: delivery.event_id,
     }
+    if delivery.traceparent:
+        headers[TRACEPARENT_HEADER] = delivery.traceparent
     return Outgoing(
         delivery_id=delivery.pk,
         team_id=hook.room.team_id,

@@ -14,7 +14,8 @@ The rest of the header is documentation and is not sent: a step's text is its li
 and its own body, so the script Redis runs (and its SHA, which tests/rooms/test_lua_golden.py
 pins) is exactly what the files say. One name is the engine's, not a file's: `WAKE_VERB`
 (PUBLISH on one Redis, SPUBLISH on a cluster), declared first by rooms/store/engine.py
-`script_source`.
+`script_source`, and so is `TRACE` ('', the trace context a write records on its events:
+`write_step` declares it again for a call that carries one).
 
 A write step runs inside wrappers, which are Lua functions (rooms/lua/wrap/): `guard`,
 outermost, refuses a room that is gone or being archived; `present` makes the act of the
@@ -96,15 +97,21 @@ def assemble(path: str, constants: Mapping[str, str | int]) -> str:
 
 
 @cache
-def write_step(source: str, *, wrote: Wrote, keyed: bool, turn: bool, present: bool) -> str:
+def write_step(
+    source: str, *, wrote: Wrote, keyed: bool, turn: bool, present: bool, traced: bool = False
+) -> str:
     """A write step (`source`, an assembled script) inside its wrappers: always `guard`;
-    `present` for a call that names its acting agent (its four arguments come last);
-    `keyed` for a call with an idempotencyKey (its eight arguments follow the step's own);
-    `turn` for a post (its three arguments follow those). Cached: the store asks once per
-    step and kind, and Redis knows each result by its SHA."""
+    `present` for a call that names its acting agent (its four arguments come last but
+    one); `keyed` for a call with an idempotencyKey (its eight arguments follow the step's
+    own); `turn` for a post (its three arguments follow those); `traced` for a call that
+    carries trace context (rooms.traces: its traceparent is the last argument, and TRACE,
+    which lib/prelude.lua `append` records on each event; every other script's TRACE is
+    rooms/store/engine.py's ''). Cached: the store asks once per step and kind, and Redis
+    knows each result by its SHA."""
     wrappers = ["wrap/wrote", "wrap/guard"]
     step = "step"
-    after = PRESENT_ARGS if present else 0
+    traces = 1 if traced else 0
+    after = (PRESENT_ARGS if present else 0) + traces
     if turn:
         wrappers.append("wrap/turn")
         step = f"turn({step}, wrote_{wrote}, {after})"
@@ -114,9 +121,10 @@ def write_step(source: str, *, wrote: Wrote, keyed: bool, turn: bool, present: b
         step = f"keyed({step}, wrote_{wrote}, {after})"
     if present:
         wrappers.append("wrap/present")
-        step = f"present({step}, 0)"
+        step = f"present({step}, {traces})"
     return (
         "".join(_text(path, {}) for path in wrappers)
+        + ("local TRACE = ARGV[#ARGV]\n" if traced else "")
         + f"local function step()\n{source}end\n"
         + f"return guard({step})()\n"
     )

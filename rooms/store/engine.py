@@ -24,7 +24,7 @@ from django.conf import settings
 from prometheus_client import Histogram
 from redis.exceptions import NoScriptError
 
-from rooms import clock, errors, idempotency, lua, turns
+from rooms import clock, errors, idempotency, lua, traces, turns
 from rooms.keys import RoomKeys
 from rooms.store.connections import Store, StoreDown, client, clients_close, cluster_mode
 from rooms.store.wakeups import hubs_close
@@ -99,7 +99,7 @@ def script_source(source: str) -> str:
     """A script as Redis runs it: a room's wake-up is published in the room's own slot on
     a cluster (sharded pub/sub reaches only that slot's nodes), everywhere without one."""
     verb = "SPUBLISH" if cluster_mode() else "PUBLISH"
-    return f"local WAKE_VERB = '{verb}'\n{source}"
+    return f"local WAKE_VERB = '{verb}'\nlocal TRACE = ''\n{source}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,9 +226,17 @@ async def _run_write(
     tail: list[Any] = [] if turn is None else turn.args()
     if actor:
         tail += [actor, clock.now_ms(), int(settings.ROOM_AGENTS_MAX), _ttl()]
+    trace = traces.TRACEPARENT.get()
+    if trace:
+        tail.append(trace)
     call = keyed
     script = lua.write_step(
-        source, wrote=wrote, keyed=call is not None, turn=turn is not None, present=bool(actor)
+        source,
+        wrote=wrote,
+        keyed=call is not None,
+        turn=turn is not None,
+        present=bool(actor),
+        traced=bool(trace),
     )
     if call is None:
         return _room_live(room, await _run(script, keys, [*args, *tail]), None)

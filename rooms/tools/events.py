@@ -57,8 +57,9 @@ async def get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unrea
 )
 async def wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
     """Call when you wait on others, instead of polling: like get_unread_events, but when
-    nothing is unread it waits (up to timeoutMs, at most 30,000) and returns the moment another
-    agent writes to the room; {events: [], timedOut: true} if nothing came."""
+    nothing is unread it waits (up to timeoutMs, at most 30,000: a longer ask is cut and says
+    capped: true) and returns the moment another agent writes to the room; {events: [],
+    timedOut: true} if nothing came: call again to keep waiting."""
     return await services.event_wait(
         room,
         agent_id=a.agentId,

@@ -11,6 +11,7 @@ from django.conf import settings
 
 from rooms import selectors, services, store
 from rooms.refs import RoomRef
+from rooms.services import events as events_service
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +35,29 @@ async def test_times_out_with_nothing_new(room: RoomRef) -> None:
     got = await services.event_wait(
         room, agent_id="a", timeout_ms=150, limit=10, addressed_only=False
     )
-    assert got == {"events": [], "cursor": got["cursor"], "count": 0, "timedOut": True}
+    assert got == {
+        "events": [],
+        "cursor": got["cursor"],
+        "count": 0,
+        "timedOut": True,
+        "timeoutMs": 150,
+        "capped": False,
+    }
+
+
+async def test_a_wait_longer_than_the_most_is_cut_and_says_so(room: RoomRef) -> None:
+    """Clients give up on a call after about 60 s: whatever timeoutMs asks, one wait ends
+    within WAIT_MAX_MS (here woken by a write, so the test does not sleep 30 s)."""
+    waiting = asyncio.ensure_future(
+        services.event_wait(
+            room, agent_id="a", timeout_ms=3_600_000, limit=10, addressed_only=False
+        )
+    )
+    await asyncio.sleep(0.1)
+    await post(room, 2)
+    got = await asyncio.wait_for(waiting, 10)
+    assert got["timeoutMs"] == events_service.WAIT_MAX_MS == 30_000
+    assert got["capped"] is True and got["count"] == 1
 
 
 async def test_wakes_on_the_next_write(room: RoomRef) -> None:

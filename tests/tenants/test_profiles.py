@@ -103,13 +103,15 @@ async def test_each_profiles_list_is_sent_from_bytes_built_once(redis_client_clo
         first = await _post(
             f"/mcp?tools={profile}", secret, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         )
-        built = mcp_app._tools_wire[(profile, T.DEFAULT_NEGOTIATED_VERSION, False)]
+        built = mcp_app._tools_wire[(profile, T.DEFAULT_NEGOTIATED_VERSION, False, "public")]
         again = await _post(
             f"/mcp?tools={profile}",
             secret,
             {"jsonrpc": "2.0", "id": "second", "method": "tools/list"},
         )
-        assert mcp_app._tools_wire[(profile, T.DEFAULT_NEGOTIATED_VERSION, False)] is built
+        assert (
+            mcp_app._tools_wire[(profile, T.DEFAULT_NEGOTIATED_VERSION, False, "public")] is built
+        )
         assert first.content == b'{"jsonrpc":"2.0","id":1,"result":%s}' % built
         assert again.content == b'{"jsonrpc":"2.0","id":"second","result":%s}' % built
         sizes[profile] = len(built)

@@ -20,6 +20,7 @@ from rest_framework.test import APIClient
 from mcp_gateway.relay import Relay, relay_and_queue
 from rooms import errors as room_errors
 from rooms import services as room_services
+from rooms import traces
 from tenants import access, errors, services, webhooks
 from tenants.calls import tool_run
 from tenants.capabilities import Caller
@@ -553,3 +554,25 @@ def test_old_delivery_records_are_pruned_and_owed_ones_resumed(settings: Any) ->
     assert webhooks.deliveries_prune() == 2  # old and finished; the owed one stays
     assert set(WebhookDelivery.objects.values_list("event_id", flat=True)) == {"2-0", "3-0"}
     assert webhooks.deliveries_due() == [rows[2].pk]
+
+
+async def test_a_delivery_carries_the_trace_of_the_call_that_wrote_its_event(
+    receiver: Receiver, relay: Relay
+) -> None:
+    """A trace that began in the agent's client goes on to the webhook's receiver (W3C
+    `traceparent`); a call without one sends none."""
+    room = await db_run(make_room)
+    await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
+    trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    token = traces.TRACEPARENT.set(trace)
+    try:
+        traced = await post(room.room_id, n=1)
+    finally:
+        traces.TRACEPARENT.reset(token)
+    plain = await post(room.room_id, n=2)
+    seen = await receiver.wait_for(2)
+    await relay.idle(room.room_id)
+    by_id = {json.loads(r["body"])["id"]: r["headers"] for r in seen}
+    assert by_id[traced["id"]]["traceparent"] == trace
+    assert "traceparent" not in by_id[plain["id"]]
+    assert "trace" not in json.loads(seen[0]["body"])

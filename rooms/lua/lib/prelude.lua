@@ -27,7 +27,15 @@ local function day_count(meta, id, by)
   local field = 'd:' .. math.floor(tonumber(string.match(id, '^(%d+)')) / 86400000)
   if tonumber(redis.call('HINCRBY', meta, field, by)) <= 0 then redis.call('HDEL', meta, field) end
 end
+-- An event written by a call that carries trace context records it as its `trace` field
+-- (TRACE: rooms/lua/__init__.py write_step; '' without one), for the webhooks it causes.
 local function append(events, meta, reads, cap, bytes_cap, channel, fields)
+  if TRACE ~= '' then
+    local traced = {unpack(fields)}
+    traced[#traced + 1] = 'trace'
+    traced[#traced + 1] = TRACE
+    fields = traced
+  end
   local eid = redis.call('XADD', events, '*', unpack(fields))
   day_count(meta, eid, 1)
   local cost = entry_size(fields) + search_event_add(meta, eid, fields)
