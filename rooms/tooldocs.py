@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from rooms import registry
+from rooms.tools.rows import JSON_TYPES
 
 # The docs/protocol.md section that explains each tool's semantics (tests/test_tools_doc.py
 # holds this map to exactly the registry's tools).
@@ -145,9 +146,18 @@ def _branches(node: dict[str, Any], defs: dict[str, Any]) -> list[dict[str, Any]
     return [node]
 
 
+def _any_json(node: dict[str, Any]) -> bool:
+    """The published spelling of "any JSON value": an `anyOf` with a branch for every JSON
+    type (rows.ANY_JSON_RESULT and ANY_JSON_ARGUMENT)."""
+    alts = node.get("anyOf")
+    return isinstance(alts, list) and set(JSON_TYPES) <= {
+        a.get("type") for a in alts if isinstance(a, dict)
+    }
+
+
 def _type_name(node: Any, defs: dict[str, Any]) -> str:
     node = _resolve(node, defs)
-    if not isinstance(node, dict) or not node:
+    if not isinstance(node, dict) or not node or _any_json(node):
         return "any JSON"
     if "const" in node:
         return f"`{json.dumps(node['const'])}`"

@@ -9,6 +9,7 @@ row; rooms/registry.py collects the rows into the one table the doors are genera
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -131,42 +132,87 @@ Tool = RoomTool[Any, Any] | CallerTool[Any, Any]
 
 @cache
 def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
-    schema = model.model_json_schema(by_alias=True)
-    schema.pop("title", None)
+    raw = model.model_json_schema(by_alias=True)
+    schema: dict[str, Any] = _plain(raw, raw.get("$defs", {}), ANY_JSON_ARGUMENT)
     schema.setdefault("properties", {})
     return schema
 
 
-def _plain(node: Any, defs: dict[str, Any]) -> Any:
-    """A schema as cheap to validate as it can be without losing a constraint: references
-    inlined, titles dropped, `anyOf` of bare types folded into one `type` list. Clients
-    (the official SDK among them) validate every structured result against it."""
-    if isinstance(node, list):
-        return [_plain(item, defs) for item in node]
+# What a published schema says for a value pydantic leaves unconstrained (`JsonValue`,
+# `Any`: `{}`). The MCP Inspector's portability check flags `{}` (an "untyped schema": some
+# clients refuse it, some coerce it to a string), so it is spelled out as one `anyOf` branch
+# per JSON type, each with a single `type`, the form that check holds portable.
+JSON_TYPES = ("object", "array", "string", "number", "boolean", "null")
+# A result's: exactly `{}`, since clients validate every structured result against it.
+ANY_JSON_RESULT: dict[str, Any] = {"anyOf": [{"type": t} for t in JSON_TYPES]}
+# An argument's: OpenAI and Gemini refuse an array parameter without `items`, so its array
+# is an array of any JSON value but another array (the server still takes nested arrays:
+# it validates arguments with the pydantic models, not with this schema).
+ANY_JSON_ARGUMENT: dict[str, Any] = {
+    "anyOf": [
+        {"type": "array", "items": {"anyOf": [{"type": t} for t in JSON_TYPES if t != "array"]}}
+        if t == "array"
+        else {"type": t}
+        for t in JSON_TYPES
+    ]
+}
+
+# Keywords that say something about a value without constraining it.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "default", "examples", "deprecated", "readOnly", "writeOnly"}
+)
+# Keywords whose value is a subschema, a list of them, or a name -> subschema map. Every
+# other keyword's value (enum, const, default, required ...) is data and is copied as is.
+_SUBSCHEMA = frozenset(
+    {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"}
+)
+_SUBSCHEMAS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SUBSCHEMA_MAPS = frozenset({"properties", "patternProperties"})
+
+
+def _plain(
+    node: Any, defs: dict[str, Any], any_json: dict[str, Any], seen: frozenset[str] = frozenset()
+) -> Any:
+    """A schema as portable and as cheap to validate as it can be without losing a
+    constraint: references inlined (many clients and providers resolve no `$ref`), titles
+    dropped, an unconstrained value spelled `any_json`, an unconstrained
+    `additionalProperties` left out (the default). Nullable values stay `anyOf` of
+    single-`type` branches, not `type` lists, which a client mapping tool schemas onto
+    one-`type` dialects (Gemini's) refuses. The MCP Inspector's portability check
+    (tests/schema_portability.py) holds every tool's schemas to 0 findings."""
     if not isinstance(node, dict):
         return node
     ref = node.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        return _plain(defs[ref.rsplit("/", 1)[-1]], defs)
+        name = ref.removeprefix("#/$defs/")
+        if name in seen:
+            raise ValueError(f"{name} refers to itself: a recursive schema cannot be inlined")
+        beside = {key: value for key, value in node.items() if key != "$ref"}
+        return _plain({**defs[name], **beside}, defs, any_json, seen | {name})
     out: dict[str, Any] = {}
     for key, value in node.items():
-        if key == "properties" and isinstance(value, dict):  # names, not keywords
-            out[key] = {name: _plain(sub, defs) for name, sub in value.items()}
-        elif key not in ("title", "$defs"):
-            out[key] = _plain(value, defs)
-    any_of = out.get("anyOf")
-    if isinstance(any_of, list) and all(
-        isinstance(a, dict) and set(a) == {"type"} and isinstance(a["type"], str) for a in any_of
-    ):
-        del out["anyOf"]
-        out["type"] = [a["type"] for a in any_of]
+        if key in ("title", "$defs"):
+            continue
+        if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _plain(sub, defs, any_json, seen) for name, sub in value.items()}
+        elif key in _SUBSCHEMAS and isinstance(value, list):
+            out[key] = [_plain(sub, defs, any_json, seen) for sub in value]
+        elif key in _SUBSCHEMA:
+            sub = _plain(value, defs, any_json, seen)
+            if key == "additionalProperties" and sub == any_json:
+                continue
+            out[key] = sub
+        else:
+            out[key] = value
+    if out.keys() <= _ANNOTATIONS:
+        out.update(copy.deepcopy(any_json))  # schemas are shared: no two share a part
     return out
 
 
 @cache
 def _output_schema(name: str, output: TypeAdapter[Any]) -> dict[str, Any]:
     raw = output.json_schema(by_alias=True)
-    schema: dict[str, Any] = _plain(raw, raw.get("$defs", {}))
+    schema: dict[str, Any] = _plain(raw, raw.get("$defs", {}), ANY_JSON_RESULT)
     if schema.get("type") == "object":
         return schema
     return {"type": "object", "properties": {"result": schema}, "required": ["result"]}

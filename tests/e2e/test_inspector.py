@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rooms import registry
+from rooms import profiles, registry
 from tests.conftest import new_room_id
 from tests.e2e.conftest import ROOT, TEAM_A_SECRET, RunningServer
 
@@ -47,12 +47,12 @@ def inspector() -> Path:
     return binary
 
 
-def run(inspector: Path, server: RunningServer, *args: str) -> dict[str, object]:
+def run(inspector: Path, server: RunningServer, *args: str, query: str = "") -> dict[str, object]:
     result = subprocess.run(
         [
             str(inspector),
             "--cli",
-            server.mcp_url,
+            server.mcp_url + query,
             "--transport",
             "http",
             "--header",
@@ -65,6 +65,9 @@ def run(inspector: Path, server: RunningServer, *args: str) -> dict[str, object]
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    # Its schema-portability check (tests/fixtures/inspector/SOURCE.md) speaks only when it
+    # finds something: every tools/list here must be portable.
+    assert "Schema portability" not in result.stderr, result.stderr
     return json.loads(result.stdout)  # type: ignore[no-any-return]
 
 
@@ -96,3 +99,18 @@ def test_inspector_cli_lists_and_calls_tools(inspector: Path, server: RunningSer
         f"roomId={room}",
     )
     assert [t["title"] for t in plan["structuredContent"]["tasks"]] == ["from the inspector"]  # type: ignore[index]
+
+
+@pytest.mark.parametrize("profile", profiles.PROFILES)
+def test_inspector_finds_every_profiles_schemas_portable(
+    inspector: Path, server: RunningServer, profile: str
+) -> None:
+    """--strict puts each finding in the JSON envelope (and fails the run on an error)."""
+    listed = run(
+        inspector,
+        server,
+        *("--method", "tools/list", "--strict", "--format", "json"),
+        query=f"?tools={profile}",
+    )
+    assert [t["name"] for t in listed["result"]["tools"]] == list(profiles.TOOLS[profile])  # type: ignore[index]
+    assert "schemaFindings" not in listed
