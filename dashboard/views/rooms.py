@@ -11,7 +11,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from dashboard import actions, forms
+from dashboard import actions, charts, forms
+from dashboard.plan_graph import plan_layout
+from dashboard.search_hits import hit_rows
+from dashboard.task_age import in_progress_ages
 from dashboard.viewer import Viewer, team_view
 from dashboard.views.common import room_of_viewer, room_ref_read
 from rooms import clock, store
@@ -19,7 +22,7 @@ from rooms import selectors as room_selectors
 from rooms.errors import DomainError, TaskNotFoundError
 from rooms.eventwords import WORDS as EVENT_TYPES
 from rooms.eventwords import event_words
-from rooms.records import event_id_after, is_event_id
+from rooms.refs import RoomRef
 from rooms.report import room_report
 from rooms.results import Event, RoomSnapshot
 from tenants import access, acting, archives, selectors, services
@@ -104,6 +107,8 @@ def live_context(snapshot: RoomSnapshot) -> dict[str, Any]:
         "snapshot": snapshot,
         "columns": columns,
         "titles": titles,
+        "graph": plan_layout(tasks),
+        "ages": in_progress_ages(tasks, snapshot["events"], now_ms=clock.now_ms()),
         "events": _feed(snapshot["events"], titles),
         "context": _context_view([dict(e) for e in snapshot["context"]]),
     }
@@ -135,9 +140,44 @@ def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
     }
 
 
+ACTIVITY_DAYS = 14
+ACTIVITY_HOURS = 24
+HOURLY_EVENTS_READ = 2_000  # the per-hour chart reads at most this many of the newest events
+
+
+async def _activity(room: RoomRef) -> dict[str, charts.BarChart]:
+    """Events per day (the store's own counts) and per hour over the last day (the newest
+    events the log holds, at most HOURLY_EVENTS_READ: hours before the oldest read are
+    drawn as not counted)."""
+    analytics = await room_selectors.room_analytics(room, days=ACTIVITY_DAYS)
+    now = clock.now_ms()
+    window_start = now - now % charts.HOUR_MS - (ACTIVITY_HOURS - 1) * charts.HOUR_MS
+    recent = await room_selectors.event_list(
+        room, since=clock.iso_from_ms(window_start - 1), limit=HOURLY_EVENTS_READ, order="desc"
+    )
+    times = [clock.ms_from_iso(e["timestamp"]) for e in recent]
+    cut = min(times) if len(recent) >= HOURLY_EVENTS_READ else None
+    return {
+        "days": charts.bar_chart(
+            charts.day_periods(analytics["events"]["byDate"]),
+            title=f"Events per day, last {ACTIVITY_DAYS} days (UTC)",
+            unit="day",
+        ),
+        "hours": charts.bar_chart(
+            charts.hour_periods(times, now_ms=now, hours=ACTIVITY_HOURS, counted_since_ms=cut),
+            title=f"Events per hour, last {ACTIVITY_HOURS} hours (UTC)",
+            unit="hour",
+        ),
+    }
+
+
 @team_view()
 def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = room_of_viewer(viewer, room_id)
+    try:
+        activity = store.run_sync(_activity, room_ref_read(viewer.caller, found))
+    except DomainError:  # an archived room has no live counts: the page shows none
+        activity = None
     return render(
         request,
         "dashboard/room.html",
@@ -148,6 +188,7 @@ def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "stream_url": f"/api/v1/rooms/{found.room_id}/events/stream",
             "archive": selectors.room_archive_info(found),
             "room_tab": "live",
+            "activity": activity,
             **_live(viewer, found),
         },
     )
@@ -234,8 +275,10 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
         )
     except TaskNotFoundError:
         raise Http404("not found") from None
-    plan_titles = {t["id"]: t["title"] for t in detail["dependents"]}
+    plan = store.run_sync(room_selectors.plan_get, room_ref_read(viewer.caller, found))
+    plan_titles = {t["id"]: t["title"] for t in plan["tasks"]}
     plan_titles[detail["task"]["id"]] = detail["task"]["title"]
+    ages = in_progress_ages([detail["task"]], detail["events"], now_ms=clock.now_ms())
     offered = [h for h in detail["handoffs"] if h["status"] == "offered"]
     return render(
         request,
@@ -248,6 +291,8 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
             "detail": detail,
             "offered": offered,
             "events": _feed(detail["events"], plan_titles),
+            "titles": plan_titles,
+            "age": ages.get(detail["task"]["id"]),
             "statuses": STATUS_LABELS,
             **_acting(viewer, found),
         },
@@ -255,6 +300,23 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
 
 
 EVENTS_PER_PAGE = 50
+
+
+async def _hit_sources(room: RoomRef, hits: list[Any]) -> tuple[dict[str, Event], dict[str, str]]:
+    """What search hits name, to say them in words: the events, and each context entry's
+    summary (or its type when it has none). A deleted one is simply absent."""
+    events = await room_selectors.event_get_many(
+        room, [h["id"] for h in hits if h["kind"] == "event"]
+    )
+    summaries: dict[str, str] = {}
+    for hit in hits:
+        if hit["kind"] == "context" and hit["id"] not in summaries:
+            try:
+                entry = await room_selectors.context_get(room, entry_id=hit["id"])
+            except DomainError:
+                continue
+            summaries[hit["id"]] = entry["summary"] or entry["type"].replace("_", " ")
+    return events, summaries
 
 
 @team_view()
@@ -276,9 +338,6 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             )["hits"]
         except DomainError as exc:
             error = exc.message
-        for hit in hits:  # an event hit opens the page that starts with it
-            if hit["kind"] == "event" and is_event_id(hit["id"]):
-                hit["page_before"] = event_id_after(hit["id"])
     page = store.run_sync(
         room_selectors.event_page,
         ref,
@@ -289,6 +348,7 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
     )
     plan = store.run_sync(room_selectors.plan_get, ref)
     titles = {t["id"]: t["title"] for t in plan["tasks"]}
+    hit_events, summaries = store.run_sync(_hit_sources, ref, hits) if hits else ({}, {})
     query = {k: v for k, v in (("agent", agent), ("type", kind)) if v}
     return render(
         request,
@@ -303,7 +363,7 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             "agent": agent or "",
             "type": kind or "",
             "q": q,
-            "hits": hits,
+            "hits": hit_rows(hits, titles=titles, summaries=summaries, events=hit_events),
             "error": error,
             "filtered": bool(query),
             "query": query,

@@ -17,6 +17,7 @@ from rooms.selectors.context import (
 )
 from rooms.selectors.events import (
     event_follow,
+    event_get_many,
     event_list,
     event_newest_id,
     event_not_found,
@@ -88,6 +89,7 @@ __all__ = [
     "drift_check",
     "event_about_task",
     "event_follow",
+    "event_get_many",
     "event_list",
     "event_newest_id",
     "event_not_found",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Iterable
 
 from rooms import clock, errors, store
 from rooms.records import (
@@ -75,6 +75,18 @@ async def event_list(room: RoomRef, *, since: str | None, limit: int, order: str
         room.keys, start=start, end="+", count=limit, reverse=(order == "desc")
     )
     return [event_from_entry(e) for e in entries]
+
+
+async def event_get_many(room: RoomRef, event_ids: Iterable[str]) -> dict[str, Event]:
+    """The events of `event_ids` the log still holds, by id (search hits, say): one read
+    each, so callers pass a bounded list."""
+    found: dict[str, Event] = {}
+    for event_id in dict.fromkeys(event_ids):
+        if is_event_id(event_id):
+            entry = await store.event_get(room.keys, event_id)
+            if entry is not None:
+                found[event_id] = event_from_entry(entry)
+    return found
 
 
 async def event_reads_get(room: RoomRef, *, event_id: str) -> EventReads:

@@ -238,7 +238,7 @@ def test_the_room_page_shows_board_agents_feed_context_vars(ann: Person) -> None
     for expected in (
         "auth API",
         "login UI",
-        "after: auth API",
+        "after: <a href=",  # the dependency by its title, linked
         "shipped",
         "backend</strong> working",
         "auth contract",
