@@ -45,8 +45,9 @@ def _banner(
         lines += [
             "",
             "Sign in to the dashboard, as the demo team's local operator (this link works once;",
-            "every start prints a new one):",
+            "every start prints a new one), or create an account there to claim the demo team:",
             f"  {base}{sign_in}",
+            "Another link, without a restart:  .venv/bin/python manage.py signin_link",
         ]
     if secret:
         config = {

@@ -146,6 +146,13 @@ LOGIN_REDIRECT_URL = "/rooms"
 LOGIN_FAILURES_ALLOWED = env_int("LOGIN_FAILURES_ALLOWED", 5)
 LOGIN_FAILURES_PER_ADDRESS = env_int("LOGIN_FAILURES_PER_ADDRESS", 50)
 SIGNUPS_PER_ADDRESS_PER_HOUR = env_int("SIGNUPS_PER_ADDRESS_PER_HOUR", 10)
+# Who may create an account on the sign-up page (docs/operations.md "First administrator
+# and sign-up"): "open" (anyone), "invite-only" (only with a live team invitation link,
+# /join/...) or "closed" (nobody: accounts come from `manage.py create_admin` and /admin/).
+# Open on a local run, invite-only with PRODUCTION=1; anything else refuses to start.
+SIGNUP = os.environ.get("SIGNUP", "").strip().lower() or ("invite-only" if PRODUCTION else "open")
+if SIGNUP not in ("open", "closed", "invite-only"):
+    raise ImproperlyConfigured(f"SIGNUP must be open, closed or invite-only, not {SIGNUP!r}")
 # Every password check (the dashboard's and the Django admin's) passes the throttle.
 AUTHENTICATION_BACKENDS = ["tenants.backends.ThrottledModelBackend"]
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

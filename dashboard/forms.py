@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
@@ -47,9 +49,20 @@ def tools_profile_clean(value: object) -> profiles.Profile | None:
     return profiles.profile_stored(str(value or ""))
 
 
+CLAIM_DEMO_LABEL = "Claim the demo team (the room and key that make run printed)"
+
+
 class SignupForm(forms.Form):
     email = forms.EmailField(max_length=200)
     password = forms.CharField(widget=forms.PasswordInput, min_length=10, strip=False)
+    claim_demo = forms.BooleanField(required=False, initial=True, label=CLAIM_DEMO_LABEL)
+
+    def __init__(self, *args: Any, offer_demo: bool = False, **kwargs: Any) -> None:
+        """`offer_demo`: the demo team is to be had (tenants.firstrun); otherwise the
+        field is not there, and a posted claim_demo is ignored."""
+        super().__init__(*args, **kwargs)
+        if not offer_demo:
+            del self.fields["claim_demo"]
 
     def clean_email(self) -> str:
         email = str(self.cleaned_data["email"]).strip().lower()
@@ -152,6 +165,13 @@ class PasswordChangeForm(forms.Form):
     new = forms.CharField(
         widget=forms.PasswordInput, strip=False, label="New password", min_length=10
     )
+
+    def __init__(self, *args: Any, has_password: bool = True, **kwargs: Any) -> None:
+        """`has_password`: False for an account made without one (create_admin, the first
+        run's operator), which signed in with a one-time link and sets its first here."""
+        super().__init__(*args, **kwargs)
+        if not has_password:
+            del self.fields["current"]
 
 
 class DeleteAccountForm(forms.Form):

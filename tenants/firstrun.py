@@ -1,20 +1,33 @@
-"""The first `make run` leads somewhere (issue 14, point 1): the demo key's team gets a demo
-room and a local operator account, and the banner prints a one-time sign-in link into that
-team, so a newcomer who follows it sees their agents' first calls on the room page.
+"""The first `make run` leads somewhere (issue 14, point 1; issue 26, point 2): the demo
+key's team gets a demo room and a local operator account, and the banner prints a one-time
+sign-in link into that team, so a newcomer who follows it sees their agents' first calls on
+the room page.
 
 Only for the embedded demo (no API_KEYS, not PRODUCTION): the link is printed to the
 console of whoever ran the service, signs in the local operator once (its token is
 Django's password-reset kind, bound to the account's last sign-in, with a salt of its own
 so no other token of the service can stand for it), and expires after
-PASSWORD_RESET_TIMEOUT (three days) unused.
+PASSWORD_RESET_TIMEOUT (three days) unused. `manage.py signin_link` prints another such
+link (for the operator, or for any account named by email) without a restart.
+
+The newcomer who creates an account instead claims the demo team, while no person has
+(demo_team_claim): only on a local run with SIGNUP open, and only from this machine
+(request_local), so a stranger who reaches a service started with HOST=0.0.0.0 gets a team
+of their own like everyone else.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
+from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
+from django.db import transaction
+from django.http import HttpRequest
+from django.http.request import split_domain_port
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
@@ -27,6 +40,13 @@ OPERATOR_EMAIL = "operator@localhost"
 
 class SignInTokens(PasswordResetTokenGenerator):
     key_salt = "roomservice.tenants.firstrun.SignInTokens"
+
+    def _make_hash_value(self, user: AbstractBaseUser, timestamp: int) -> str:
+        """Django's reset token drops the last sign-in's microseconds, so a link minted in
+        the second of a sign-in would still work once more in that second: keep them."""
+        last = "" if user.last_login is None else user.last_login.isoformat()
+        email = getattr(user, user.get_email_field_name(), "") or ""
+        return f"{user.pk}{user.password}{last}{timestamp}{email}{user.is_active}"
 
 
 sign_in_tokens = SignInTokens()
@@ -59,13 +79,17 @@ def first_run_prepare() -> FirstRun:
         user.set_unusable_password()
         user.save(update_fields=["password"])
     membership_add(team=team, user=user, role=Membership.Role.OWNER, actor="system:make-run")
-    uid = urlsafe_base64_encode(force_bytes(user.pk))
     return FirstRun(
-        team=team,
-        room_id=room.room_id,
-        operator=OPERATOR_EMAIL,
-        sign_in_path=f"/signin/{uid}/{sign_in_tokens.make_token(user)}",
+        team=team, room_id=room.room_id, operator=OPERATOR_EMAIL, sign_in_path=sign_in_path(user)
     )
+
+
+def sign_in_path(user: User) -> str:
+    """A one-time sign-in link's path for `user`: good until it is used (signing in moves
+    the account's last sign-in, which the token is bound to) or PASSWORD_RESET_TIMEOUT
+    passes. Only the console prints one (the banner, manage.py signin_link/create_admin)."""
+    uid = urlsafe_base64_encode(force_bytes(user.pk))
+    return f"/signin/{uid}/{sign_in_tokens.make_token(user)}"
 
 
 def first_run_landing(user: User) -> tuple[Team, str] | None:
@@ -79,12 +103,72 @@ def first_run_landing(user: User) -> tuple[Team, str] | None:
     return None if room is None else (membership.team, room.room_id)
 
 
-def first_run_user(uidb64: str, token: str) -> User | None:
-    """The operator a link signs in, if it is still good (unused, unexpired)."""
+def sign_in_user(uidb64: str, token: str) -> User | None:
+    """The account a link signs in, if it is still good (unused, unexpired, active)."""
     try:
         user = User.objects.get(pk=int(force_str(urlsafe_base64_decode(uidb64))))
     except (ValueError, TypeError, OverflowError, User.DoesNotExist):
         return None
-    if user.username != OPERATOR_EMAIL or not sign_in_tokens.check_token(user, token):
+    if not user.is_active or not sign_in_tokens.check_token(user, token):
         return None
     return user
+
+
+def link_base() -> str:
+    """Where the console's links point: PUBLIC_URL, else the address `make run` serves on
+    by default (its PORT, when this shell has one), as its banner prints it."""
+    return settings.PUBLIC_URL or f"http://127.0.0.1:{os.environ.get('PORT') or '8000'}"
+
+
+def operator_get() -> User | None:
+    """The first run's local operator, when `make run` has made one here."""
+    return User.objects.filter(username=OPERATOR_EMAIL).first()
+
+
+# --- Claiming the demo team by signing up ---------------------------------------------------
+
+LOOPBACK_ADDRESSES = ("127.0.0.1", "::1")
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
+# Headers a proxy or tunnel adds: a request that carries one came from elsewhere, whatever
+# address the proxy connected from.
+FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
+
+
+def request_local(request: HttpRequest) -> bool:
+    """Whether a person on this machine sent it: from a loopback address, to a loopback
+    name (a page of another site that a DNS rebinding points at us names its own host),
+    and not through a proxy (which would connect from loopback for anyone)."""
+    if str(request.META.get("REMOTE_ADDR") or "") not in LOOPBACK_ADDRESSES:
+        return False
+    if any(request.META.get(header) for header in FORWARDING_HEADERS):
+        return False
+    host, _ = split_domain_port(str(request.META.get("HTTP_HOST") or ""))
+    return host in LOOPBACK_HOSTS
+
+
+def demo_team_unclaimed() -> Team | None:
+    """The first run's demo team while no person but the local operator is in it, on a
+    local run with open sign-up; None anywhere else (a production or API_KEYS service has
+    no demo team to give away, and closed sign-up makes nobody)."""
+    if settings.PRODUCTION or settings.API_KEYS or settings.SIGNUP != "open":
+        return None
+    team = Team.objects.filter(slug=DEMO_TEAM).first()
+    if team is None:
+        return None
+    members = set(team.memberships.values_list("user__username", flat=True))
+    return team if members == {OPERATOR_EMAIL} else None
+
+
+def demo_team_claim(*, user: User) -> Team | None:
+    """Make `user` an owner of the unclaimed demo team (the caller has checked that the
+    person is on this machine: request_local). Checked again under the team row's lock,
+    so of two sign-ups at once only one claims it; None when it is not to be had."""
+    with transaction.atomic():
+        team = demo_team_unclaimed()
+        if team is None:
+            return None
+        Team.objects.select_for_update().get(pk=team.pk)
+        if demo_team_unclaimed() is None:
+            return None
+        membership_add(team=team, user=user, role=Membership.Role.OWNER, actor=f"user:{user.pk}")
+    return team

@@ -1,4 +1,5 @@
-"""People: sign-up (each person gets a team of their own), account deletion, membership
+"""People: sign-up (a person gets a team of their own, the team that invited them, or on a
+fresh local run the demo team), the first administrator, account deletion, membership
 invitations by email link, share links, and the failed-login throttle."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 
 from rooms import clock, store
-from tenants import errors, services
+from tenants import errors, firstrun, services
 from tenants.credentials import JOIN_PREFIX, SHARE_PREFIX, secret_digest
 from tenants.models import MemberInvite, Membership, Room, ShareLink, Team
 
@@ -27,11 +28,51 @@ def _team_slug_for(email: str) -> str:
     return f"{local}-{secrets.token_hex(3)}"
 
 
+SIGNUP_CLOSED = "Sign-up is closed on this service: ask its administrator for an account."
+SIGNUP_INVITE_ONLY = (
+    "Sign-up on this service is by invitation: open the link of your invitation email "
+    "(or ask a team owner for one)."
+)
+
+
+def signup_refusal(*, invite: MemberInvite | None) -> str | None:
+    """Why SIGNUP refuses a new account (None: it may be made): closed makes none,
+    invite-only only one that comes with a live invitation."""
+    if settings.SIGNUP == "closed":
+        return SIGNUP_CLOSED
+    if settings.SIGNUP == "invite-only" and invite is None:
+        return SIGNUP_INVITE_ONLY
+    return None
+
+
 @transaction.atomic
-def user_signup(*, email: str, password: str) -> User:
-    """A new person and a team of their own, of which they are the owner."""
+def user_signup(
+    *, email: str, password: str, invite: MemberInvite | None = None, claim_demo: bool = False
+) -> User:
+    """A new person, in one team: the team of the invitation they came with (accepted
+    here), else the first run's demo team when `claim_demo` (the caller checked that they
+    are on this machine) and it is still unclaimed, else a new team of their own, which
+    they own. SIGNUP is enforced here too, so no door can make an account it forbids."""
+    refused = signup_refusal(invite=invite)
+    if refused is not None:
+        raise errors.NotPermittedError(refused)
     email = email.strip().lower()
     user = User.objects.create_user(username=email, email=email, password=password)
+    if invite is not None:
+        locked = MemberInvite.objects.select_for_update().filter(pk=invite.pk).first()
+        if locked is None or locked.accepted_at or not locked.is_live(clock.now()):
+            raise errors.NotPermittedError(INVITE_GONE)
+        member_invite_accept(invite=locked, user=user)
+        return user
+    if claim_demo and firstrun.demo_team_claim(user=user) is not None:
+        return user
+    team_of_own_create(user=user)
+    return user
+
+
+def team_of_own_create(*, user: User) -> Team:
+    """A new team named after the person, of which they are the owner."""
+    email = user.email or user.username
     team = Team.objects.create(slug=_team_slug_for(email), name=f"{email.split('@')[0]}'s team")
     services.audit_record(
         team=team,
@@ -43,7 +84,55 @@ def user_signup(*, email: str, password: str) -> User:
     services.membership_add(
         team=team, user=user, role=Membership.Role.OWNER, actor=f"user:{user.pk}"
     )
-    return user
+    return team
+
+
+@dataclass(frozen=True, slots=True)
+class Admin:
+    user: User
+    team: Team
+    created: bool
+
+
+@transaction.atomic
+def admin_ensure(*, email: str, team_slug: str | None = None) -> Admin:
+    """The first administrator (manage.py create_admin): the account of `email`, made if
+    missing (with no password: it signs in with a one-time link and sets one), a Django
+    superuser and an owner of a team — `team_slug`'s (made if missing), else the first
+    team they own, else a new team of their own. Running it again changes nothing more."""
+    email = email.strip().lower()
+    user, created = User.objects.get_or_create(username=email, defaults={"email": email})
+    if created:
+        user.set_unusable_password()
+    elif not user.is_active:
+        raise errors.NotPermittedError(ADMIN_INACTIVE.format(email=email))
+    user.is_staff = user.is_superuser = True
+    user.save()
+    actor = "system:create-admin"
+    if team_slug is not None:
+        team = Team.objects.filter(slug=team_slug).first() or services.team_create(
+            slug=team_slug, actor=actor
+        )
+        membership = services.membership_add(
+            team=team, user=user, role=Membership.Role.OWNER, actor=actor
+        )
+        if membership.role != Membership.Role.OWNER:
+            services.membership_change_role(
+                membership=membership, role=Membership.Role.OWNER, actor=actor
+            )
+        return Admin(user=user, team=team, created=created)
+    owned = (
+        Membership.objects.filter(user=user, role=Membership.Role.OWNER)
+        .select_related("team")
+        .order_by("created_at", "pk")
+        .first()
+    )
+    team = owned.team if owned is not None else team_of_own_create(user=user)
+    return Admin(user=user, team=team, created=created)
+
+
+INVITE_GONE = "This invitation was used or has expired: ask for a new one."
+ADMIN_INACTIVE = "The account {email} is deactivated: reactivate it in /admin/ first."
 
 
 def user_delete(*, user: User) -> list[str]:

@@ -27,25 +27,68 @@ SIGNUPS_THROTTLED = "Too many new accounts from your address this hour. Try agai
 def landing(request: HttpRequest) -> HttpResponse:
     if viewer_for(request) is not None:
         return redirect("rooms")
-    return render(request, "dashboard/landing.html", {"auth_mode": settings.AUTH_MODE})
+    return render(
+        request,
+        "dashboard/landing.html",
+        {"auth_mode": settings.AUTH_MODE, "signup": settings.SIGNUP},
+    )
 
 
 def signup(request: HttpRequest) -> HttpResponse:
+    """A new account, as SIGNUP allows (open, invite-only, closed); the POST is refused
+    like the page says. On a fresh local run, from this machine, the page offers the demo
+    team the banner printed (checked by default: that is the team the newcomer's agents
+    already use); anywhere else, and once a person has it, it is not offered and a posted
+    claim is ignored."""
     if settings.AUTH_MODE == "apikey":
         raise Http404("sign-up is off")
-    form = forms.SignupForm(request.POST or None)
+    nxt = request.GET.get("next", "")
+    invite = people.member_invite_find(nxt[len("/join/") :]) if nxt.startswith("/join/") else None
+    refused = people.signup_refusal(invite=invite)
+    demo = firstrun.demo_team_unclaimed() if firstrun.request_local(request) else None
+    form = forms.SignupForm(
+        None if refused else request.POST or None,
+        initial={"email": invite.email} if invite else None,
+        offer_demo=demo is not None and invite is None,
+    )
     address = client_address(request)
+    if request.method == "POST" and refused:
+        return render(
+            request, "dashboard/signup.html", {"form": None, "refused": refused}, status=403
+        )
     if request.method == "POST" and not people.signup_allowed(address=address):
         form.add_error(None, SIGNUPS_THROTTLED)
     elif request.method == "POST" and form.is_valid():
         people.signup_record(address=address)
-        user = people.user_signup(
-            email=form.cleaned_data["email"], password=form.cleaned_data["password"]
-        )
-        login(request, user, backend="tenants.backends.ThrottledModelBackend")
-        nxt = request.GET.get("next", "")
-        return redirect(nxt if nxt.startswith("/join/") else "rooms")
-    return render(request, "dashboard/signup.html", {"form": form})
+        try:
+            user = people.user_signup(
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password"],
+                invite=invite,
+                claim_demo=bool(form.cleaned_data.get("claim_demo")),
+            )
+        except DomainError as exc:  # the invitation was used meanwhile
+            form.add_error(None, exc.message)
+        else:
+            login(request, user, backend="tenants.backends.ThrottledModelBackend")
+            if invite is not None:
+                request.session[SESSION_TEAM] = invite.team_id
+                return redirect("rooms")
+            landing = firstrun.first_run_landing(user)
+            if landing is not None:
+                request.session[SESSION_TEAM] = landing[0].pk
+                return redirect("room", room_id=landing[1])
+            return redirect("rooms")
+    return render(
+        request,
+        "dashboard/signup.html",
+        {
+            "form": None if refused else form,
+            "refused": refused,
+            "invite": invite,
+            "demo": demo if invite is None else None,
+        },
+    )
 
 
 def login_view(request: HttpRequest) -> HttpResponse:
@@ -81,23 +124,27 @@ def login_view(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "dashboard/login.html",
-        {"form": form, "key_form": key_form, "error": error, "auth_mode": mode},
+        {
+            "form": form,
+            "key_form": key_form,
+            "error": error,
+            "auth_mode": mode,
+            "signup": settings.SIGNUP,
+        },
     )
 
 
 SIGN_IN_USED = (
-    "This sign-in link was used already or has expired. Restart `make run` for a new one "
-    "(it is printed in the banner)."
+    "This sign-in link was used already or has expired. Print a new one with "
+    "`python manage.py signin_link` (add --email you@example.com for your own account)."
 )
 
 
 @never_cache
 def sign_in_once(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
-    """The first run's one-time link (tenants.firstrun): the local operator, signed in to
-    the demo team, lands on the demo room."""
-    if settings.PRODUCTION:
-        raise Http404("not found")
-    user = firstrun.first_run_user(uidb64, token)
+    """A one-time link printed on the console (tenants.firstrun: the banner, signin_link,
+    create_admin): its account, signed in; one in the demo team lands on the demo room."""
+    user = firstrun.sign_in_user(uidb64, token)
     if user is None:
         return HttpResponse(SIGN_IN_USED, status=400, content_type="text/plain")
     login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
@@ -119,11 +166,14 @@ def logout_view(request: HttpRequest) -> HttpResponse:
 def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     if viewer.user is None:
         raise Http404("no account: this session entered with a team key")
-    password_form = forms.PasswordChangeForm(request.POST if "new" in request.POST else None)
+    has_password = viewer.user.has_usable_password()
+    password_form = forms.PasswordChangeForm(
+        request.POST if "new" in request.POST else None, has_password=has_password
+    )
     delete_form = forms.DeleteAccountForm(request.POST if "confirm" in request.POST else None)
     message = ""
     if request.method == "POST" and "new" in request.POST and password_form.is_valid():
-        if not viewer.user.check_password(password_form.cleaned_data["current"]):
+        if has_password and not viewer.user.check_password(password_form.cleaned_data["current"]):
             password_form.add_error("current", "That is not your current password.")
         else:
             from django.contrib.auth.password_validation import validate_password
@@ -137,7 +187,9 @@ def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
                 viewer.user.set_password(password_form.cleaned_data["new"])
                 viewer.user.save(update_fields=["password"])
                 update_session_auth_hash(request, viewer.user)
-                message = "Password changed."
+                message = "Password changed." if has_password else "Password set."
+                has_password = True
+                password_form = forms.PasswordChangeForm(has_password=True)
     if request.method == "POST" and "confirm" in request.POST and delete_form.is_valid():
         try:
             people.user_delete(user=viewer.user)
@@ -154,5 +206,6 @@ def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
             "password_form": password_form,
             "delete_form": delete_form,
             "message": message,
+            "has_password": has_password,
         },
     )
