@@ -1,5 +1,6 @@
-FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# The service's image: its own packages only (no test tools), run as an unprivileged user.
+FROM python:3.11.11-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 STATIC_ROOT=/app/staticfiles
 WORKDIR /app
 COPY pyproject.toml ./
 COPY config ./config
@@ -9,6 +10,11 @@ COPY dashboard ./dashboard
 COPY mcp_gateway ./mcp_gateway
 RUN pip install --no-cache-dir .
 COPY . .
-RUN python manage.py collectstatic --noinput || true
+RUN python manage.py collectstatic --noinput \
+    && groupadd --gid 10001 roomservice \
+    && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin roomservice
+USER 10001:10001
 EXPOSE 8000
-CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000"]
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health')"
+CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers", "--forwarded-allow-ips", "*"]

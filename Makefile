@@ -1,20 +1,34 @@
 # The two commands a newcomer needs: `make run` and `make test`. Everything they need is
-# installed here, into .venv, from pyproject.toml.
+# installed here, into .venv, from pyproject.toml: `make run` only what the service runs
+# on; `make test` (and lint, bench) the development tools beside it (pytest, Playwright,
+# mypy, ruff: its `dev` extra).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+SUM    := $(shell cksum pyproject.toml | cut -d' ' -f1)
+# The Python asked for on the command line or in the environment (make run PYTHON=...), if
+# any: .venv is made again when it was made by another one (scripts/venv-ensure).
+ASKED  := $(if $(filter command line environment,$(origin PYTHON)),$(PYTHON))
 
-.PHONY: install run test test-cluster cluster-server bench lint format browsers conformance browsers-chromium
+.PHONY: install install-dev run test test-cluster cluster-server bench lint format browsers conformance browsers-chromium prod-check caddy
 
-$(STAMP): pyproject.toml
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
-	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-	@rm -f $(VENV)/.installed-*
-	@touch $(STAMP)
+## The service's own packages (no test tools), in a .venv made by a supported Python.
+install:
+	@sh scripts/venv-ensure $(VENV) "$(ASKED)"
+	@if [ ! -f $(VENV)/.installed-run-$(SUM) ] && [ ! -f $(VENV)/.installed-dev-$(SUM) ]; then \
+		$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip && \
+		$(BIN)/python -m pip install -q --disable-pip-version-check -e . && \
+		rm -f $(VENV)/.installed-* && touch $(VENV)/.installed-run-$(SUM); \
+	fi
 
-install: $(STAMP)
+## The service's packages and the development tools.
+install-dev:
+	@sh scripts/venv-ensure $(VENV) "$(ASKED)"
+	@if [ ! -f $(VENV)/.installed-dev-$(SUM) ]; then \
+		$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip && \
+		$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[dev]' && \
+		rm -f $(VENV)/.installed-* && touch $(VENV)/.installed-dev-$(SUM); \
+	fi
 
 ## The whole service on embedded defaults (SQLite + bundled Redis) at http://127.0.0.1:8000
 run: install
@@ -24,7 +38,7 @@ run: install
 ## The cluster pass runs at the same time, beside it (its own Redis Cluster, its own test
 ## database, key prefix and folders): each pass leaves a core mostly idle while it waits.
 ## Its output follows the single pass's, and the failures of both come last (what CI shows).
-test: install browsers cluster-server
+test: install-dev browsers cluster-server caddy
 	@mkdir -p var; \
 	$(MAKE) --no-print-directory test-cluster > var/test-cluster.log 2>&1 & cluster=$$!; \
 	{ $(BIN)/python -m pytest -q; echo $$? > var/test-single.rc; } 2>&1 | tee var/test-single.log; \
@@ -38,7 +52,7 @@ test: install browsers cluster-server
 ## The whole suite again, on a real Redis Cluster of its own (3 masters, 3 replicas on
 ## loopback: tests/redis_cluster.py). The few tests that stop or kill the single embedded
 ## Redis skip themselves there (marker single_redis); the failover test kills a master.
-test-cluster: install cluster-server
+test-cluster: install-dev cluster-server
 	@if redis-server --version 2>/dev/null | grep -Eq 'v=([7-9]|[1-9][0-9])\.'; then \
 		TEST_REDIS_CLUSTER=1 $(BIN)/python -m pytest -q; \
 	else echo "No redis-server 7 or newer: the cluster pass is skipped (apt-get install redis-server)."; fi
@@ -65,6 +79,19 @@ browsers-chromium:
 		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) ) || \
 		echo "Chromium could not be installed: the browser tests will be skipped."
 
+## Debian's Caddy, the TLS proxy of the production layout (deploy/Caddyfile).
+caddy:
+	@command -v caddy >/dev/null 2>&1 || \
+		( [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
+		  (apt-get install -y -qq caddy >/dev/null 2>&1 || \
+		   (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq caddy >/dev/null 2>&1)) ) || \
+		echo "Caddy could not be installed: the prod-check (and its test) will be skipped."
+
+## The production configuration on this machine, through Caddy's TLS, used as people and
+## agents use it, then stopped (config/prod_check.py). make test runs it too.
+prod-check: install-dev browsers-chromium caddy
+	$(BIN)/python -m config.prod_check
+
 ## Latency, throughput, contention and exactness figures over real HTTP.
 bench: install
 	@command -v wrk >/dev/null 2>&1 || (command -v apt-get >/dev/null 2>&1 && \
@@ -84,11 +111,11 @@ conformance: install
 	@CONFORMANCE_URL="$(URL)" CONFORMANCE_KEY="$(KEY)" CONFORMANCE_KEY_B="$(KEY_B)" \
 		$(BIN)/python -m conformance $(if $(RATE_WAIT),--rate-wait $(RATE_WAIT))
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy .
 
-format: install
+format: install-dev
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .

@@ -41,6 +41,12 @@ if not SECRET_KEY:
     if PRODUCTION:
         raise ImproperlyConfigured("SECRET_KEY must be set when PRODUCTION=1")
     SECRET_KEY = "dev-only-insecure-secret-key-change-me-in-production"
+elif PRODUCTION and ("change-me" in SECRET_KEY or len(SECRET_KEY) < 32):
+    # .env.example's placeholder, or a short one, would sign sessions anyone can forge.
+    raise ImproperlyConfigured(
+        "SECRET_KEY is .env.example's placeholder or shorter than 32 characters; make one: "
+        "python3 -c 'import secrets; print(secrets.token_urlsafe(50))'"
+    )
 _hosts = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "").split(",") if h.strip()]
 if PRODUCTION and (not _hosts or "*" in _hosts):
     raise ImproperlyConfigured(
@@ -157,6 +163,12 @@ if SIGNUP not in ("open", "closed", "invite-only"):
 AUTHENTICATION_BACKENDS = ["tenants.backends.ThrottledModelBackend"]
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "Roomservice <noreply@localhost>")
+# For EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend (.env.example).
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 # The URL people and agents reach this service at (for links in emails and snippets);
 # empty: taken from each request.
 PUBLIC_URL = os.environ.get("PUBLIC_URL", "").rstrip("/")

@@ -1,49 +1,137 @@
-"""docker-compose.yml describes production: web replicas behind one port, a worker,
-Postgres, Redis with AOF on — and the Compose tool accepts it where one is installed."""
+"""docker-compose.yml describes the production layout `make prod-check` runs (issue 26,
+point 3): Caddy with automatic certificates in front of web replicas, a worker, beat and
+the relay, Postgres, Redis with AOF on, migrations before the web starts, healthchecks,
+pinned images, a non-root image, and a .env.example that holds every setting Compose
+requires; the Compose tool accepts it where one is installed, and refuses it without one
+of those settings."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from tests.test_production import settings_of
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def compose() -> dict:  # type: ignore[type-arg]
+def compose() -> dict[str, Any]:
     return yaml.safe_load((ROOT / "docker-compose.yml").read_text())  # type: ignore[no-any-return]
 
 
-def test_compose_describes_the_production_shape() -> None:
+def test_compose_describes_the_production_layout() -> None:
     services = compose()["services"]
     assert services["web"]["deploy"]["replicas"] >= 2
-    assert "ports" not in services["web"]  # replicas share one port, through the balancer
-    assert services["lb"]["ports"]
+    assert "ports" not in services["web"]  # replicas are reached through Caddy only
+    caddy = services["caddy"]
+    assert "443:443" in caddy["ports"] and "80:80" in caddy["ports"]  # ACME's challenge too
+    assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in caddy["volumes"]
+    assert caddy["environment"]["UPSTREAMS"] == "web:8000"
+    assert any(v.startswith("caddy_data:") for v in caddy["volumes"])  # certificates kept
+    assert services["web"]["depends_on"]["migrate"]["condition"] == (
+        "service_completed_successfully"
+    )
+    assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
     assert "worker" in services["worker"]["command"]
     assert "beat" in services["beat"]["command"]
     assert services["relay"]["command"][-1] == "relay_webhooks"
-    assert services["postgres"]["image"].startswith("postgres")
     redis_cmd = services["redis"]["command"]
     assert redis_cmd[redis_cmd.index("--appendonly") + 1] == "yes"
+    for name in ("web", "postgres", "redis", "worker"):
+        assert services[name]["healthcheck"]["test"], name
     env = services["web"]["environment"]
+    assert env["PRODUCTION"] == "1" and env["METRICS_ACCESS"] == "token"
     assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
+    assert env["PROMETHEUS_MULTIPROC_DIR"] and services["web"]["tmpfs"]
 
 
-def test_compose_config_is_accepted_by_the_compose_tool() -> None:
+def test_every_image_is_pinned_and_ours_runs_as_no_root() -> None:
+    for name, service in compose()["services"].items():
+        image = service["image"]
+        if image.startswith("roomservice:"):
+            continue
+        assert re.search(r":\d+\.\d+(\.\d+)?(-[a-z]+)?$", image), f"{name}: {image} not pinned"
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.1[1-3]\.\d+-slim", dockerfile, re.M)
+    user = re.findall(r"^USER (\S+)", dockerfile, re.M)
+    assert user and not user[-1].startswith(("root", "0"))
+    assert "pip install --no-cache-dir ." in dockerfile  # the service's packages, no dev extra
+
+
+def test_env_example_holds_every_setting_compose_requires() -> None:
+    text = (ROOT / "docker-compose.yml").read_text()
+    required = set(re.findall(r"\$\{([A-Z_]+):\?", text))
+    example = dict(
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+    assert required == {"POSTGRES_PASSWORD", "SECRET_KEY", "SITE_ADDRESS", "METRICS_TOKEN"}
+    assert required <= set(example), required - set(example)
+
+
+def test_production_refuses_the_example_secret_key() -> None:
+    base = {"PRODUCTION": "1", "ALLOWED_HOSTS": "rooms.example.com"}
+    for weak in ("change-me-to-a-long-random-string", "short"):
+        refused = settings_of({**base, "SECRET_KEY": weak})
+        assert refused.returncode != 0 and "SECRET_KEY" in refused.stderr, weak
+    assert settings_of({**base, "SECRET_KEY": "k" * 50}).returncode == 0
+
+
+def _compose_tool() -> list[str]:
     if shutil.which("docker-compose"):
-        cmd = ["docker-compose", "-f", "docker-compose.yml", "config", "-q"]
-    elif (
+        return ["docker-compose"]
+    if (
         shutil.which("docker")
-        and subprocess.run(
-            ["docker", "compose", "version"], capture_output=True, check=False
-        ).returncode
-        == 0
+        and subprocess.run(["docker", "compose", "version"], capture_output=True).returncode == 0
     ):
-        cmd = ["docker", "compose", "-f", "docker-compose.yml", "config", "-q"]
-    else:
-        pytest.skip("no Compose tool on this machine (apt-get install docker-compose)")
-    result = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    assert result.returncode == 0, result.stderr
+        return ["docker", "compose"]
+    pytest.skip("no Compose tool on this machine (apt-get install docker-compose)")
+
+
+def test_compose_config_is_accepted_with_the_example_env_and_refused_without(
+    tmp_path: Path,
+) -> None:
+    tool = _compose_tool()
+    shutil.copy(ROOT / "docker-compose.yml", tmp_path / "docker-compose.yml")
+    shutil.copy(ROOT / ".env.example", tmp_path / ".env")
+    ok = subprocess.run([*tool, "config", "-q"], cwd=tmp_path, capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    env = (tmp_path / ".env").read_text()
+    (tmp_path / ".env").write_text(re.sub(r"(?m)^SECRET_KEY=.*$", "SECRET_KEY=", env))
+    refused = subprocess.run([*tool, "config", "-q"], cwd=tmp_path, capture_output=True, text=True)
+    assert refused.returncode != 0 and "SECRET_KEY" in refused.stderr
+
+
+def test_the_caddyfile_is_valid_for_the_compose_layout(tmp_path: Path) -> None:
+    if shutil.which("caddy") is None:
+        pytest.skip("no caddy (apt-get install caddy; make test installs it when it can)")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "XDG_DATA_HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "SITE_ADDRESS": "rooms.example.com",
+        "UPSTREAMS": "web:8000",
+    }
+    done = subprocess.run(
+        [
+            "caddy",
+            "validate",
+            "--config",
+            str(ROOT / "deploy" / "Caddyfile"),
+            "--adapter",
+            "caddyfile",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
