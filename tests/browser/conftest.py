@@ -10,6 +10,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,6 +26,16 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+def own_team_choose(page: Any) -> None:
+    """Sign up for an empty team of one's own: on a fresh local run (as these servers are)
+    the sign-up page offers the demo team, ticked (tests/browser/test_onboarding.py)."""
+    from dashboard.forms import CLAIM_DEMO_LABEL
+
+    box = page.get_by_label(CLAIM_DEMO_LABEL)
+    if box.count():
+        box.uncheck()
 
 
 def chromium_path() -> str | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path
+from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path, own_team_choose
 from tests.browser.test_dashboard_flow import in_thread
 from tests.browser.test_room_actions import agents_set_up
 from tests.e2e.conftest import ROOT, RunningServer
@@ -72,6 +72,7 @@ def test_the_main_pages_have_no_serious_accessibility_violation(
                 page.goto("/signup")
                 page.get_by_label("Email").fill(email)
                 page.get_by_label("Password").fill("a-long-and-good-passphrase")
+                own_team_choose(page)
                 page.get_by_role("button", name="Create account").click()
                 page.wait_for_url("**/rooms")
                 page.get_by_label("Room id (optional)").fill(ROOM)

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, own_team_choose
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
 
@@ -55,6 +55,7 @@ def test_sign_up_to_a_live_room_and_revoking_a_key(
     page.get_by_label("Email").fill("operator@example.com")
     page.get_by_label("Password").fill("a-long-and-good-passphrase")
     shot(page, "02-signup")
+    own_team_choose(page)
     page.get_by_role("button", name="Create account").click()
     page.wait_for_url("**/rooms")
     shot(page, "03-rooms-empty")

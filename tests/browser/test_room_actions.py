@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.browser.conftest import own_team_choose
 from tests.browser.test_dashboard_flow import in_thread, shot
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
@@ -101,6 +102,7 @@ def test_a_person_does_every_room_action_in_the_browser(
     page.goto("/signup")
     page.get_by_label("Email").fill(EMAIL)
     page.get_by_label("Password").fill("a-long-and-good-passphrase")
+    own_team_choose(page)
     page.get_by_role("button", name="Create account").click()
     page.wait_for_url("**/rooms")
     page.get_by_label("Room id (optional)").fill(ROOM)
