@@ -146,8 +146,8 @@ def main() -> int:
         signal.signal(signal.SIGINT, _exit_quietly)
         # Worker processes (WEB_CONCURRENCY > 1) die with us too (config/asgi.py's lifespan).
         os.environ["ROOMSERVICE_PARENT_PID"] = str(os.getpid())
-        # Client addresses from X-Forwarded-For only from the proxies named here (the
-        # compose nginx); with none named, the socket's peer is the client.
+        # Client addresses from X-Forwarded-For only from the proxies named here (a TLS
+        # proxy in front, e.g. Caddy); with none named, the socket's peer is the client.
         trusted = os.environ.get("FORWARDED_ALLOW_IPS", "")
         uvicorn.run(
             "config.asgi:application",
