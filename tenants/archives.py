@@ -271,6 +271,16 @@ def room_export(room_id: str) -> bytes:
     return snapshots.document_encode(document, imports.export_key())
 
 
+def room_snapshot_load(room: Room, body: imports.SignedBody) -> None:
+    """A live room's snapshot from a backup (tenants.backups) back in Redis exactly as it
+    was, owned by its row's team. Unlike an import, no quota or secret check and no new
+    row: the document is this deployment's own (its signature matched), taken from a room
+    those checks already held, and its row was restored with the database."""
+    head, raw = snapshots.document_read(body.lines())
+    _loaded(room.room_id, room.team_id, raw, status=snapshots.document_status(head), view=False)
+    store.run_sync(store.room_claims_due_restore, RoomKeys(room.room_id))
+
+
 def room_import(
     *,
     team: Team,

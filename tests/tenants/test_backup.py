@@ -1,0 +1,287 @@
+"""`manage.py backup` and `restore` (tenants.backups): the rows and every live room come
+back exactly, each room with its own team; the same keys authenticate; an archived room is
+still archived and restorable. And the refusals: an existing file, a truncated or damaged
+archive, a database that holds rows, another deployment's export key."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from django.core.management import CommandError, call_command
+
+from rooms import errors, keys
+from tenants import auth, backups, services
+from tenants.access import caches_clear as access_caches_clear
+from tenants.access import room_access
+from tenants.capabilities import Caller
+from tenants.db import db_run
+from tenants.models import Room, RoomArchive, Team
+from tests.rooms.test_archives import READS, answers, call, comparable, furnish
+
+pytestmark = pytest.mark.anyio
+
+
+def _team_with_key(slug: str) -> tuple[int, str]:
+    team = services.team_create(slug=slug)
+    return team.pk, services.api_key_create(team=team, name=f"{slug} agent").secret
+
+
+async def _caller(secret: str) -> Caller | None:
+    return await auth.caller_resolve(auth.bearer_from_header(f"Bearer {secret}"))
+
+
+def _wipe(sync_redis: redis.Redis) -> None:
+    """An empty database (migrated: flush keeps the schema and makes the content types
+    again) and an empty Redis (this run's keys), and no process cache of either."""
+    call_command("flush", interactive=False, verbosity=0)
+    for key in sync_redis.scan_iter(match=f"{keys.prefix()}:*", count=1000):
+        sync_redis.delete(key)
+    auth.caches_clear()
+    access_caches_clear()
+
+
+def _backup(path: Path, *extra: str) -> str:
+    out = io.StringIO()
+    call_command("backup", str(path), *extra, stdout=out)
+    return out.getvalue()
+
+
+def _restore(path: Path, *extra: str) -> str:
+    out, err = io.StringIO(), io.StringIO()
+    call_command("restore", str(path), *extra, stdout=out, stderr=err)
+    return out.getvalue() + err.getvalue()
+
+
+def _manifest(path: Path) -> dict[str, Any]:
+    with tarfile.open(path, "r:gz") as tar:
+        member = tar.extractfile(MANIFEST_NAME)
+        assert member is not None
+        return dict(json.loads(member.read()))
+
+
+MANIFEST_NAME = backups.MANIFEST
+
+
+def _row_counts() -> dict[str, int]:
+    return {
+        model._meta.label_lower: model._base_manager.count() for model in backups.backed_up_models()
+    }
+
+
+async def test_a_backup_restores_rows_and_rooms_exactly_each_with_its_team(
+    tmp_path: Path, sync_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    a_id, a_secret = await db_run(_team_with_key, "backup-a")
+    b_id, b_secret = await db_run(_team_with_key, "backup-b")
+    team_a, team_b = await _caller(a_secret), await _caller(b_secret)
+    assert team_a is not None and team_b is not None
+    live_a, old_a, live_b = "bk-a-live", "bk-a-archived", "bk-b-live"
+    for caller, room_id in ((team_a, live_a), (team_a, old_a), (team_b, live_b)):
+        await room_access(caller, room_id, write=True)
+    made = {
+        room_id: await furnish(caller, room_id)
+        for caller, room_id in ((team_a, live_a), (team_a, old_a), (team_b, live_b))
+    }
+    await call(team_a, old_a, "set_room_status", status="archived")
+    before = {
+        live_a: await answers(team_a, live_a, made[live_a]),
+        live_b: await answers(team_b, live_b, made[live_b]),
+    }
+    archived_plan = await call(team_a, old_a, "read_plan")
+
+    path = tmp_path / "roomservice.tar.gz"
+    said = await db_run(_backup, path)
+    assert "2 live rooms, 1 archived rooms" in said
+    manifest = _manifest(path)
+    counts_before = await db_run(_row_counts)
+    assert manifest["counts"]["rows"] == counts_before
+    assert manifest["rooms"] == {"live": sorted([live_a, live_b]), "gone": []}
+    assert manifest["migrations"]["tenants"] and manifest["serviceVersion"]
+    assert path.stat().st_mode & 0o077 == 0, "the archive holds credentials: owner only"
+
+    await db_run(_wipe, sync_redis)
+    assert await _caller(a_secret) is None, "wiped: the key is unknown"
+    assert not await db_run(lambda: Team.objects.exists())
+
+    said = await db_run(_restore, path)
+    assert "2 live rooms, 1 archived rooms" in said
+    assert await db_run(_row_counts) == manifest["counts"]["rows"]
+
+    # The same keys authenticate, as the same teams.
+    again_a, again_b = await _caller(a_secret), await _caller(b_secret)
+    assert again_a is not None and again_b is not None
+    assert (again_a.team_id, again_b.team_id) == (a_id, b_id)
+    # Each room with its own team, in the database and in Redis (the access check).
+    owners = await db_run(lambda: dict(Room.objects.values_list("room_id", "team__slug")))
+    assert owners == {live_a: "backup-a", old_a: "backup-a", live_b: "backup-b"}
+    for stranger, room_id in ((again_b, live_a), (again_b, old_a), (again_a, live_b)):
+        with pytest.raises(errors.RoomAccessError):
+            await call(stranger, room_id, "read_plan")
+    # The live rooms read back the same through the tools, log and cursors included.
+    for caller, room_id in ((again_a, live_a), (again_b, live_b)):
+        after = await answers(caller, room_id, made[room_id])
+        for name, _ in READS:
+            assert comparable(name, after[name]) == comparable(name, before[room_id][name]), (
+                room_id,
+                name,
+            )
+    # The archived room is still archived, reads from its archive, and restores.
+    assert await db_run(lambda: Room.objects.get(room_id=old_a).status) == "archived"
+    assert await db_run(lambda: RoomArchive.objects.filter(room__room_id=old_a).exists())
+    assert await call(again_a, old_a, "read_plan") == archived_plan
+    moved = await call(again_a, old_a, "set_room_status", status="active")
+    assert moved["previousStatus"] == "archived"
+    assert await call(again_a, old_a, "read_plan") == archived_plan
+    # New writes go on after the restored ones.
+    task = await call(again_a, live_a, "add_task", title="after the restore")
+    assert task["title"] == "after the restore"
+
+
+def _two_rows() -> None:
+    _team_with_key("backup-one")
+    _team_with_key("backup-two")
+
+
+async def test_an_existing_file_is_refused_unless_forced(
+    tmp_path: Path, redis_client_closed: None
+) -> None:
+    await db_run(_two_rows)
+    path = tmp_path / "kept.tar.gz"
+    path.write_bytes(b"an earlier backup")
+    with pytest.raises(CommandError, match="exists already: nothing was written"):
+        await db_run(_backup, path)
+    assert path.read_bytes() == b"an earlier backup"
+    await db_run(_backup, path, "--force")
+    assert _manifest(path)["counts"]["rows"]["tenants.team"] == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["kept.tar.gz"], "no temporary file left"
+
+
+async def test_a_truncated_or_damaged_archive_restores_nothing(
+    tmp_path: Path, sync_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    await db_run(_two_rows)
+    team = await _caller(await db_run(lambda: _team_with_key("backup-rooms")[1]))
+    assert team is not None
+    await call(team, "bk-trunc", "add_task", title="kept")
+    path = tmp_path / "whole.tar.gz"
+    await db_run(_backup, path)
+    await db_run(_wipe, sync_redis)
+
+    cut = tmp_path / "cut.tar.gz"
+    cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    with pytest.raises(CommandError, match=r"truncated or corrupt\. Nothing was restored"):
+        await db_run(_restore, cut)
+
+    # Whole as gzip, but a room's document changed inside it: its digest differs.
+    changed = tmp_path / "changed.tar.gz"
+    with tarfile.open(path, "r:gz") as src, tarfile.open(changed, "w:gz") as dst:
+        for member in src.getmembers():
+            data = src.extractfile(member)
+            assert data is not None
+            body = data.read()
+            if member.name.startswith("rooms/"):
+                body = body.replace(b"kept", b"KEPT")
+            dst.addfile(member, io.BytesIO(body))
+    with pytest.raises(CommandError, match="does not hold what its manifest lists"):
+        await db_run(_restore, changed)
+
+    # Not a gzip at all.
+    junk = tmp_path / "junk.tar.gz"
+    junk.write_bytes(gzip.compress(b"not a tar") + b"trailing")
+    with pytest.raises(CommandError, match="Nothing was restored"):
+        await db_run(_restore, junk)
+    assert not await db_run(lambda: Team.objects.exists()), "nothing was written"
+    assert not list(sync_redis.scan_iter(match=f"{keys.prefix()}:{{bk-trunc}}:*"))
+
+    # The whole one still restores.
+    await db_run(_restore, path)
+    assert [t["title"] for t in (await call(team, "bk-trunc", "read_plan"))["tasks"]] == ["kept"]
+
+
+async def test_restoring_over_rows_is_refused_unless_forced_and_says_what_it_replaces(
+    tmp_path: Path, sync_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    _, secret = await db_run(_team_with_key, "backup-first")
+    first = await _caller(secret)
+    assert first is not None
+    await call(first, "bk-first", "add_task", title="from the backup")
+    path = tmp_path / "first.tar.gz"
+    await db_run(_backup, path)
+    # Later: another team and room, and the first room changed.
+    _, later_secret = await db_run(_team_with_key, "backup-later")
+    later = await _caller(later_secret)
+    assert later is not None
+    await call(later, "bk-later", "add_task", title="after the backup")
+    await call(first, "bk-first", "add_task", title="also after")
+
+    with pytest.raises(CommandError, match=r"already holds rows .*2 tenants\.team") as refused:
+        await db_run(_restore, path)
+    assert "--force" in str(refused.value)
+    assert await db_run(lambda: Team.objects.count()) == 2, "nothing was replaced"
+
+    said = await db_run(_restore, path, "--force")
+    assert "--force: replacing this database's rows (2 tenants.team" in said
+    auth.caches_clear()
+    access_caches_clear()
+    assert await db_run(lambda: list(Team.objects.values_list("slug", flat=True))) == [
+        "backup-first"
+    ]
+    assert await _caller(later_secret) is None
+    assert not list(sync_redis.scan_iter(match=f"{keys.prefix()}:{{bk-later}}:*"))
+    plan = await call(first, "bk-first", "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["from the backup"]
+
+
+async def test_another_deployments_export_key_is_named_and_nothing_is_restored(
+    tmp_path: Path, sync_redis: redis.Redis, settings: Any, redis_client_closed: None
+) -> None:
+    settings.DEBUG = False
+    settings.ROOM_EXPORT_SIGNING_KEY = "a" * 40
+    _, secret = await db_run(_team_with_key, "backup-signed")
+    team = await _caller(secret)
+    assert team is not None
+    await call(team, "bk-signed", "add_task", title="signed")
+    path = tmp_path / "signed.tar.gz"
+    await db_run(_backup, path)
+    await db_run(_wipe, sync_redis)
+
+    settings.ROOM_EXPORT_SIGNING_KEY = "b" * 40
+    with pytest.raises(CommandError, match="not signed with this deployment's room export key"):
+        await db_run(_restore, path)
+    assert not await db_run(lambda: Team.objects.exists())
+
+    settings.ROOM_EXPORT_SIGNING_KEY = "a" * 40
+    await db_run(_restore, path)
+    plan = await call(team, "bk-signed", "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["signed"]
+
+
+async def test_a_backup_from_a_newer_migration_state_is_refused(
+    tmp_path: Path, redis_client_closed: None
+) -> None:
+    await db_run(_two_rows)
+    path = tmp_path / "newer.tar.gz"
+    await db_run(_backup, path)
+    newer = tmp_path / "newer-edited.tar.gz"
+    with tarfile.open(path, "r:gz") as src, tarfile.open(newer, "w:gz") as dst:
+        for member in src.getmembers():
+            data = src.extractfile(member)
+            assert data is not None
+            body = data.read()
+            if member.name == backups.MANIFEST:
+                manifest = json.loads(body)
+                manifest["migrations"]["tenants"].append("9999_from_the_future")
+                body = json.dumps(manifest).encode()
+                member.size = len(body)
+            dst.addfile(member, io.BytesIO(body))
+    await db_run(lambda: call_command("flush", interactive=False, verbosity=0))
+    with pytest.raises(CommandError, match=r"newer database state .*tenants\.9999_from_the_future"):
+        await db_run(_restore, newer)
+    assert not await db_run(lambda: Team.objects.exists())
