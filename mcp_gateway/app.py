@@ -23,19 +23,17 @@ second path is a second thing to keep right).
 
 from __future__ import annotations
 
-import base64
 import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
 
 import anyio
 import mcp_types as T
 from django.conf import settings
-from django.http.request import validate_host
 from mcp_types import methods
 from mcp_types.version import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -45,7 +43,8 @@ from mcp_types.version import (
 from pydantic import ValidationError
 
 from config import telemetry
-from mcp_gateway import tools
+from mcp_gateway import envelope, origins, tools
+from mcp_gateway.envelope import RpcError
 from rooms import errors as rooms_errors
 from rooms import profiles, store, traces
 from tenants import access
@@ -101,12 +100,6 @@ HTTP_STATUS = {
 
 
 FAILED = "The server failed on this request (it has been logged); retry shortly."
-
-
-class RpcError(Exception):
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code, self.message, self.data = code, message, data
 
 
 def _rpc_error(rid: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
@@ -327,7 +320,7 @@ class McpGateway:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         origin = headers.get("origin")
-        if origin is not None and not origin_allowed(origin):
+        if origin is not None and not origins.origin_allowed(origin):
             # A page of another site, maybe a DNS-rebinding one: refused before anything
             # else is read (the transport's MUST, 2025-03-26 on).
             await _send_json(
@@ -464,7 +457,7 @@ class McpGateway:
         modern = header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS
         try:
             if modern:
-                version = self._modern_envelope(header_version or "", headers, method, params)
+                version = envelope.modern_envelope(header_version or "", headers, method, params)
             else:
                 version = header_version or T.DEFAULT_NEGOTIATED_VERSION
                 if method == "initialize":
@@ -523,112 +516,6 @@ class McpGateway:
             if spliced is not None:
                 return 200, Encoded(spliced)
         return 200, {"jsonrpc": "2.0", "id": rid, "result": wire}
-
-    @staticmethod
-    def _modern_envelope(version: str, headers: dict[str, str], method: str, params: Any) -> str:
-        """The 2026-07-28 request's version, once its envelope holds (streamable HTTP,
-        "Server Validation"): a version we speak, its headers present, plain and equal to
-        the body's values (the name decoded first when it comes base64-encoded)."""
-        if version not in MODERN_PROTOCOL_VERSIONS:
-            # Said first: whatever else is wrong, the client's next move is another version.
-            raise RpcError(
-                T.UNSUPPORTED_PROTOCOL_VERSION,
-                f"Unsupported protocol version {version}; this server speaks "
-                f"{', '.join(MODERN_PROTOCOL_VERSIONS)} (and the initialize handshake for "
-                f"{', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}).",
-                {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version},
-            )
-        meta = (params or {}).get("_meta")
-        if (
-            not isinstance(meta, dict)
-            or T.PROTOCOL_VERSION_META_KEY not in meta
-            or T.CLIENT_CAPABILITIES_META_KEY not in meta
-        ):
-            raise RpcError(
-                T.INVALID_PARAMS,
-                "params._meta must carry the protocol version and client capabilities "
-                "(2026-07-28 single-exchange request).",
-            )
-        if meta[T.PROTOCOL_VERSION_META_KEY] != version:
-            raise RpcError(
-                T.HEADER_MISMATCH,
-                f"Header mismatch: MCP-Protocol-Version {version} does not match "
-                f"params._meta's {str(meta[T.PROTOCOL_VERSION_META_KEY])[:64]}.",
-            )
-        said = headers.get("mcp-method")
-        if said is None or not _header_plain(said):
-            raise RpcError(
-                T.HEADER_MISMATCH,
-                "Header mismatch: the Mcp-Method header is missing or not plain ASCII.",
-            )
-        if said != method:
-            raise RpcError(
-                T.HEADER_MISMATCH,
-                f"Header mismatch: Mcp-Method {said[:64]} does not match the body's {method[:64]}.",
-            )
-        if method in NAMED_METHODS:
-            name = _header_name(headers.get("mcp-name"))
-            body_name = (params or {}).get(NAMED_METHODS[method])
-            if name is None:
-                raise RpcError(
-                    T.HEADER_MISMATCH,
-                    f"Header mismatch: {method} needs an Mcp-Name header (plain ASCII, or "
-                    "=?base64?...?=).",
-                )
-            if name != body_name:
-                raise RpcError(
-                    T.HEADER_MISMATCH,
-                    f"Header mismatch: Mcp-Name {name[:64]} does not match the body's "
-                    f"{str(body_name)[:64]}.",
-                )
-        return version
-
-
-# The methods whose Mcp-Name header mirrors a body field (streamable HTTP, "Standard Request
-# Headers"); we serve only tools/call of them, the others are checked all the same.
-NAMED_METHODS = {"tools/call": "name", "resources/read": "uri", "prompts/get": "name"}
-
-
-def _header_plain(value: str) -> bool:
-    """A header value of visible ASCII, spaces and tabs only (RFC 9110 field values, as MCP
-    asks clients to send them), with no space at either end."""
-    return value == value.strip(" \t") and all(c == "\t" or " " <= c <= "~" for c in value)
-
-
-def _header_name(value: str | None) -> str | None:
-    """The Mcp-Name header's value, decoded from its =?base64?...?= form; None when it is
-    absent or malformed."""
-    if value is None or not _header_plain(value):
-        return None
-    if value.startswith("=?base64?") and value.endswith("?="):
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            return None
-    return value
-
-
-def origin_allowed(origin: str) -> bool:
-    """Whether a request from a page of `origin` may use /mcp: one of the service's own host
-    names (ALLOWED_HOSTS; while that is "*", the loopback names only) or an origin listed in
-    MCP_ALLOWED_ORIGINS or CSRF_TRUSTED_ORIGINS."""
-    given = origin.strip().rstrip("/")
-    if given in settings.MCP_ALLOWED_ORIGINS or given in settings.CSRF_TRUSTED_ORIGINS:
-        return True
-    try:
-        parts = urlsplit(given)
-        host = parts.hostname
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not host:
-        return False
-    named = [h for h in settings.ALLOWED_HOSTS if h != "*"]
-    if "*" in settings.ALLOWED_HOSTS:
-        named += LOOPBACK_HOSTS
-    return validate_host(host, named)
-
-
-LOOPBACK_HOSTS = ["localhost", "127.0.0.1", "::1", "[::1]"]
 
 
 def _profile_asked(scope: Scope) -> profiles.Profile | None:
