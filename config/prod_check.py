@@ -139,6 +139,7 @@ class ProdCheck:
             "PRODUCTION": "1",
             "DEBUG": "0",
             "SECRET_KEY": secrets.token_urlsafe(50),
+            "ROOM_EXPORT_SIGNING_KEY": secrets.token_urlsafe(40),
             "ALLOWED_HOSTS": "localhost",
             "PUBLIC_URL": self.base,
             "CSRF_TRUSTED_ORIGINS": self.base,

@@ -213,6 +213,8 @@ ROOM_ARCHIVE_VIEW_SECONDS = env_int("ROOM_ARCHIVE_VIEW_SECONDS", 300)
 ROOM_EXPORT_SIGNING_KEY = os.environ.get("ROOM_EXPORT_SIGNING_KEY", "")
 if ROOM_EXPORT_SIGNING_KEY and len(ROOM_EXPORT_SIGNING_KEY) < 32:
     raise ImproperlyConfigured("ROOM_EXPORT_SIGNING_KEY must be at least 32 characters")
+if PRODUCTION and "change-me" in ROOM_EXPORT_SIGNING_KEY:
+    raise ImproperlyConfigured("ROOM_EXPORT_SIGNING_KEY is .env.example's placeholder; make one")
 # The largest room document import takes (a room within its quotas is far smaller); imports
 # run one at a time per team and ROOM_IMPORTS_PER_PROCESS at a time per web process.
 ROOM_IMPORT_BYTES_MAX = env_int("ROOM_IMPORT_BYTES_MAX", 64 * 1024 * 1024)

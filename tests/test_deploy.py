@@ -72,7 +72,13 @@ def test_env_example_holds_every_setting_compose_requires() -> None:
         for line in (ROOT / ".env.example").read_text().splitlines()
         if line and not line.startswith("#")
     )
-    assert required == {"POSTGRES_PASSWORD", "SECRET_KEY", "SITE_ADDRESS", "METRICS_TOKEN"}
+    assert required == {
+        "POSTGRES_PASSWORD",
+        "SECRET_KEY",
+        "ROOM_EXPORT_SIGNING_KEY",
+        "SITE_ADDRESS",
+        "METRICS_TOKEN",
+    }
     assert required <= set(example), required - set(example)
 
 
@@ -82,6 +88,9 @@ def test_production_refuses_the_example_secret_key() -> None:
         refused = settings_of({**base, "SECRET_KEY": weak})
         assert refused.returncode != 0 and "SECRET_KEY" in refused.stderr, weak
     assert settings_of({**base, "SECRET_KEY": "k" * 50}).returncode == 0
+    placeholder = "change-me-to-another-long-random-string"
+    refused = settings_of({**base, "SECRET_KEY": "k" * 50, "ROOM_EXPORT_SIGNING_KEY": placeholder})
+    assert refused.returncode != 0 and "ROOM_EXPORT_SIGNING_KEY" in refused.stderr
 
 
 def _compose_tool() -> list[str]:
