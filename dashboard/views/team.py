@@ -3,6 +3,7 @@ team, acting for agents, the team's keys and its audit log."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -124,7 +125,14 @@ def join(request: HttpRequest, token: str) -> HttpResponse:
         request.session[SESSION_TEAM] = str(invite.team_id)
         return redirect("rooms")
     return render(
-        request, "dashboard/join.html", {"invite": invite, "signed_in": user.is_authenticated}
+        request,
+        "dashboard/join.html",
+        {
+            "invite": invite,
+            "signed_in": user.is_authenticated,
+            # With sign-up closed, only a person who has an account can take the invitation.
+            "signup_open": settings.SIGNUP != "closed",
+        },
     )
 
 

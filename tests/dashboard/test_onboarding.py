@@ -231,3 +231,15 @@ def test_the_signup_setting_is_read_with_a_safe_default() -> None:
     assert signup_setting({"SIGNUP": "closed"}).stdout.strip() == "closed"
     wrong = signup_setting({"SIGNUP": "yes"})
     assert wrong.returncode != 0 and "SIGNUP must be open, closed or invite-only" in wrong.stderr
+
+
+def test_with_sign_up_closed_an_invitation_offers_only_signing_in(
+    ann: Person, settings: Any
+) -> None:
+    token = invite_for(ann, "cy@example.com")
+    settings.SIGNUP = "closed"
+    page = Client().get(f"/join/{token}").content.decode()
+    assert "/signup" not in page and "/login?next=" in page
+    assert "not open on this server" in page
+    settings.SIGNUP = "open"
+    assert "/signup?next=" in Client().get(f"/join/{token}").content.decode()
