@@ -49,6 +49,7 @@ def test_compose_describes_the_production_layout() -> None:
     assert env["PRODUCTION"] == "1" and env["METRICS_ACCESS"] == "token"
     assert env["DATABASE_URL"].startswith("postgres://") and env["REDIS_URL"].startswith("redis://")
     assert env["PROMETHEUS_MULTIPROC_DIR"] and services["web"]["tmpfs"]
+    assert "./backups:/backups" in services["web"]["volumes"]  # manage.py backup's place
 
 
 def test_every_image_is_pinned_and_ours_runs_as_no_root() -> None:
