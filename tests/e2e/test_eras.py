@@ -34,9 +34,7 @@ async def test_the_core_workflow_in_each_era(server: RunningServer, mode: str) -
         claimed = await call(agent, "claim_task", roomId=room, taskId=task["id"], agentId="a")
         assert claimed["owner"] == "a" and claimed["status"] == "in_progress"
         # Something is unread, so the wait returns at once: and says it cut the hour asked.
-        waited = await call(
-            agent, "wait_for_events", roomId=room, agentId="b", timeoutMs=3_600_000
-        )
+        waited = await call(agent, "wait_for_events", roomId=room, agentId="b", timeoutMs=3_600_000)
         assert waited["capped"] is True and waited["timeoutMs"] == 30_000
         assert waited["count"] >= 2
         done = await call(agent, "update_task", roomId=room, taskId=task["id"], status="done")
