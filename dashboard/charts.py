@@ -15,13 +15,13 @@ from datetime import UTC, datetime
 
 HOUR_MS = 3_600_000
 
-WIDTH = 640  # the SVG's own units; it scales to its box
-HEIGHT = 180
+WIDTH = 480  # the SVG's own units; it scales to its box (a phone: about 0.7)
+HEIGHT = 170
 TOP = 20  # room above the tallest bar for its figure
 BOTTOM = 24  # room under the bars for their labels
 SIDE = 8
 GAP_SHARE = 0.25  # of each bar's slot, left empty between bars
-LABELS_MOST = 14  # more bars than this: only every n-th is labelled under the axis
+LABELS_MOST = 7  # more bars than this: only every n-th is labelled under the axis
 
 
 @dataclass(frozen=True, slots=True)

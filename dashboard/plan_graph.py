@@ -3,7 +3,8 @@ line from each dependency to the task that waits for it. The page draws it as SV
 the positions here, so the layout is a plain function a test can check at any size.
 
 Layered ("Sugiyama-style") and kept simple: a task's column is the longest chain of
-dependencies before it; inside a column, tasks sit near the tasks they wait for (the
+dependencies before it (a task that waits for nothing sits just before the first task
+that waits for it); inside a column, tasks sit near the tasks they wait for (the
 mean row of their dependencies), then in plan order. A dependency cycle, which the plan
 refuses but an old room might hold, never loops: its tasks go after everything else.
 """
@@ -77,8 +78,13 @@ class PlanGraph:
 
 
 def _cut(text: str, most: int) -> str:
+    """`text` in at most `most` characters: cut at a word's end when one is near."""
     text = " ".join(text.split())
-    return text if len(text) <= most else text[: most - 1].rstrip() + "…"
+    if len(text) <= most:
+        return text
+    head = text[: most - 1]
+    space = head.rfind(" ")
+    return (head[:space] if space > most // 2 else head).rstrip(" ,.;:-") + "…"
 
 
 def task_depths(tasks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
@@ -106,6 +112,24 @@ def task_depths(tasks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     return depth
 
 
+def depths_for_drawing(tasks: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """task_depths, with each task that waits for nothing moved right to just before the
+    first task that waits for it: its lines stay short instead of crossing the graph."""
+    depths = task_depths(tasks)
+    ids = set(depths)
+    waiting: dict[str, list[str]] = {}
+    for task in tasks:
+        for dep in task.get("depends_on") or []:
+            if dep in ids:
+                waiting.setdefault(dep, []).append(str(task["id"]))
+    for task in tasks:
+        task_id = str(task["id"])
+        has_deps = any(d in ids for d in task.get("depends_on") or [])
+        if not has_deps and task_id in waiting:
+            depths[task_id] = max(min(depths[w] for w in waiting[task_id]) - 1, 0)
+    return depths
+
+
 def _edge_path(x1: float, y1: float, x2: float, y2: float) -> str:
     if x2 <= x1:  # the same column (a cycle's leftovers): a plain line
         return f"M{x1:g},{y1:g} L{x2:g},{y2:g}"
@@ -115,7 +139,7 @@ def _edge_path(x1: float, y1: float, x2: float, y2: float) -> str:
 
 def plan_layout(tasks: Sequence[Mapping[str, Any]]) -> PlanGraph:
     """Positions for every task of the plan (in plan order) and a path for each dependency."""
-    depths = task_depths(tasks)
+    depths = depths_for_drawing(tasks)
     order = {str(t["id"]): index for index, t in enumerate(tasks)}
     titles = {str(t["id"]): str(t.get("title") or t["id"]) for t in tasks}
     by_id = {str(t["id"]): t for t in tasks}

@@ -1,4 +1,5 @@
-"""How long a task has been in progress, in words a person reads at a glance.
+"""How long a task has been in progress, in words a person reads at a glance (a duration,
+so the page shows it as text, not as a <time> the script would turn into "3 h ago").
 
 A task record keeps when it last changed (updated_at), not when it went in progress, so
 the start comes from the log when the log still holds it: the newest event that put the

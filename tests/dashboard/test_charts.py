@@ -59,4 +59,4 @@ def test_an_empty_window_and_uncounted_periods_are_said() -> None:
 def test_many_bars_label_every_few_and_always_the_newest() -> None:
     chart = bar_chart([Period(str(i), str(i), i) for i in range(24)], title="t", unit="hour")
     labelled = [b.label for b in chart.bars if b.labelled]
-    assert labelled[-1] == "23" and 6 <= len(labelled) <= 14
+    assert labelled[-1] == "23" and 4 <= len(labelled) <= 7

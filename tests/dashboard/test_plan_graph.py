@@ -43,6 +43,12 @@ def test_depth_is_the_longest_chain_before_a_task() -> None:
     assert task_depths(tasks) == {"a": 0, "b": 1, "c": 2, "d": 0}
 
 
+def test_a_task_waiting_for_nothing_sits_just_before_its_first_dependent() -> None:
+    tasks = [_task("a"), _task("b", "a"), _task("c", "b"), _task("late"), _task("d", "c", "late")]
+    columns = {n.id: n.column for n in plan_layout(tasks).nodes}
+    assert columns == {"a": 0, "b": 1, "c": 2, "late": 2, "d": 3}
+
+
 def test_fifty_tasks_lay_out_in_layers_without_overlap() -> None:
     tasks = fifty_tasks()
     graph = plan_layout(tasks)
@@ -80,12 +86,14 @@ def test_a_cycle_and_a_missing_dependency_never_loop_or_fail() -> None:
     assert next(n for n in graph.nodes if n.id == "d").after == [("a", "Task a")]
 
 
-def test_long_titles_are_cut_and_kept_whole_for_the_tooltip() -> None:
-    long = "Build the authentication API with refresh tokens and rate limits"
+def test_long_titles_are_cut_at_a_word_and_kept_whole_for_the_tooltip() -> None:
+    long = "Wire the payment provider's webhooks into the ledger"
     node = plan_layout([_task("a", title=long, status="in_progress")]).nodes[0]
     assert node.title == long
-    assert len(node.short) <= TITLE_CHARS and node.short.endswith("…")
+    assert len(node.short) <= TITLE_CHARS and node.short == "Wire the payment…"
     assert node.status_words == "in progress" and node.line == "in progress"
+    unbroken = plan_layout([_task("b", title="Supercalifragilisticexpialidocious")]).nodes[0]
+    assert unbroken.short == "Supercalifragilisticexp…"
 
 
 def test_an_empty_plan_is_an_empty_graph() -> None:

@@ -55,7 +55,7 @@ def test_a_task_in_progress_says_for_how_long(ann: Person) -> None:
     finally:
         clock.set_clock(None)
     for page in (board, detail):
-        assert re.search(r"in progress for <time datetime=\"[^\"]+\"[^>]*>3 h 12 min</time>", page)
+        assert re.search(r'in progress for <span class="age" title="[^"]+">3 h 12 min</span>', page)
 
 
 def test_dependencies_and_history_read_by_title(ann: Person) -> None:
