@@ -105,6 +105,10 @@ def test_every_page_fits_a_phone_and_the_room_page_is_photographed(
     page.set_viewport_size(PHONE)
     for url in ("/", "/login", "/signup"):
         assert_fits(page, url)
+    icon = page.locator('link[rel="icon"]').get_attribute("href")
+    served = page.request.get(icon)
+    assert served.ok and served.headers["content-type"].startswith("image/svg+xml")
+    assert "<svg" in served.text()
     page.set_viewport_size(DESKTOP)
     secret = sign_up(page, "phone@example.com", room)
     made = in_thread(agents_set_up, browser_server.mcp_url, secret, room)
