@@ -341,7 +341,14 @@ async def test_wait_wakes_when_another_server_process_posts(
         with anyio.fail_after(BOUND):
             result = mcp_value(await waiter)
     assert posted["from"] == "poster" and posted["to"] == "waiter"
-    assert result == {"events": [posted], "cursor": posted["id"], "count": 1, "timedOut": False}
+    assert result == {
+        "events": [posted],
+        "cursor": posted["id"],
+        "count": 1,
+        "timedOut": False,
+        "timeoutMs": 20000,
+        "capped": False,
+    }
 
 
 async def test_the_waiters_one_write_wakes_share_one_read(server: RunningServer) -> None:
@@ -392,9 +399,10 @@ async def test_wait_times_out_with_nothing(server: RunningServer) -> None:
         fresh = await mcp(
             http, server.url, "wait_for_events", roomId=room, agentId="never-read", timeoutMs=300
         )
-    assert result == {"events": [], "cursor": old["id"], "count": 0, "timedOut": True}
+    said = {"timeoutMs": 300, "capped": False}
+    assert result == {"events": [], "cursor": old["id"], "count": 0, "timedOut": True, **said}
     # A new agent has not read the old event yet: it gets it at once.
-    assert fresh == {"events": [old], "cursor": old["id"], "count": 1, "timedOut": False}
+    assert fresh == {"events": [old], "cursor": old["id"], "count": 1, "timedOut": False, **said}
 
 
 async def test_two_waits_of_one_agent_share_one_event_exactly_once(
@@ -432,8 +440,11 @@ async def test_two_waits_of_one_agent_share_one_event_exactly_once(
             results = [mcp_value(await w) for w in waits]
     winners = [x for x in results if x["events"]]
     losers = [x for x in results if not x["events"]]
-    assert winners == [{"events": [posted], "cursor": posted["id"], "count": 1, "timedOut": False}]
-    assert losers == [{"events": [], "cursor": posted["id"], "count": 0, "timedOut": True}]
+    said = {"timeoutMs": timeout_ms, "capped": False}
+    assert winners == [
+        {"events": [posted], "cursor": posted["id"], "count": 1, "timedOut": False, **said}
+    ]
+    assert losers == [{"events": [], "cursor": posted["id"], "count": 0, "timedOut": True, **said}]
 
 
 # =========================================================================================
@@ -1188,7 +1199,7 @@ async def test_rest_and_mcp_give_the_same_errors(server: RunningServer) -> None:
                 400,
                 "invalid_arguments",
             ),
-            ("wait_for_events", {"agentId": "a", "timeoutMs": 30001}, 400, "invalid_arguments"),
+            ("wait_for_events", {"agentId": "a", "timeoutMs": -1}, 400, "invalid_arguments"),
             ("read_events", {"since": "yesterday"}, 400, "invalid_arguments"),
             (
                 "write_context",
