@@ -7,6 +7,11 @@ dependencies before it (a task that waits for nothing sits just before the first
 that waits for it); inside a column, tasks sit near the tasks they wait for (the
 mean row of their dependencies), then in plan order. A dependency cycle, which the plan
 refuses but an old room might hold, never loops: its tasks go after everything else.
+
+Bounded: a plan of more than GRAPH_TASKS_MAX tasks or GRAPH_DEPENDENCIES_MAX dependencies
+is not laid out (a room may hold 2,000 tasks of 100 dependencies each: 38 MB of SVG on
+every live refresh, for every viewer, share links included); the page says so and the
+board and task pages show the plan instead. Counting costs one pass over the plan.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ ROW_GAP = 14
 MARGIN = 10
 TITLE_CHARS = 24  # of a title drawn in a node; the whole title is its tooltip and name
 OWNER_CHARS = 16
+GRAPH_TASKS_MAX = 150
+GRAPH_DEPENDENCIES_MAX = 600
 
 STATUS_WORDS = {
     "pending": "pending",
@@ -75,6 +82,10 @@ class PlanGraph:
     height: int
     node_width: int = NODE_WIDTH
     node_height: int = NODE_HEIGHT
+    # Set instead of a layout when the plan is past the graph's bounds: (tasks, dependencies).
+    too_large: tuple[int, int] | None = None
+    tasks_max: int = GRAPH_TASKS_MAX
+    dependencies_max: int = GRAPH_DEPENDENCIES_MAX
 
 
 def _cut(text: str, most: int) -> str:
@@ -138,7 +149,21 @@ def _edge_path(x1: float, y1: float, x2: float, y2: float) -> str:
 
 
 def plan_layout(tasks: Sequence[Mapping[str, Any]]) -> PlanGraph:
-    """Positions for every task of the plan (in plan order) and a path for each dependency."""
+    """Positions for every task of the plan (in plan order) and a path for each dependency;
+    no layout, only the counts, past GRAPH_TASKS_MAX or GRAPH_DEPENDENCIES_MAX."""
+    ids = {str(t["id"]) for t in tasks}
+    dependencies = sum(sum(1 for d in t.get("depends_on") or [] if d in ids) for t in tasks)
+    if len(tasks) > GRAPH_TASKS_MAX or dependencies > GRAPH_DEPENDENCIES_MAX:
+        return PlanGraph(
+            nodes=[],
+            edges=[],
+            columns=[],
+            width=0,
+            height=0,
+            too_large=(len(tasks), dependencies),
+            tasks_max=GRAPH_TASKS_MAX,
+            dependencies_max=GRAPH_DEPENDENCIES_MAX,
+        )
     depths = depths_for_drawing(tasks)
     order = {str(t["id"]): index for index, t in enumerate(tasks)}
     titles = {str(t["id"]): str(t.get("title") or t["id"]) for t in tasks}

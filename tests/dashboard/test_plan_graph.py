@@ -8,6 +8,8 @@ import random
 from typing import Any
 
 from dashboard.plan_graph import (
+    GRAPH_DEPENDENCIES_MAX,
+    GRAPH_TASKS_MAX,
     NODE_HEIGHT,
     NODE_WIDTH,
     TITLE_CHARS,
@@ -99,3 +101,19 @@ def test_long_titles_are_cut_at_a_word_and_kept_whole_for_the_tooltip() -> None:
 def test_an_empty_plan_is_an_empty_graph() -> None:
     graph = plan_layout([])
     assert graph.nodes == [] and graph.edges == [] and graph.columns == []
+
+
+def test_a_plan_past_the_graphs_bounds_is_counted_not_drawn() -> None:
+    """The worst a room may hold (2,000 tasks of 100 dependencies) costs one counting pass,
+    not 38 MB of SVG on every live refresh; at the bounds it is still drawn."""
+    worst = [_task(f"t{n}", *[f"t{i}" for i in range(max(0, n - 100), n)]) for n in range(2000)]
+    graph = plan_layout(worst)
+    assert graph.too_large == (2000, sum(len(t["depends_on"]) for t in worst))
+    assert graph.nodes == [] and graph.edges == [] and graph.width == 0
+    chain = [_task(f"t{n}", *([f"t{n - 1}"] if n else [])) for n in range(GRAPH_TASKS_MAX)]
+    drawn = plan_layout(chain)
+    assert drawn.too_large is None and len(drawn.nodes) == GRAPH_TASKS_MAX
+    assert plan_layout([*chain, _task("one-more")]).too_large == (GRAPH_TASKS_MAX + 1, 149)
+    dense = [_task(f"t{n}", *[f"t{i}" for i in range(n)]) for n in range(36)]  # 630 edges
+    assert plan_layout(dense).too_large == (36, 630)
+    assert GRAPH_DEPENDENCIES_MAX < 630

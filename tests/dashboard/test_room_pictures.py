@@ -8,6 +8,9 @@ import html
 import re
 from datetime import timedelta
 
+import pytest
+
+from dashboard import plan_graph
 from rooms import clock
 from tests import callers
 from tests.dashboard.conftest import Person
@@ -40,6 +43,16 @@ def test_the_plan_is_a_graph_of_linked_tasks_with_a_text_list(ann: Person) -> No
     assert "The dependencies as a list" in page and "Step 2:" in page
     live = ann.client.get(f"/rooms/{room.room_id}/live").content.decode()
     assert 'id="graph" hx-swap-oob="innerHTML"' in live
+
+
+def test_a_plan_past_the_graphs_bounds_says_so_instead_of_drawing(
+    ann: Person, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    room = _filled_room(ann)
+    monkeypatch.setattr(plan_graph, "GRAPH_TASKS_MAX", 1)
+    page = html.unescape(ann.client.get(f"/rooms/{room.room_id}/").content.decode())
+    assert '<svg class="plan-graph"' not in page
+    assert "more than the graph draws (1 tasks" in page
 
 
 def test_a_task_in_progress_says_for_how_long(ann: Person) -> None:
