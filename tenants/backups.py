@@ -15,8 +15,13 @@ What a backup holds (docs/operations.md, "Backup and restore"), in this order:
    document (rooms.snapshots), a snapshot taken in one Redis step while the room goes on.
    Rooms are exported and written one at a time, so the backup holds one room's document
    in memory at most; the rows go through a temporary file, never memory.
-3. `manifest.json`, last: when, the service's version, the migration state, the row counts,
+3. `manifest.json`: when, the service's version, the migration state, the row counts,
    the rooms, and each file's SHA-256.
+4. `manifest.sig`, last: `hmac-sha256:<hex>`, the HMAC of manifest.json's exact bytes with
+   the deployment's room export key (tenants.imports.export_key, the key the rooms'
+   snapshots are signed with). Without it anyone who can write where backups are kept
+   could rewrite the rows and recompute the digests; with it, the digests, and through
+   them every file, are the deployment's own, and a backup restores only under that key.
 
 Consistency: the rows are read in one database transaction (REPEATABLE READ on Postgres),
 so they are one moment of the database; then each room that was live at that moment is
@@ -24,20 +29,25 @@ snapshotted, so a room is captured as of its own snapshot, a few moments later t
 rows. A room made after the rows were read is in neither; one deleted meanwhile is listed
 as `gone` and left out by the restore.
 
-A restore checks the whole archive first (complete, every file as the manifest says, every
-room's signature, the migration state), then loads the rows in one transaction and then
-puts each room back in Redis through the import's own signature check. Nothing is written
-before the checks pass; if a room fails after the rows committed, it says which and that
+A restore checks the whole archive first (complete, the manifest's signature, every file as
+the manifest says, every room's signature, the migration state), then loads the rows in one
+transaction and then puts each room back in Redis through the import's own signature check.
+Nothing is written before the checks pass. The load reads the archive a second time and
+hashes each file again as it streams: rows whose bytes differ from the manifest's SHA-256
+are rolled back, and a room whose bytes differ is not loaded (the archive changed between
+the check and the load). If a room fails after the rows committed, it says which and that
 running it again with --force starts over.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import importlib.metadata
 import io
 import json
 import os
+import re
 import tarfile
 import tempfile
 import zlib
@@ -61,8 +71,13 @@ from tenants import archives, imports
 from tenants.models import ApiKey, Invite, Room, Team
 
 FORMAT = "roomservice.backup"
-VERSION = 1
+VERSION = 2  # 2: manifest.sig, the manifest signed with the export key
 MANIFEST = "manifest.json"
+SIGNATURE = "manifest.sig"
+# What the manifest's HMAC covers comes after this: never a room document's domain.
+SIGNED_DOMAIN = b"roomservice.backup/2\n"
+SIGNATURE_BYTES_MAX = 1024
+_SIGNATURE_LINE = re.compile(rb"hmac-sha256:([0-9a-f]{64})\n?\Z")
 DATABASE = "database.jsonl"
 ROOMS_DIR = "rooms/"
 CHUNK_BYTES = 256 * 1024
@@ -104,6 +119,23 @@ RESTORE_SIGNATURE = (
     "deployment's room export key: nothing was restored. A backup is restored with the key "
     "of the deployment that took it: the same ROOM_EXPORT_SIGNING_KEY (with DEBUG off), or, "
     "when it set none, the same VAR_DIR/room-export.key file. Set it and run restore again."
+)
+RESTORE_MANIFEST_UNSIGNED = (
+    "{path} carries no signature of its manifest ({signature}): nothing was restored. "
+    "`manage.py backup` signs every backup with this deployment's room export key; without "
+    "the signature its rows and digests could have been rewritten by anyone who can write "
+    "where it is kept. Restore a backup taken by this version, as written."
+)
+RESTORE_MANIFEST_KEY = (
+    "The manifest of {path} is not signed with this deployment's room export key: nothing "
+    "was restored. Either the backup was changed after it was taken (its rows or digests "
+    "rewritten), or it was taken by a deployment with another key. A backup is restored "
+    "with the key of the deployment that took it: the same ROOM_EXPORT_SIGNING_KEY (with "
+    "DEBUG off), or, when it set none, the same VAR_DIR/room-export.key file."
+)
+RESTORE_CHANGED = (
+    "{name} differs from the manifest's SHA-256 on the second read: the archive changed "
+    "between the check and the load"
 )
 RESTORE_NEWER = (
     "This backup was taken at a newer database state than this database's ({migrations}; "
@@ -267,7 +299,22 @@ def _archive_written(tar: tarfile.TarFile, started: str) -> dict[str, Any]:
     }
     text = json.dumps(manifest, indent=1, sort_keys=True).encode()
     _member_added(tar, MANIFEST, io.BytesIO(text))
+    _member_added(tar, SIGNATURE, io.BytesIO(manifest_signature(text)))
     return manifest
+
+
+def manifest_signature(text: bytes) -> bytes:
+    """What manifest.sig holds for the manifest's exact bytes `text`: the HMAC-SHA256 with
+    this deployment's room export key (module docstring)."""
+    mac = hmac.new(imports.export_key(), SIGNED_DOMAIN + text, hashlib.sha256).hexdigest()
+    return f"hmac-sha256:{mac}\n".encode()
+
+
+def _manifest_authentic(text: bytes, signature: bytes) -> bool:
+    found = _SIGNATURE_LINE.match(signature)
+    if found is None:
+        return False
+    return hmac.compare_digest(manifest_signature(text).strip(), found.group(0).strip())
 
 
 def _rows_dumped(out: IO[bytes]) -> tuple[dict[str, int], list[str]]:
@@ -327,19 +374,20 @@ def _member_added(tar: tarfile.TarFile, name: str, data: IO[bytes]) -> str:
 
 
 def backup_check(path: Path) -> dict[str, Any]:
-    """Read the whole archive once before anything is written: complete, every file the
-    manifest lists and as it lists it, every room signed with this deployment's export key.
-    Its manifest, or BackupError saying what is wrong."""
+    """Read the whole archive once before anything is written: complete, the manifest signed
+    with this deployment's export key, every file the manifest lists and as it lists it,
+    every room signed with that key. Its manifest, or BackupError saying what is wrong."""
     if not path.is_file():
         raise BackupError(RESTORE_NO_FILE.format(path=path))
     key = imports.export_key()
     seen: dict[str, str] = {}
     unsigned: list[str] = []
-    manifest: Any = None
+    text: bytes | None = None
+    signature: bytes | None = None
     try:
-        with tarfile.open(path, mode="r|gz") as tar:
+        with _opened(path) as tar:
             for member in tar:
-                if manifest is not None:
+                if signature is not None or (text is not None and member.name != SIGNATURE):
                     raise BackupError(RESTORE_DAMAGED.format(path=path, why="files follow it"))
                 if not seen and member.name != DATABASE:
                     raise BackupError(
@@ -347,6 +395,7 @@ def backup_check(path: Path) -> dict[str, Any]:
                     )
                 room_id = _member_room(member.name)
                 known = member.name in (MANIFEST, DATABASE) or room_id is not None
+                known = known or (member.name == SIGNATURE and text is not None)
                 data = tar.extractfile(member) if member.isfile() else None
                 if data is None or not known or member.name in seen:
                     raise BackupError(
@@ -355,7 +404,10 @@ def backup_check(path: Path) -> dict[str, Any]:
                 if member.name == MANIFEST:
                     if member.size > MANIFEST_BYTES_MAX:
                         raise BackupError(RESTORE_NO_MANIFEST.format(path=path))
-                    manifest = _manifest_parsed(path, data.read())
+                    text = data.read()
+                    continue
+                if member.name == SIGNATURE:
+                    signature = data.read(SIGNATURE_BYTES_MAX + 1)
                     continue
                 digest = hashlib.sha256()
                 check = snapshots.BodyCheck(key)
@@ -371,8 +423,14 @@ def backup_check(path: Path) -> dict[str, Any]:
                         unsigned.append(room_id)
     except (tarfile.TarError, EOFError, zlib.error, OSError) as exc:
         raise BackupError(RESTORE_UNREADABLE.format(path=path, why=_why(exc))) from None
-    if manifest is None:
+    if text is None:
         raise BackupError(RESTORE_NO_MANIFEST.format(path=path))
+    # Nothing the manifest says is believed (not even parsed) before its signature matched.
+    if signature is None:
+        raise BackupError(RESTORE_MANIFEST_UNSIGNED.format(path=path, signature=SIGNATURE))
+    if not _manifest_authentic(text, signature):
+        raise BackupError(RESTORE_MANIFEST_KEY.format(path=path))
+    manifest = _manifest_parsed(path, text)
     if manifest["files"] != seen:
         listed, found = set(manifest["files"]), set(seen)
         why = (
@@ -385,6 +443,36 @@ def backup_check(path: Path) -> dict[str, Any]:
         shown = ", ".join(unsigned[:5]) + (", ..." if len(unsigned) > 5 else "")
         raise BackupError(RESTORE_SIGNATURE.format(count=len(unsigned), rooms=shown))
     return dict(manifest)
+
+
+def _opened(path: Path) -> tarfile.TarFile:
+    """The archive at `path`, read as a stream (each of a restore's two reads opens it)."""
+    return tarfile.open(path, mode="r|gz")
+
+
+class _Hashed:
+    """A file of the archive as it is read, by chunks or by lines, hashed on the way: the
+    load's second read is checked against the manifest without being read twice."""
+
+    def __init__(self, data: IO[bytes]) -> None:
+        self._data = data
+        self._digest = hashlib.sha256()
+
+    def read(self, size: int = -1, /) -> bytes:
+        chunk = self._data.read(size)
+        self._digest.update(chunk)
+        return chunk
+
+    def __iter__(self) -> Iterator[bytes]:
+        for line in self._data:
+            self._digest.update(line)
+            yield line
+
+    def matches(self, expected: object) -> bool:
+        """Whether the whole file (the rest read now) has the SHA-256 `expected`."""
+        while chunk := self._data.read(CHUNK_BYTES):
+            self._digest.update(chunk)
+        return isinstance(expected, str) and hmac.compare_digest(self._digest.hexdigest(), expected)
 
 
 def _member_room(name: str) -> str | None:
@@ -484,30 +572,52 @@ def backup_restore(
 def _archive_loaded(
     path: Path, manifest: dict[str, Any], live: list[str], *, replace: bool, replaced: list[str]
 ) -> None:
-    """The second read of a checked archive: the rows, then each live room."""
-    done = 0
-    with tarfile.open(path, mode="r|gz") as tar:
+    """The second read of a checked archive: the rows, then each live room, each file hashed
+    again as it streams and refused when it is not what the (signed) manifest says: the
+    rows before their transaction commits, a room before it is put in Redis."""
+    loaded: set[str] = set()
+    expected = set(live)
+    rows_loaded = False
+    files = manifest["files"]
+
+    def rooms_failed(why: str) -> BackupError:
+        rest = [room_id for room_id in live if room_id not in loaded]
+        shown = ", ".join(rest[:5]) + (", ..." if len(rest) > 5 else "")
+        return BackupError(
+            RESTORE_ROOMS_FAILED.format(done=len(loaded), total=len(live), rooms=shown, why=why)
+        )
+
+    with _opened(path) as tar:
         for member in tar:
             data = tar.extractfile(member)
-            if data is None:
-                continue
+            if data is None or member.name in (MANIFEST, SIGNATURE):
+                continue  # the manifest was checked and is held; it changes nothing now
+            if not rows_loaded and member.name != DATABASE:
+                why = RESTORE_CHANGED.format(name=f"{member.name!r}, before {DATABASE},")
+                raise BackupError(RESTORE_ROWS_FAILED.format(why=why))
             if member.name == DATABASE:
-                _rows_loaded(data, manifest, replace=replace)
+                if rows_loaded:
+                    raise rooms_failed(RESTORE_CHANGED.format(name=f"a second {DATABASE}"))
+                _rows_loaded(_Hashed(data), manifest, replace=replace)
+                rows_loaded = True
                 for old in replaced:  # their Redis keys belong to rows no longer there
                     store.run_sync(store.room_forget, RoomKeys(old))
-            room_id = _member_room(member.name)
-            if room_id is None:
                 continue
+            room_id = _member_room(member.name)
+            if room_id is None or room_id not in expected or room_id in loaded:
+                raise rooms_failed(RESTORE_CHANGED.format(name=repr(member.name)))
             try:
-                _room_loaded(room_id, data, member.size)
+                _room_loaded(room_id, _Hashed(data), member.size, files.get(member.name))
             except Exception as exc:
-                why = exc.message if isinstance(exc, DomainError) else _why(exc)
-                rest = live[done:]
-                shown = ", ".join(rest[:5]) + (", ..." if len(rest) > 5 else "")
-                raise BackupError(
-                    RESTORE_ROOMS_FAILED.format(done=done, total=len(live), rooms=shown, why=why)
+                raise rooms_failed(
+                    exc.message if isinstance(exc, DomainError) else _why(exc)
                 ) from exc
-            done += 1
+            loaded.add(room_id)
+    if not rows_loaded:
+        why = RESTORE_CHANGED.format(name=DATABASE)
+        raise BackupError(RESTORE_ROWS_FAILED.format(why=why))
+    if len(loaded) < len(live):
+        raise rooms_failed(RESTORE_CHANGED.format(name="the rooms' files (some are missing)"))
 
 
 def _bearer_digests() -> set[str]:
@@ -522,8 +632,9 @@ def _why(exc: BaseException) -> str:
     return (text.splitlines()[0][:300] if text else "") or type(exc).__name__
 
 
-def _rows_loaded(data: IO[bytes], manifest: dict[str, Any], *, replace: bool) -> None:
-    """The backup's rows, in one transaction: all of them, or (rolled back) none."""
+def _rows_loaded(data: _Hashed, manifest: dict[str, Any], *, replace: bool) -> None:
+    """The backup's rows, in one transaction: all of them, or (rolled back) none; none
+    unless their bytes, hashed as they were read, are the ones the manifest lists."""
     kept = backed_up_models()
     counted: Counter[str] = Counter()
     try:
@@ -540,6 +651,8 @@ def _rows_loaded(data: IO[bytes], manifest: dict[str, Any], *, replace: bool) ->
                 for row in serializers.deserialize("jsonl", data):
                     row.save()
                     counted[row.object._meta.label_lower] += 1
+            if not data.matches(manifest["files"].get(DATABASE)):
+                raise BackupError(RESTORE_CHANGED.format(name=DATABASE))
             connection.check_constraints(table_names=[m._meta.db_table for m in kept])
             with connection.cursor() as cursor:
                 for sql in connection.ops.sequence_reset_sql(no_style(), kept):
@@ -555,8 +668,11 @@ def _rows_loaded(data: IO[bytes], manifest: dict[str, Any], *, replace: bool) ->
         raise BackupError(RESTORE_ROWS_FAILED.format(why=why)) from None
 
 
-def _room_loaded(room_id: str, data: IO[bytes], size: int) -> None:
-    """One live room back in Redis from its snapshot, through the import's signature check."""
+def _room_loaded(room_id: str, data: _Hashed, size: int, digest: object) -> None:
+    """One live room back in Redis from its snapshot, through the import's signature check,
+    and only when its bytes, hashed as they were spooled, are the ones the manifest lists."""
     room = Room.objects.get(room_id=room_id)
     with imports.spooled(data, most=size) as body:
+        if not data.matches(digest):
+            raise BackupError(RESTORE_CHANGED.format(name=f"{ROOMS_DIR}{room_id}.json"))
         archives.room_snapshot_load(room, body)

@@ -1,14 +1,17 @@
 """`manage.py backup` and `restore` (tenants.backups): the rows and every live room come
 back exactly, each room with its own team; the same keys authenticate; an archived room is
 still archived and restorable. And the refusals: an existing file, a truncated or damaged
-archive, a database that holds rows, another deployment's export key."""
+archive, a database that holds rows, another deployment's export key, a manifest rewritten
+or unsigned, an archive changed between the check and the load."""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +70,83 @@ def _manifest(path: Path) -> dict[str, Any]:
 
 
 MANIFEST_NAME = backups.MANIFEST
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    """An archive's files, in their order."""
+    with tarfile.open(path, "r:gz") as tar:
+        members = {}
+        for member in tar.getmembers():
+            data = tar.extractfile(member)
+            assert data is not None
+            members[member.name] = data.read()
+        return members
+
+
+def _archived(path: Path, members: dict[str, bytes]) -> None:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, body in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+
+
+def _forged(
+    members: dict[str, bytes], edit: Callable[[dict[str, Any]], None] = lambda _: None
+) -> dict[str, bytes]:
+    """What someone who can write the archive but has no export key makes of it: the
+    manifest's digests recomputed over the files as they are now (and `edit`ed), and the
+    old signature kept."""
+    manifest = json.loads(members[backups.MANIFEST])
+    manifest["files"] = {
+        name: hashlib.sha256(body).hexdigest()
+        for name, body in members.items()
+        if name not in (backups.MANIFEST, backups.SIGNATURE)
+    }
+    edit(manifest)
+    text = json.dumps(manifest, indent=1, sort_keys=True).encode()
+    return {**members, backups.MANIFEST: text, backups.SIGNATURE: members[backups.SIGNATURE]}
+
+
+def _resigned(members: dict[str, bytes]) -> dict[str, bytes]:
+    """The same, signed with this deployment's export key (what only the deployment can)."""
+    text = members[backups.MANIFEST]
+    return {**members, backups.SIGNATURE: backups.manifest_signature(text)}
+
+
+MALLORY = {
+    "model": "auth.user",
+    "pk": 4242,
+    "fields": {
+        "password": "!",
+        "last_login": None,
+        "is_superuser": True,
+        "username": "mallory",
+        "first_name": "",
+        "last_name": "",
+        "email": "mallory@example.com",
+        "is_staff": True,
+        "is_active": True,
+        "date_joined": "2024-01-01T00:00:00Z",
+        "groups": [],
+        "user_permissions": [],
+    },
+}
+
+
+def _with_mallory(rows: bytes) -> bytes:
+    return rows + json.dumps(MALLORY).encode() + b"\n"
+
+
+def _mallory_counted(manifest: dict[str, Any]) -> None:
+    counts = manifest["counts"]["rows"]
+    counts["auth.user"] = counts.get("auth.user", 0) + 1
+
+
+def _users() -> list[str]:
+    from django.contrib.auth import get_user_model
+
+    return list(get_user_model()._base_manager.values_list("username", flat=True))
 
 
 def _row_counts() -> dict[str, int]:
@@ -270,18 +350,123 @@ async def test_a_backup_from_a_newer_migration_state_is_refused(
     path = tmp_path / "newer.tar.gz"
     await db_run(_backup, path)
     newer = tmp_path / "newer-edited.tar.gz"
-    with tarfile.open(path, "r:gz") as src, tarfile.open(newer, "w:gz") as dst:
-        for member in src.getmembers():
-            data = src.extractfile(member)
-            assert data is not None
-            body = data.read()
-            if member.name == backups.MANIFEST:
-                manifest = json.loads(body)
-                manifest["migrations"]["tenants"].append("9999_from_the_future")
-                body = json.dumps(manifest).encode()
-                member.size = len(body)
-            dst.addfile(member, io.BytesIO(body))
+
+    def future(manifest: dict[str, Any]) -> None:
+        manifest["migrations"]["tenants"].append("9999_from_the_future")
+
+    # Signed again with this deployment's key: as a newer version of it would have.
+    _archived(newer, _resigned(_forged(_members(path), future)))
     await db_run(lambda: call_command("flush", interactive=False, verbosity=0))
     with pytest.raises(CommandError, match=r"newer database state .*tenants\.9999_from_the_future"):
         await db_run(_restore, newer)
     assert not await db_run(lambda: Team.objects.exists())
+
+
+async def test_rows_rewritten_with_the_digests_recomputed_are_refused_unsigned_too(
+    tmp_path: Path, sync_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    _, secret = await db_run(_team_with_key, "backup-victim")
+    team = await _caller(secret)
+    assert team is not None
+    await call(team, "bk-victim", "add_task", title="theirs")
+    path = tmp_path / "victim.tar.gz"
+    await db_run(_backup, path)
+    members = _members(path)
+    assert list(members)[-2:] == [backups.MANIFEST, backups.SIGNATURE], "the signature last"
+    await db_run(_wipe, sync_redis)
+
+    # A superuser added to the rows, the digests and counts made to agree: the manifest's
+    # signature no longer does, and nothing is written.
+    forged = tmp_path / "forged.tar.gz"
+    rows = _with_mallory(members[backups.DATABASE])
+    _archived(forged, _forged({**members, backups.DATABASE: rows}, _mallory_counted))
+    with pytest.raises(CommandError) as refused:
+        await db_run(_restore, forged)
+    said = str(refused.value)
+    assert "is not signed with this deployment's room export key: nothing was restored" in said
+    assert "ROOM_EXPORT_SIGNING_KEY" in said
+    # The same with the signature left out: refused for having none.
+    unsigned = tmp_path / "unsigned.tar.gz"
+    _archived(unsigned, {k: v for k, v in members.items() if k != backups.SIGNATURE})
+    with pytest.raises(CommandError, match=r"carries no signature of its manifest \(manifest\.sig"):
+        await db_run(_restore, unsigned)
+    # Or a signature that is not one.
+    garbled = tmp_path / "garbled.tar.gz"
+    _archived(garbled, {**members, backups.SIGNATURE: b"hmac-sha256:" + b"0" * 64 + b"\n"})
+    with pytest.raises(CommandError, match="not signed with this deployment's room export key"):
+        await db_run(_restore, garbled)
+    assert await db_run(_users) == []
+    assert not await db_run(lambda: Team.objects.exists()), "nothing was written"
+    assert not list(sync_redis.scan_iter(match=f"{keys.prefix()}:{{bk-victim}}:*"))
+
+    # The backup as written restores, beside them.
+    await db_run(_restore, path)
+    assert await db_run(_users) == []
+    plan = await call(team, "bk-victim", "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["theirs"]
+
+
+async def test_an_archive_changed_between_the_check_and_the_load_is_rolled_back(
+    tmp_path: Path,
+    sync_redis: redis.Redis,
+    monkeypatch: pytest.MonkeyPatch,
+    redis_client_closed: None,
+) -> None:
+    _, secret = await db_run(_team_with_key, "backup-swapped")
+    team = await _caller(secret)
+    assert team is not None
+    await call(team, "bk-swapped", "add_task", title="as taken")
+    path = tmp_path / "checked.tar.gz"
+    await db_run(_backup, path)
+    members = _members(path)
+    # What the second read finds: the rows with a superuser more (the manifest as checked).
+    swapped = tmp_path / "swapped.tar.gz"
+    _archived(swapped, {**members, backups.DATABASE: _with_mallory(members[backups.DATABASE])})
+    opened = backups._opened
+    reads: list[Path] = []
+
+    def second_read_swapped(at: Path) -> tarfile.TarFile:
+        reads.append(at)
+        return opened(swapped if len(reads) == 2 else at)
+
+    monkeypatch.setattr(backups, "_opened", second_read_swapped)
+
+    # Over an empty database: the rows are rolled back, nothing is restored.
+    await db_run(_wipe, sync_redis)
+    with pytest.raises(CommandError) as refused:
+        await db_run(_restore, path)
+    said = str(refused.value)
+    assert "transaction was rolled back and nothing was restored" in said
+    assert "database.jsonl differs from the manifest's SHA-256 on the second read" in said
+    assert len(reads) == 2
+    assert await db_run(_users) == []
+    assert not await db_run(lambda: Team.objects.exists())
+    assert not list(sync_redis.scan_iter(match=f"{keys.prefix()}:{{bk-swapped}}:*"))
+
+    # Over rows with --force: the rows replaced come back (the flush is rolled back too).
+    await db_run(_two_rows)
+    reads.clear()
+    with pytest.raises(CommandError, match="the archive changed between the check and the load"):
+        await db_run(_restore, path, "--force")
+    slugs = await db_run(lambda: sorted(Team.objects.values_list("slug", flat=True)))
+    assert slugs == ["backup-one", "backup-two"]
+    assert await db_run(_users) == []
+
+    # A room's snapshot swapped for another signed one: the rows are in, the room is not
+    # loaded from bytes the manifest does not list, and the message says to run it again.
+    other = tmp_path / "other.tar.gz"
+    await call(team, "bk-swapped", "add_task", title="later")
+    await db_run(_backup, other, "--force")
+    room = f"{backups.ROOMS_DIR}bk-swapped.json"
+    _archived(swapped, {**members, room: _members(other)[room]})
+    await db_run(_wipe, sync_redis)
+    reads.clear()
+    with pytest.raises(CommandError, match=r"bk-swapped \(rooms/bk-swapped\.json differs"):
+        await db_run(_restore, path)
+    assert not list(sync_redis.scan_iter(match=f"{keys.prefix()}:{{bk-swapped}}:*"))
+
+    # Read twice from the same bytes, it restores.
+    monkeypatch.setattr(backups, "_opened", opened)
+    await db_run(_restore, path, "--force")
+    plan = await call(team, "bk-swapped", "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["as taken"]
