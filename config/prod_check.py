@@ -22,6 +22,7 @@ and says which step failed with the end of each process's log.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import re
@@ -47,6 +48,7 @@ ADMIN_DATABASE_URL = os.environ.get(
 )
 REDIS_BASE_URL = os.environ.get("PRODCHECK_REDIS_URL", "redis://127.0.0.1:6379")
 REDIS_DB, BROKER_DB = 13, 14
+MARKER = "roomservice-prod-check"  # the key that says a Redis database is lent to the check
 WEB_WORKERS = 2
 CHROMIUM = ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
 CHROMIUM_ARGS = [
@@ -64,6 +66,24 @@ PASSWORD = "a-long-and-good-passphrase"
 
 class CheckFailed(Exception):
     pass
+
+
+def leftovers_stop() -> None:
+    """Stop what a run killed outright (SIGKILL: no `finally`) left running: the process
+    groups its folder lists, each only if it still runs with that folder in its environment
+    (a pid the system gave to someone else since is left alone)."""
+    listed = FOLDER / "pids"
+    if not listed.exists():
+        return
+    for line in listed.read_text().split():
+        pid = int(line)
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if str(FOLDER).encode() in environ:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
 
 
 def free_port() -> int:
@@ -118,6 +138,10 @@ class ProdCheck:
     tls_port: int = field(default_factory=free_port)
     database: str = field(default_factory=lambda: f"roomservice_prodcheck_{secrets.token_hex(4)}")
     metrics_token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    # One of each for every process it starts, as one .env gives them all.
+    secret_key: str = field(default_factory=lambda: secrets.token_urlsafe(50))
+    export_key: str = field(default_factory=lambda: secrets.token_urlsafe(40))
+    lent: bool = False  # the Redis databases are marked as the check's (stores_make)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     receiver: Receiver = field(default_factory=Receiver)
     steps: list[tuple[str, float]] = field(default_factory=list)
@@ -138,8 +162,8 @@ class ProdCheck:
             **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))},
             "PRODUCTION": "1",
             "DEBUG": "0",
-            "SECRET_KEY": secrets.token_urlsafe(50),
-            "ROOM_EXPORT_SIGNING_KEY": secrets.token_urlsafe(40),
+            "SECRET_KEY": self.secret_key,
+            "ROOM_EXPORT_SIGNING_KEY": self.export_key,
             "ALLOWED_HOSTS": "localhost",
             "PUBLIC_URL": self.base,
             "CSRF_TRUSTED_ORIGINS": self.base,
@@ -222,13 +246,29 @@ class ProdCheck:
         import psycopg
         import redis
 
+        for db in (REDIS_DB, BROKER_DB):
+            store = redis.Redis.from_url(f"{REDIS_BASE_URL}/{db}")
+            # It lends itself two numbered databases: never one that holds someone else's
+            # keys (its own, left by a run that was killed, it empties).
+            if store.dbsize() and not store.exists(MARKER):
+                raise CheckFailed(
+                    f"Redis database {db} of {REDIS_BASE_URL} holds keys that are not the "
+                    "prod-check's; point PRODCHECK_REDIS_URL at a Redis it may use"
+                )
+            store.flushdb()
+            store.set(MARKER, "1")
+        self.lent = True
+        leftovers_stop()
         if FOLDER.exists():
             shutil.rmtree(FOLDER)
         (FOLDER / "metrics").mkdir(parents=True)
         with psycopg.connect(ADMIN_DATABASE_URL, autocommit=True) as conn:
+            # A run killed outright (SIGKILL) could not drop its database: this one does.
+            for (name,) in conn.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE 'roomservice_prodcheck_%'"
+            ).fetchall():
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             conn.execute(f'CREATE DATABASE "{self.database}"')
-        for db in (REDIS_DB, BROKER_DB):
-            redis.Redis.from_url(f"{REDIS_BASE_URL}/{db}").flushdb()
 
     def manage(self, *args: str) -> str:
         done = subprocess.run(
@@ -249,7 +289,7 @@ class ProdCheck:
 
     def spawn(self, name: str, argv: list[str]) -> None:
         with (FOLDER / f"{name}.log").open("wb") as log:  # the child keeps its own copy
-            self.processes[name] = subprocess.Popen(
+            self.processes[name] = process = subprocess.Popen(
                 argv,
                 cwd=BASE_DIR,
                 env=self.env(),
@@ -257,6 +297,8 @@ class ProdCheck:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        with (FOLDER / "pids").open("a") as pids:  # what a killed run leaves, the next stops
+            pids.write(f"{process.pid}\n")
 
     def start(self) -> None:
         bin_dir = Path(sys.executable).parent
@@ -512,11 +554,12 @@ class ProdCheck:
 
             with psycopg.connect(ADMIN_DATABASE_URL, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.database}" WITH (FORCE)')
-        with contextlib.suppress(Exception):
-            import redis
+        if self.lent:
+            with contextlib.suppress(Exception):
+                import redis
 
-            for db in (REDIS_DB, BROKER_DB):
-                redis.Redis.from_url(f"{REDIS_BASE_URL}/{db}").flushdb()
+                for db in (REDIS_DB, BROKER_DB):
+                    redis.Redis.from_url(f"{REDIS_BASE_URL}/{db}").flushdb()
 
     def logs_tail(self) -> Iterator[str]:
         for name in self.processes:
@@ -527,8 +570,28 @@ class ProdCheck:
                 yield from lines
 
 
+def _stop_on_signal(signum: int, frame: object) -> None:
+    """SIGTERM, SIGHUP (a closed terminal, a CI timeout) end the check through its `finally`,
+    which stops what it started: its children run in sessions of their own, so no signal to
+    the check's own group reaches them."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> int:
     print("prod-check: the production configuration, through TLS, on this machine")
+    FOLDER.parent.mkdir(parents=True, exist_ok=True)
+    with (FOLDER.parent / "prod-check.lock").open("w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print("prod-check: another one is running here (var/prod-check.lock); wait for it")
+            return 1
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _stop_on_signal)
+        return _checked()
+
+
+def _checked() -> int:
     check = ProdCheck()
     try:
         check.run()
