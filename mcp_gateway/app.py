@@ -319,6 +319,17 @@ class McpGateway:
             )
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        repeated = envelope.mirrored_repeated(scope["headers"])
+        if repeated:
+            # A proxy may route on the first copy while we would read the last: one only.
+            await _send_json(
+                send,
+                400,
+                _rpc_error(
+                    None, T.HEADER_MISMATCH, f"Header mismatch: the {repeated} header is repeated."
+                ),
+            )
+            return
         origin = headers.get("origin")
         if origin is not None and not origins.origin_allowed(origin):
             # A page of another site, maybe a DNS-rebinding one: refused before anything

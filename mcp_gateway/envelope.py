@@ -101,3 +101,19 @@ def _header_name(value: str | None) -> str | None:
         except (ValueError, UnicodeDecodeError):
             return None
     return value
+
+
+MIRRORED = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+
+
+def mirrored_repeated(raw: list[tuple[bytes, bytes]]) -> str | None:
+    """The first header that mirrors the body (version, method, name) and comes more than
+    once, if any: which copy an intermediary routed on is unknowable, so none is trusted."""
+    seen: set[bytes] = set()
+    for name, _ in raw:
+        lowered = name.lower()
+        if lowered in MIRRORED:
+            if lowered in seen:
+                return lowered.decode("latin-1")
+            seen.add(lowered)
+    return None

@@ -312,3 +312,29 @@ async def test_the_trace_is_not_part_of_the_event_a_reader_sees() -> None:
     )
     posted = (await _post(secret, call, _heads("tools/call", "post_event"))).json()["result"]
     assert "trace" not in json.dumps(posted["structuredContent"])
+
+
+async def test_a_repeated_mirrored_header_is_refused() -> None:
+    """A proxy may route on the first Mcp-Name while the server reads the last: a request
+    carrying two copies of a mirrored header is refused, whichever era it speaks."""
+    secret = await _secret()
+    room = new_room_id("rev")
+    call = _modern(
+        "tools/call", {"name": "heartbeat", "arguments": {"roomId": room, "agentId": "a"}}
+    )
+    raw = [
+        ("content-type", "application/json"),
+        ("accept", "application/json"),
+        ("authorization", f"Bearer {secret}"),
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "read_plan"),
+        ("mcp-name", "heartbeat"),
+    ]
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as client:
+        twice = await client.post("/mcp", headers=raw, content=json.dumps(call))
+        once = await client.post("/mcp", headers=raw[:-2] + raw[-1:], content=json.dumps(call))
+    assert twice.status_code == 400 and twice.json()["error"]["code"] == -32020
+    assert "mcp-name header is repeated" in twice.json()["error"]["message"]
+    assert once.status_code == 200
