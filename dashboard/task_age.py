@@ -49,10 +49,13 @@ def _puts_in_progress(event: Mapping[str, Any]) -> bool:
     kind = event.get("type")
     if kind in ("task_claimed", "task_rejected"):
         return True
-    if kind != "task_updated":
-        return False
     payload = event.get("payload")
     if not isinstance(payload, dict):
+        return False
+    if kind == "handoff_accepted":  # the new owner takes the task up (unless it is blocked)
+        task = payload.get("task")
+        return isinstance(task, dict) and task.get("status") == "in_progress"
+    if kind != "task_updated":
         return False
     changes = payload.get("changes")
     status = changes.get("status") if isinstance(changes, dict) else None

@@ -68,3 +68,34 @@ def test_without_the_event_updated_at_is_a_lower_bound() -> None:
 def test_only_tasks_in_progress_have_an_age() -> None:
     tasks = [{**_task(s), "id": s} for s in ("pending", "blocked", "done")]
     assert in_progress_ages(tasks, [], now_ms=NOW) == {}
+
+
+def test_a_handoff_taken_up_starts_the_clock_again() -> None:
+    """claim, release, then another agent accepts a handoff of it: in progress since the
+    handoff, not since the old claim; a handoff of a blocked task starts nothing."""
+    accepted = {
+        "id": "3-0",
+        "type": "handoff_accepted",
+        "from": "frontend",
+        "timestamp": "2026-05-16T10:00:00.000Z",
+        "payload": {
+            "handoff": {"taskId": "t1", "from": "backend", "to": "frontend"},
+            "task": {"id": "t1", "title": "auth API", "status": "in_progress"},
+        },
+    }
+    events = [
+        _event("task_claimed", "2026-05-16T06:00:00.000Z"),
+        _event(
+            "task_updated",
+            "2026-05-16T07:00:00.000Z",
+            changes={"status": ["in_progress", "pending"]},
+        ),
+        accepted,
+    ]
+    age = in_progress_ages([_task("in_progress")], events, now_ms=NOW)["t1"]
+    assert age.exact and age.since == "2026-05-16T10:00:00.000Z" and age.words == "2 h"
+    blocked = {
+        **accepted,
+        "payload": {**accepted["payload"], "task": {"id": "t1", "status": "blocked"}},
+    }
+    assert progress_started([blocked]) == {}
