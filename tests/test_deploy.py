@@ -38,6 +38,10 @@ def test_compose_describes_the_production_layout() -> None:
         "service_completed_successfully"
     )
     assert services["migrate"]["command"][-2:] == ["migrate", "--noinput"]
+    for name in ("worker", "beat", "relay"):  # none starts on a database not yet migrated
+        assert services[name]["depends_on"]["migrate"]["condition"] == (
+            "service_completed_successfully"
+        ), name
     assert "worker" in services["worker"]["command"]
     assert "beat" in services["beat"]["command"]
     assert services["relay"]["command"][-1] == "relay_webhooks"

@@ -133,3 +133,20 @@ def test_the_service_needs_nothing_from_the_dev_extra() -> None:
     dev = " ".join(project["optional-dependencies"]["dev"])
     for tool in ("pytest", "playwright", "mypy", "ruff"):
         assert tool in dev and tool not in runtime, tool
+
+
+def test_a_folder_that_is_no_venv_is_never_removed(tmp_path: Path) -> None:
+    (tmp_path / ".venv").mkdir()
+    (tmp_path / ".venv" / "precious.txt").write_text("mine")
+    done = _ensure(tmp_path, {"python3": "3.11.7"})
+    assert done.returncode == 1 and "not a virtual environment" in done.stderr
+    assert (tmp_path / ".venv" / "precious.txt").read_text() == "mine"
+
+
+def test_a_python_asked_for_by_a_path_with_spaces_is_one_name(tmp_path: Path) -> None:
+    folder = tmp_path / "my pythons"
+    folder.mkdir()
+    python = _python(folder, "python3.12", "3.12.3")
+    done = _ensure(tmp_path, {}, asked=str(python))
+    assert done.returncode == 0, done.stderr
+    assert _made_by(tmp_path) == "3.12.3"
