@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -25,8 +26,18 @@ MCP_PATH = "/mcp?tools=core"
 
 
 def _banner(
-    host: str, port: int, secret: str | None, room_id: str | None = None, sign_in: str = ""
+    host: str,
+    port: int,
+    secret: str | None,
+    room_id: str | None = None,
+    sign_in: str = "",
+    claim: str = "",
+    notice: str = "",
 ) -> str:
+    """What `make run` prints: the endpoints; on a local run the demo room, the operator's
+    one-time sign-in link and, while nobody has claimed the demo team, the sign-up link
+    that claims it (`claim`: its token is the proof that the person is the one at this
+    console); `notice`, when first run gave nobody the demo team (tenants.firstrun)."""
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     base = f"http://{shown_host}:{port}"
     url = f"{base}{MCP_PATH}"
@@ -45,10 +56,18 @@ def _banner(
         lines += [
             "",
             "Sign in to the dashboard, as the demo team's local operator (this link works once;",
-            "every start prints a new one), or create an account there to claim the demo team:",
+            "every start prints a new one):",
             f"  {base}{sign_in}",
             "Another link, without a restart:  .venv/bin/python manage.py signin_link",
         ]
+    if claim:
+        lines += [
+            "or create an account there to claim the demo team (open it on this machine, and",
+            "keep it to yourself: the first account made through it owns the demo team):",
+            f"  {base}{claim}",
+        ]
+    if notice:
+        lines += ["", *textwrap.wrap(notice, 90)]
     if secret:
         config = {
             "mcpServers": {
@@ -121,7 +140,7 @@ def main() -> int:
 
         static_teams_ensure()
         secret = None
-        room_id, sign_in = None, ""
+        room_id, sign_in, claim, notice = None, "", "", ""
         if not os.environ.get("API_KEYS"):
             from django.conf import settings
 
@@ -133,7 +152,8 @@ def main() -> int:
             if not settings.PRODUCTION:
                 first = first_run_prepare()
                 room_id, sign_in = first.room_id, first.sign_in_path
-        print(_banner(host, port, secret, room_id, sign_in), flush=True)
+                claim, notice = first.claim_path, first.notice
+        print(_banner(host, port, secret, room_id, sign_in, claim, notice), flush=True)
         worker = _start_worker()
         relay = _start_relay()
 

@@ -10,6 +10,7 @@ from django.contrib.auth.password_validation import validate_password
 
 from rooms import names, profiles
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
+from tenants import firstrun
 
 
 def agent_name_clean(value: object) -> str:
@@ -58,14 +59,17 @@ class SignupForm(forms.Form):
     claim_demo = forms.BooleanField(required=False, initial=True, label=CLAIM_DEMO_LABEL)
 
     def __init__(self, *args: Any, offer_demo: bool = False, **kwargs: Any) -> None:
-        """`offer_demo`: the demo team is to be had (tenants.firstrun); otherwise the
-        field is not there, and a posted claim_demo is ignored."""
+        """`offer_demo`: the demo team is to be had, and the page was opened with its claim
+        token (tenants.firstrun); otherwise the field is not there, and a posted claim_demo
+        is ignored."""
         super().__init__(*args, **kwargs)
         if not offer_demo:
             del self.fields["claim_demo"]
 
     def clean_email(self) -> str:
         email = str(self.cleaned_data["email"]).strip().lower()
+        if firstrun.operator_reserved(email):
+            raise forms.ValidationError(firstrun.OPERATOR_RESERVED)
         if User.objects.filter(username=email).exists():
             raise forms.ValidationError("An account with this email exists; sign in instead.")
         return email

@@ -11,13 +11,21 @@ PASSWORD_RESET_TIMEOUT (three days) unused. `manage.py signin_link` prints anoth
 link (for the operator, or for any account named by email) without a restart.
 
 The newcomer who creates an account instead claims the demo team, while no person has
-(demo_team_claim): only on a local run with SIGNUP open, and only from this machine
-(request_local), so a stranger who reaches a service started with HOST=0.0.0.0 gets a team
-of their own like everyone else.
+(demo_team_claim): only on a local run with SIGNUP open, only from this machine
+(request_local), and only through the sign-up link the banner prints, whose claim token
+(demo_claim_token) nobody but the console has. request_local reads the peer's address and
+the Host header, and a TCP forwarder (ssh -R, socat) connects from loopback and passes on
+whatever Host a stranger sends: the token is what keeps the demo team for the person who
+started the service; a stranger gets a team of their own like everyone else.
+
+The operator's address is reserved (operator_reserved): nobody signs up as it, and
+first_run_prepare hands the demo team only to the account it made (one already in the
+demo team), never to another account of that address (first_run_prepare says so instead).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 
@@ -28,14 +36,33 @@ from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.db import transaction
 from django.http import HttpRequest
 from django.http.request import split_domain_port
+from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from tenants.models import Membership, Room, Team
 from tenants.services import DEMO_TEAM, membership_add, room_create, team_ensure
 
+log = logging.getLogger(__name__)
+
 DEMO_ROOM = "demo"
 OPERATOR_EMAIL = "operator@localhost"
+OPERATOR_RESERVED = (
+    f"{OPERATOR_EMAIL} is reserved for the local operator that `make run` makes: "
+    "sign up with an address of your own."
+)
+OPERATOR_NOT_OURS = (
+    f"An account {OPERATOR_EMAIL} exists that `make run` did not make (it is not in the "
+    "demo team), so it was not given the demo team and no sign-in link or claim link is "
+    "printed. Delete it in /admin/ if it is not yours, or sign in with an account of your "
+    "own: .venv/bin/python manage.py create_admin --email you@example.com --team {team}"
+)
+
+
+def operator_reserved(email: str) -> bool:
+    """Whether `email`, normalised as sign-up normalises it (stripped, lowercased), is the
+    first-run operator's address, which no sign-up may take."""
+    return email.strip().lower() == OPERATOR_EMAIL
 
 
 class SignInTokens(PasswordResetTokenGenerator):
@@ -56,12 +83,21 @@ sign_in_tokens = SignInTokens()
 class FirstRun:
     team: Team
     room_id: str
-    operator: str
-    sign_in_path: str
+    operator: str  # "" when an account of its address exists that first run did not make
+    sign_in_path: str  # "" then too
+    claim_path: str = ""  # the sign-up link that claims the demo team, while it is unclaimed
+    notice: str = ""  # what the banner must say instead of a link
 
 
 def first_run_prepare() -> FirstRun:
-    """The demo team's room and operator (made once), and a fresh one-time sign-in link."""
+    """The demo team's room and operator (made once), a fresh one-time sign-in link, and
+    while nobody has claimed the demo team, the sign-up link that claims it.
+
+    The operator is the account this function made: one of OPERATOR_EMAIL that is in the
+    demo team (it is made and added in one transaction). An account of that address that is
+    not in the demo team was made some other way (a sign-up before the address was
+    reserved, the Django admin): it is not made an owner of the demo team nor signed in;
+    `notice` says so."""
     team = team_ensure(DEMO_TEAM)
     room = Room.objects.filter(team=team).order_by("created_at").first()
     if room is None:
@@ -72,15 +108,28 @@ def first_run_prepare() -> FirstRun:
             name="Demo room",
             actor="system:make-run",
         )
-    user, created = User.objects.get_or_create(
-        username=OPERATOR_EMAIL, defaults={"email": OPERATOR_EMAIL}
-    )
-    if created:
-        user.set_unusable_password()
-        user.save(update_fields=["password"])
-    membership_add(team=team, user=user, role=Membership.Role.OWNER, actor="system:make-run")
+    with transaction.atomic():
+        user = User.objects.select_for_update().filter(username=OPERATOR_EMAIL).first()
+        if user is None:
+            user = User(username=OPERATOR_EMAIL, email=OPERATOR_EMAIL)
+            user.set_unusable_password()
+            user.save()
+            membership_add(
+                team=team, user=user, role=Membership.Role.OWNER, actor="system:make-run"
+            )
+        elif not Membership.objects.filter(team=team, user=user).exists():
+            notice = OPERATOR_NOT_OURS.format(team=team.slug)
+            log.warning("first run: %s", notice)
+            return FirstRun(
+                team=team, room_id=room.room_id, operator="", sign_in_path="", notice=notice
+            )
+    token = demo_claim_token()
     return FirstRun(
-        team=team, room_id=room.room_id, operator=OPERATOR_EMAIL, sign_in_path=sign_in_path(user)
+        team=team,
+        room_id=room.room_id,
+        operator=OPERATOR_EMAIL,
+        sign_in_path=sign_in_path(user),
+        claim_path="" if token is None else f"/signup?claim={token}",
     )
 
 
@@ -121,8 +170,10 @@ def link_base() -> str:
 
 
 def operator_get() -> User | None:
-    """The first run's local operator, when `make run` has made one here."""
-    return User.objects.filter(username=OPERATOR_EMAIL).first()
+    """The first run's local operator, when `make run` has made one here: the account of
+    OPERATOR_EMAIL in the demo team (one of that address outside it is not the operator:
+    first_run_prepare)."""
+    return User.objects.filter(username=OPERATOR_EMAIL, memberships__team__slug=DEMO_TEAM).first()
 
 
 # --- Claiming the demo team by signing up ---------------------------------------------------
@@ -135,15 +186,46 @@ FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP"
 
 
 def request_local(request: HttpRequest) -> bool:
-    """Whether a person on this machine sent it: from a loopback address, to a loopback
-    name (a page of another site that a DNS rebinding points at us names its own host),
-    and not through a proxy (which would connect from loopback for anyone)."""
+    """Whether it looks sent from this machine: from a loopback address, to a loopback name
+    (a page of another site that a DNS rebinding points at us names its own host), and not
+    through a proxy that says so (which would connect from loopback for anyone). Not proof:
+    the Host is the client's to write, and a TCP forwarder (ssh -R, socat) connects from
+    loopback adding no header; the claim token (demo_claim_valid) is what proves it."""
     if str(request.META.get("REMOTE_ADDR") or "") not in LOOPBACK_ADDRESSES:
         return False
     if any(request.META.get(header) for header in FORWARDING_HEADERS):
         return False
     host, _ = split_domain_port(str(request.META.get("HTTP_HOST") or ""))
     return host in LOOPBACK_HOSTS
+
+
+CLAIM_SALT = "roomservice.tenants.firstrun.demo_claim_token"
+
+
+def demo_claim_token() -> str | None:
+    """The token of the banner's sign-up link that claims the demo team; None while the
+    demo team is not to be had (demo_team_unclaimed) or has no operator.
+
+    Derived, not stored: an HMAC keyed with SECRET_KEY (salted_hmac, a salt of its own) of
+    the demo team's id and the operator's id and password field. The password field is the
+    secret part: a local run's SECRET_KEY is a well-known default, but the operator's is
+    Django's unusable password, "!" and 40 random characters made with the account (or the
+    hash of one the operator set), which only this database holds, as for Django's own
+    password-reset tokens. So only the console that printed it (or whoever reads the
+    database) has it; it stays the same across restarts, and dies with the claim (the
+    team is not to be had then), the operator or a password the operator sets."""
+    team = demo_team_unclaimed()
+    operator = operator_get()
+    if team is None or operator is None:
+        return None
+    value = f"{team.pk}:{operator.pk}:{operator.password}"
+    return salted_hmac(CLAIM_SALT, value, algorithm="sha256").hexdigest()[:40]
+
+
+def demo_claim_valid(token: str) -> bool:
+    """Whether `token` is the demo team's claim token (compared in constant time)."""
+    expected = demo_claim_token()
+    return bool(token) and expected is not None and constant_time_compare(token, expected)
 
 
 def demo_team_unclaimed() -> Team | None:
@@ -159,16 +241,17 @@ def demo_team_unclaimed() -> Team | None:
     return team if members == {OPERATOR_EMAIL} else None
 
 
-def demo_team_claim(*, user: User) -> Team | None:
-    """Make `user` an owner of the unclaimed demo team (the caller has checked that the
-    person is on this machine: request_local). Checked again under the team row's lock,
-    so of two sign-ups at once only one claims it; None when it is not to be had."""
+def demo_team_claim(*, user: User, token: str) -> Team | None:
+    """Make `user` an owner of the unclaimed demo team, if `token` is its claim token (the
+    caller has checked too, and that the person looks local: request_local). Checked again
+    under the team row's lock, so of two sign-ups at once only one claims it; None when it
+    is not to be had."""
     with transaction.atomic():
         team = demo_team_unclaimed()
         if team is None:
             return None
         Team.objects.select_for_update().get(pk=team.pk)
-        if demo_team_unclaimed() is None:
+        if demo_team_unclaimed() is None or not demo_claim_valid(token):
             return None
         membership_add(team=team, user=user, role=Membership.Role.OWNER, actor=f"user:{user.pk}")
     return team

@@ -47,16 +47,20 @@ def signup_refusal(*, invite: MemberInvite | None) -> str | None:
 
 @transaction.atomic
 def user_signup(
-    *, email: str, password: str, invite: MemberInvite | None = None, claim_demo: bool = False
+    *, email: str, password: str, invite: MemberInvite | None = None, claim_token: str = ""
 ) -> User:
     """A new person, in one team: the team of the invitation they came with (accepted
-    here), else the first run's demo team when `claim_demo` (the caller checked that they
-    are on this machine) and it is still unclaimed, else a new team of their own, which
-    they own. SIGNUP is enforced here too, so no door can make an account it forbids."""
+    here), else the first run's demo team when `claim_token` is its claim token (the one
+    the banner's sign-up link carries; the caller checked that they look local too) and it
+    is still unclaimed, else a new team of their own, which they own. SIGNUP is enforced
+    here too, and the first-run operator's address is refused, so no door can make an
+    account they forbid."""
     refused = signup_refusal(invite=invite)
     if refused is not None:
         raise errors.NotPermittedError(refused)
     email = email.strip().lower()
+    if firstrun.operator_reserved(email):
+        raise errors.NotPermittedError(firstrun.OPERATOR_RESERVED)
     user = User.objects.create_user(username=email, email=email, password=password)
     if invite is not None:
         locked = MemberInvite.objects.select_for_update().filter(pk=invite.pk).first()
@@ -64,7 +68,7 @@ def user_signup(
             raise errors.NotPermittedError(INVITE_GONE)
         member_invite_accept(invite=locked, user=user)
         return user
-    if claim_demo and firstrun.demo_team_claim(user=user) is not None:
+    if claim_token and firstrun.demo_team_claim(user=user, token=claim_token) is not None:
         return user
     team_of_own_create(user=user)
     return user

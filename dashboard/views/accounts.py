@@ -36,16 +36,19 @@ def landing(request: HttpRequest) -> HttpResponse:
 
 def signup(request: HttpRequest) -> HttpResponse:
     """A new account, as SIGNUP allows (open, invite-only, closed); the POST is refused
-    like the page says. On a fresh local run, from this machine, the page offers the demo
-    team the banner printed (checked by default: that is the team the newcomer's agents
-    already use); anywhere else, and once a person has it, it is not offered and a posted
-    claim is ignored."""
+    like the page says. On a fresh local run, from this machine, opened with the banner's
+    link (?claim= and the demo team's claim token, which only the console has), the page
+    offers the demo team the banner printed (checked by default: that is the team the
+    newcomer's agents already use); without the right token, anywhere else, and once a
+    person has it, it is not offered and a posted claim is ignored."""
     if settings.AUTH_MODE == "apikey":
         raise Http404("sign-up is off")
     nxt = request.GET.get("next", "")
     invite = people.member_invite_find(nxt[len("/join/") :]) if nxt.startswith("/join/") else None
     refused = people.signup_refusal(invite=invite)
-    demo = firstrun.demo_team_unclaimed() if firstrun.request_local(request) else None
+    claim = request.GET.get("claim", "")
+    claimable = bool(claim) and firstrun.request_local(request) and firstrun.demo_claim_valid(claim)
+    demo = firstrun.demo_team_unclaimed() if claimable else None
     form = forms.SignupForm(
         None if refused else request.POST or None,
         initial={"email": invite.email} if invite else None,
@@ -65,7 +68,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 email=form.cleaned_data["email"],
                 password=form.cleaned_data["password"],
                 invite=invite,
-                claim_demo=bool(form.cleaned_data.get("claim_demo")),
+                claim_token=claim if demo and form.cleaned_data.get("claim_demo") else "",
             )
         except DomainError as exc:  # the invitation was used meanwhile
             form.add_error(None, exc.message)
@@ -87,6 +90,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             "refused": refused,
             "invite": invite,
             "demo": demo if invite is None else None,
+            "claim_refused": bool(claim) and demo is None and invite is None,
         },
     )
 

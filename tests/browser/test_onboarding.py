@@ -1,5 +1,6 @@
-"""One onboarding story in a real browser (issue 26, point 2): on a fresh `make run`,
-"Create an account" leads to the demo team the banner printed; `manage.py signin_link`
+"""One onboarding story in a real browser (issue 26, point 2): on a fresh `make run`, the
+banner's sign-up link (its claim token) leads to the demo team the banner printed, while
+the landing page's "Create an account" makes a team of one's own; `manage.py signin_link`
 gives a new way in without a restart; with SIGNUP=closed the page says so, and the first
 administrator comes from `manage.py create_admin`, whose link signs them in."""
 
@@ -50,6 +51,13 @@ def link_in(server: RunningServer, output: str) -> str:
     return found.group(1)
 
 
+def claim_url_in(server: RunningServer) -> str:
+    """The sign-up link that claims the demo team, as the server's banner printed it."""
+    found = re.search(rf"{re.escape(server.url)}(/signup\?claim=\S+)", server.log.read_text())
+    assert found, server.log.read_text()[-4000:]
+    return found.group(1)
+
+
 @pytest.fixture
 def browser() -> Iterator[Any]:
     path = chromium_path()
@@ -72,9 +80,14 @@ def new_page(browser: Any, server: RunningServer) -> Any:
 def test_signing_up_on_a_fresh_local_run_leads_to_the_demo_team(browser: Any) -> None:
     server = start_server({"API_KEYS": "", "SIGNUP": ""})  # what `make run` does
     try:
+        claim = claim_url_in(server)
         page = new_page(browser, server)
         page.goto("/")
         page.get_by_role("link", name="Create an account").click()
+        page.wait_for_url("**/signup")
+        page.get_by_label("Email").wait_for()
+        assert page.get_by_label(CLAIM_DEMO_LABEL).count() == 0  # only the banner's link has it
+        page.goto(claim)
         page.get_by_text("This is a fresh local run").wait_for()
         box = page.get_by_label(CLAIM_DEMO_LABEL)
         assert box.is_checked()
@@ -86,9 +99,10 @@ def test_signing_up_on_a_fresh_local_run_leads_to_the_demo_team(browser: Any) ->
         page.get_by_role("heading", name="Demo room").first.wait_for()
         page.screenshot(path=str(SCREENSHOTS / "signup-claims-demo.png"), full_page=True)
 
-        # The next person is not offered it: it has an owner now.
+        # The next person is not offered it, even with the banner's link: it has an owner now.
         other = new_page(browser, server)
-        other.goto("/signup")
+        other.goto(claim)
+        other.get_by_text("This link does not claim the demo team").wait_for()
         assert other.get_by_label(CLAIM_DEMO_LABEL).count() == 0
 
         # A new way in, without a restart: the first-run operator's link, then the newcomer's.

@@ -12,6 +12,7 @@ import pytest
 from tests.browser.conftest import SCREENSHOTS
 from tests.browser.test_accessibility import AXE, BAD, axe_violations
 from tests.browser.test_dashboard_flow import in_thread
+from tests.browser.test_onboarding import claim_url_in
 from tests.browser.test_room_actions import agents_set_up
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
@@ -51,7 +52,7 @@ def sign_up(page: Any, email: str, room: str) -> str:
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Create account").click()
-    page.wait_for_url("**/rooms**")  # the room list, or a first run's demo room
+    page.wait_for_url("**/rooms")  # a team of one's own: only the banner's link claims the demo
     page.goto("/rooms")
     page.get_by_label("Room id (optional)").fill(room)
     page.get_by_role("button", name="Create room").click()
@@ -103,8 +104,11 @@ def test_every_page_fits_a_phone_and_the_room_page_is_photographed(
 ) -> None:
     room = "phone-room"
     page.set_viewport_size(PHONE)
-    for url in ("/", "/login", "/signup"):
+    # The sign-up page as the banner's link opens it offers the demo team (opening it claims
+    # nothing; the sign-up below, without it, makes a team of its own).
+    for url in ("/", "/login", "/signup", claim_url_in(browser_server)):
         assert_fits(page, url)
+    assert page.get_by_text("This is a fresh local run").count() == 1
     icon = page.locator('link[rel="icon"]').get_attribute("href")
     served = page.request.get(icon)
     assert served.ok and served.headers["content-type"].startswith("image/svg+xml")

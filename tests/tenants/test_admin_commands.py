@@ -145,7 +145,27 @@ def test_create_admin_refuses_a_deactivated_account() -> None:
     assert not User.objects.get(username="gone@example.com").is_superuser
 
 
-def test_the_banner_names_the_command_for_another_link() -> None:
-    banner = _banner("127.0.0.1", 8000, None, "demo", "/signin/x/y")
+def test_the_banner_names_the_command_for_another_link_and_the_claim_link() -> None:
+    services.demo_key_ensure()
+    first = firstrun.first_run_prepare()
+    assert first.claim_path.startswith("/signup?claim=")
+    banner = _banner("127.0.0.1", 8000, None, "demo", "/signin/x/y", first.claim_path)
     assert "manage.py signin_link" in banner
-    assert "create an account there to claim the demo team" in banner
+    said = banner.split("or create an account there to claim the demo team", 1)
+    assert len(said) == 2 and f"http://127.0.0.1:8000{first.claim_path}" in said[1]
+    assert "claim" not in _banner("127.0.0.1", 8000, None, "demo", "/signin/x/y")  # claimed
+
+
+def test_attack_signin_link_never_signs_in_an_operator_address_first_run_did_not_make() -> None:
+    """An account of the operator's address made some other way (a sign-up before it was
+    reserved) is not the operator: `make run` does not give it the demo team, and
+    signin_link without --email prints no link for it."""
+    squatter = User.objects.create_user(
+        username=firstrun.OPERATOR_EMAIL, email=firstrun.OPERATOR_EMAIL, password="x" * 12
+    )
+    services.demo_key_ensure()
+    first = firstrun.first_run_prepare()
+    assert first.sign_in_path == "" and "did not make" in first.notice
+    assert not Membership.objects.filter(user=squatter).exists()
+    with pytest.raises(CommandError, match="no first-run operator here"):
+        run("signin_link")
