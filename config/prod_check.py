@@ -1,6 +1,9 @@
 """`make prod-check`: the production configuration started on this machine, without container
 images, and used through its TLS proxy the way people and agents use it.
 
+One module on purpose: it is one program an operator runs, read top to bottom as the
+steps it takes; nothing of the service imports it.
+
 What it starts, as docker-compose.yml lays it out: the service under its production
 settings (PRODUCTION=1) with several uvicorn workers, the Celery worker and beat, the
 webhook relay, on this machine's Postgres (a database of its own, dropped after) and Redis

@@ -1,5 +1,8 @@
 """Backups: the database's rows and a snapshot of every live room, in one .tar.gz.
 
+One module on purpose: the archive's format is written (backup) and read back (restore)
+here, side by side, so the two cannot drift apart; each half is a handful of functions.
+
 What a backup holds (docs/operations.md, "Backup and restore"), in this order:
 
 1. `database.jsonl`: every row an operator needs back, as Django's JSON Lines serializer

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -49,33 +50,73 @@ def test_the_production_layout_works_through_tls_and_stops_cleanly() -> None:
     assert not prod_check.FOLDER.exists()
 
 
-def test_a_sigterm_mid_check_stops_everything_it_started() -> None:
-    """A CI timeout or a closed terminal sends SIGTERM: the check still stops its children
-    (they run in sessions of their own) and drops its database."""
-    if shutil.which("caddy") is None:
-        pytest.skip("no caddy")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    env["PYTHONUNBUFFERED"] = "1"
-    running = subprocess.Popen(
-        [sys.executable, "-m", "config.prod_check"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+SIGNALLED = """
+import signal, sys
+from config import prod_check
+prod_check.FOLDER.mkdir(parents=True, exist_ok=True)
+for signum in (signal.SIGTERM, signal.SIGHUP):
+    signal.signal(signum, prod_check._stop_on_signal)
+check = prod_check.ProdCheck()
+try:
+    check.spawn("web", ["sleep", "300"])
+    check.spawn("caddy", ["sh", "-c", "sleep 300 & wait"])
+    print(" ".join(str(p.pid) for p in check.processes.values()), flush=True)
+    signal.pause()
+finally:
+    check.stop()
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = (
+        Path(f"/proc/{pid}/stat").read_text().split()[2] if Path(f"/proc/{pid}").exists() else "X"
     )
-    assert running.stdout is not None
-    seen = ""
-    while "start:" not in seen:  # SIGTERM once it has started processes
-        line = running.stdout.readline()
-        assert line, seen
-        seen += line
-    running.terminate()
-    running.communicate(timeout=120)
-    assert running.returncode != 0
-    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "deploy/Caddyfile" not in left and "var/prod-check/beat-schedule" not in left, left
-    assert not prod_check.FOLDER.exists()
+    return state != "Z"
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_mid_check_stops_everything_it_started(signum: int) -> None:
+    """A CI timeout or a closed terminal: the check's own handlers run its `finally`, which
+    stops its children (they run in sessions of their own, out of reach of the signal)."""
+    running = subprocess.Popen(
+        [sys.executable, "-c", SIGNALLED], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert running.stdout is not None
+        pids = [int(p) for p in running.stdout.readline().split()]
+        assert len(pids) == 2 and all(_alive(p) for p in pids)
+        running.send_signal(signum)
+        assert running.wait(30) == 128 + signum
+        assert not any(_alive(p) for p in pids)
+    finally:
+        running.kill()
+        running.communicate(timeout=10)  # closes its pipe
+        shutil.rmtree(prod_check.FOLDER, ignore_errors=True)
+
+
+def test_the_next_run_stops_what_a_killed_run_left() -> None:
+    """SIGKILL leaves no `finally`: the next run stops the process groups the folder lists
+    that still run with that folder in their environment, and nothing else."""
+    killed = prod_check.ProdCheck()
+    prod_check.FOLDER.mkdir(parents=True, exist_ok=True)
+    stranger = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        killed.spawn("web", ["sleep", "300"])
+        left = killed.processes["web"]
+        # A pid listed by the killed run that the system has since given to someone else.
+        with (prod_check.FOLDER / "pids").open("a") as pids:
+            pids.write(f"{stranger.pid}\n")
+        prod_check.leftovers_stop()
+        assert left.wait(10) is not None
+        assert stranger.poll() is None
+    finally:
+        stranger.kill()
+        stranger.wait(10)
+        shutil.rmtree(prod_check.FOLDER, ignore_errors=True)
 
 
 def test_it_never_empties_a_redis_database_it_was_not_lent(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -105,39 +146,3 @@ def test_stopping_ends_every_process_it_started_even_a_stubborn_one(tmp_path: Pa
         assert all(p.poll() is not None for p in check.processes.values())
     finally:
         shutil.rmtree(prod_check.FOLDER, ignore_errors=True)
-
-
-def test_the_next_run_stops_what_a_killed_run_left() -> None:
-    """SIGKILL leaves no `finally`: the next run stops the processes the folder lists (and
-    only those still running with that folder) and drops the old database."""
-    if shutil.which("caddy") is None:
-        pytest.skip("no caddy")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    env["PYTHONUNBUFFERED"] = "1"
-    killed = subprocess.Popen(
-        [sys.executable, "-m", "config.prod_check"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert killed.stdout is not None
-    seen = ""
-    while "start:" not in seen:
-        line = killed.stdout.readline()
-        assert line, seen
-        seen += line
-    killed.kill()
-    killed.communicate(timeout=30)
-    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert "deploy/Caddyfile" in left  # what SIGKILL leaves behind
-    check = prod_check.ProdCheck()
-    try:
-        check.stores_make()
-        left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-        assert "deploy/Caddyfile" not in left and "var/prod-check/beat-schedule" not in left
-    finally:
-        check.stop()
-        shutil.rmtree(prod_check.FOLDER, ignore_errors=True)
-        (prod_check.FOLDER.parent / "prod-check.lock").unlink(missing_ok=True)
