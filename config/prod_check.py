@@ -44,6 +44,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from config.chromium import CHROMIUM_ARGS, chromium_path
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 FOLDER = BASE_DIR / "var" / "prod-check"
 ADMIN_DATABASE_URL = os.environ.get(
@@ -53,16 +55,6 @@ REDIS_BASE_URL = os.environ.get("PRODCHECK_REDIS_URL", "redis://127.0.0.1:6379")
 REDIS_DB, BROKER_DB = 13, 14
 MARKER = "roomservice-prod-check"  # the key that says a Redis database is lent to the check
 WEB_WORKERS = 2
-CHROMIUM = ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TRACE = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 PASSWORD = "a-long-and-good-passphrase"
 
@@ -242,7 +234,7 @@ class ProdCheck:
             raise CheckFailed(
                 "no caddy: apt-get install caddy (make prod-check installs it when it can)"
             )
-        if not any(c and Path(c).exists() for c in CHROMIUM):
+        if chromium_path() is None:
             raise CheckFailed("no Chromium: apt-get install chromium")
 
     def stores_make(self) -> None:
@@ -375,7 +367,8 @@ class ProdCheck:
     def browser_flow(self) -> dict[str, str]:
         from playwright.sync_api import sync_playwright
 
-        path = next(c for c in CHROMIUM if c and Path(c).exists())
+        path = chromium_path()
+        assert path is not None  # tools_present said so
         room = "prod-check-room"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)

@@ -26,12 +26,9 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-]
+sys.path.insert(0, str(ROOT))
+
+from config.chromium import CHROMIUM_ARGS, chromium_path  # noqa: E402  # needs ROOT on the path
 
 
 def _port() -> int:
@@ -160,7 +157,7 @@ def main() -> int:
             except httpx.HTTPError:
                 time.sleep(0.3)
         stage(base, key.group(1))
-        chromium = shutil.which("chromium") or "/usr/bin/chromium"
+        chromium = chromium_path() or "/usr/bin/chromium"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 1500})

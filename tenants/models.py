@@ -18,6 +18,17 @@ TOOLS_PROFILE_CHOICES = [(p, p) for p in PROFILES]
 TOOLS_PROFILE_HELP = "The tools its connections see when their URL names no ?tools=; empty: all."
 
 
+def tools_profile_field() -> models.CharField[str | None, str | None]:
+    """A key's or an invite's default tool profile (the same column on both)."""
+    return models.CharField(
+        max_length=8,
+        null=True,
+        blank=True,
+        choices=TOOLS_PROFILE_CHOICES,
+        help_text=TOOLS_PROFILE_HELP,
+    )
+
+
 class Team(models.Model):
     """The unit of ownership: a team owns rooms; its keys act for it.
 
@@ -97,13 +108,7 @@ class ApiKey(Credential):
         max_length=128, blank=True, help_text="When set, every call is attributed to this agent."
     )
     read_only = models.BooleanField(default=False)
-    tools_profile = models.CharField(
-        max_length=8,
-        null=True,
-        blank=True,
-        choices=TOOLS_PROFILE_CHOICES,
-        help_text=TOOLS_PROFILE_HELP,
-    )
+    tools_profile = tools_profile_field()
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
@@ -163,13 +168,7 @@ class Invite(Credential):
     label = models.CharField(max_length=200, blank=True)
     agent_name = models.CharField(max_length=128, blank=True)
     read_only = models.BooleanField(default=False)
-    tools_profile = models.CharField(
-        max_length=8,
-        null=True,
-        blank=True,
-        choices=TOOLS_PROFILE_CHOICES,
-        help_text=TOOLS_PROFILE_HELP,
-    )
+    tools_profile = tools_profile_field()
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from config import prod_check
+from config.chromium import chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.browser_only
 def test_the_production_layout_works_through_tls_and_stops_cleanly() -> None:
     if shutil.which("caddy") is None:
         pytest.skip("no caddy: apt-get install caddy (make test installs it when it can)")
-    if not any(c and Path(c).exists() for c in prod_check.CHROMIUM):
+    if chromium_path() is None:
         pytest.skip("no Chromium: apt-get install chromium")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     running = subprocess.Popen(
@@ -53,6 +54,7 @@ def test_the_production_layout_works_through_tls_and_stops_cleanly() -> None:
 SIGNALLED = """
 import signal, sys
 from config import prod_check
+from config.chromium import chromium_path
 prod_check.FOLDER.mkdir(parents=True, exist_ok=True)
 for signum in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(signum, prod_check._stop_on_signal)

@@ -17,15 +17,23 @@ from tests.dashboard.conftest import PASSWORD, person
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def settings_of(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """Import config.settings in a fresh interpreter with this environment."""
+PROXY_SETTINGS = (
+    "s.SECURE_PROXY_SSL_HEADER, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE,"
+    " s.CSRF_TRUSTED_ORIGINS, s.ALLOWED_HOSTS"
+)
+
+
+def settings_of(
+    env: dict[str, str], printed: str = PROXY_SETTINGS, unset: tuple[str, ...] = ()
+) -> subprocess.CompletedProcess[str]:
+    """Import config.settings in a fresh interpreter with this environment (without this
+    one's ALLOWED_HOSTS, PRODUCTION and `unset`), printing `printed` (settings as `s`)."""
     code = (
         "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');"
-        "from django.conf import settings as s; s.ALLOWED_HOSTS;"
-        "print(s.SECURE_PROXY_SSL_HEADER, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE,"
-        " s.CSRF_TRUSTED_ORIGINS, s.ALLOWED_HOSTS)"
+        f"from django.conf import settings as s; s.ALLOWED_HOSTS; print({printed})"
     )
-    clean = {k: v for k, v in os.environ.items() if k not in ("ALLOWED_HOSTS", "PRODUCTION")}
+    dropped = ("ALLOWED_HOSTS", "PRODUCTION", *unset)
+    clean = {k: v for k, v in os.environ.items() if k not in dropped}
     return subprocess.run(
         [sys.executable, "-c", code],
         cwd=ROOT,

@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from rooms import store
+from rooms import profiles, store
 from rooms.errors import (
     DATABASE_UNAVAILABLE,
     STORE_UNAVAILABLE,
@@ -125,6 +125,18 @@ TOOLS_PROFILE_IN = (
     "core, roomd or full; null (the default): every tool."
 )
 TOOLS_PROFILE_OUT = "Its default tool profile; null: none set, every tool."
+
+
+def tools_profile_in() -> serializers.ChoiceField:
+    """The toolsProfile a new key or invite may be given (the same argument on both)."""
+    return serializers.ChoiceField(
+        choices=profiles.PROFILES,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text=TOOLS_PROFILE_IN,
+    )
+
 
 ErrorSerializer = inline_serializer(
     "Error",

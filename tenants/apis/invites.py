@@ -13,7 +13,7 @@ from rest_framework.response import Response
 
 from rooms import clock, profiles
 from tenants import access, selectors, services
-from tenants.apis.base import ERRORS, TOOLS_PROFILE_IN, TOOLS_PROFILE_OUT, BearerView
+from tenants.apis.base import ERRORS, TOOLS_PROFILE_OUT, BearerView, tools_profile_in
 from tenants.capabilities import Caller, Manage
 from tenants.models import Invite, Room
 
@@ -49,13 +49,7 @@ class InviteIn(serializers.Serializer):  # type: ignore[type-arg]
     )
     agentName = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
     readOnly = serializers.BooleanField(required=False, default=False)
-    toolsProfile = serializers.ChoiceField(
-        choices=profiles.PROFILES,
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text=TOOLS_PROFILE_IN,
-    )
+    toolsProfile = tools_profile_in()
 
 
 def invite_row(invite: Invite) -> dict[str, Any]:

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from rooms import profiles
 from tenants import selectors, services
-from tenants.apis.base import ERRORS, TOOLS_PROFILE_IN, TOOLS_PROFILE_OUT, BearerView, team_of
+from tenants.apis.base import ERRORS, TOOLS_PROFILE_OUT, BearerView, team_of, tools_profile_in
 from tenants.capabilities import Manage
 from tenants.models import ApiKey
 
@@ -40,13 +40,7 @@ class KeyIn(serializers.Serializer):  # type: ignore[type-arg]
     name = serializers.CharField(max_length=200)
     agentName = serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
     readOnly = serializers.BooleanField(required=False, default=False)
-    toolsProfile = serializers.ChoiceField(
-        choices=profiles.PROFILES,
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text=TOOLS_PROFILE_IN,
-    )
+    toolsProfile = tools_profile_in()
 
 
 def key_row(key: ApiKey) -> dict[str, Any]:

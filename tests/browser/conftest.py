@@ -7,25 +7,16 @@ with the reason, and CI (which has one) runs them.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from config.chromium import CHROMIUM_ARGS, chromium_path
 from tests.e2e.conftest import ROOT, RunningServer, start_server
 
 SCREENSHOTS = Path(os.environ.get("TEST_OUTPUT_DIR", ROOT / "test-output")) / "screenshots"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 def own_team_choose(page: Any) -> None:
@@ -36,17 +27,6 @@ def own_team_choose(page: Any) -> None:
     box = page.get_by_label(CLAIM_DEMO_LABEL)
     if box.count():
         box.uncheck()
-
-
-def chromium_path() -> str | None:
-    for candidate in (
-        os.environ.get("CHROMIUM_PATH"),
-        "/usr/bin/chromium",
-        shutil.which("chromium"),
-    ):
-        if candidate and os.path.exists(candidate):
-            return candidate
-    return None
 
 
 @pytest.fixture(scope="module")

@@ -6,9 +6,7 @@ page and against a direct POST alike."""
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -22,7 +20,7 @@ from dashboard.forms import CLAIM_DEMO_LABEL
 from tenants import errors, firstrun, people, services
 from tenants.models import MemberInvite, Membership
 from tests.dashboard.conftest import PASSWORD, Person
-from tests.test_production import ROOT
+from tests.test_production import settings_of
 
 LOCAL = {"REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1:8000"}
 
@@ -343,19 +341,7 @@ def test_an_open_sign_up_through_an_invitation_joins_that_team(ann: Person) -> N
 
 
 def signup_setting(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    code = (
-        "import os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');"
-        "from django.conf import settings as s; print(s.SIGNUP)"
-    )
-    clean = {k: v for k, v in os.environ.items() if k not in ("SIGNUP", "PRODUCTION")}
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        env={**clean, **env},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return settings_of(env, printed="s.SIGNUP", unset=("SIGNUP",))
 
 
 def test_the_signup_setting_is_read_with_a_safe_default() -> None:
