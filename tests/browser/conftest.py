@@ -52,3 +52,21 @@ def page(browser_server: RunningServer) -> Iterator[object]:
         yield context.new_page()
         context.close()
         browser.close()
+
+
+def sign_up(page: Any, email: str, room: str) -> str:
+    """A new person with a room and an agent key; the key's secret."""
+    page.goto("/signup")
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Password").fill("a-long-and-good-passphrase")
+    own_team_choose(page)
+    page.get_by_role("button", name="Create account").click()
+    page.wait_for_url("**/rooms")  # a team of one's own: only the banner's link claims the demo
+    page.goto("/rooms")
+    page.get_by_label("Room id (optional)").fill(room)
+    page.get_by_role("button", name="Create room").click()
+    page.wait_for_url("**/rooms/*/")
+    page.goto("/keys")
+    page.get_by_label("Name").fill("agents")
+    page.get_by_role("button", name="Create key").click()
+    return str(page.locator("#new-secret").inner_text())

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path, own_team_choose
+from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path, sign_up
 from tests.browser.test_dashboard_flow import in_thread
 from tests.browser.test_room_actions import agents_set_up
 from tests.e2e.conftest import ROOT, RunningServer
@@ -69,19 +69,7 @@ def test_the_main_pages_have_no_serious_accessibility_violation(
                 page.screenshot(path=str(SCREENSHOTS / f"a11y-{width}{_name(url)}.png"))
             email = "a11y@example.com"
             if width == "desktop":
-                page.goto("/signup")
-                page.get_by_label("Email").fill(email)
-                page.get_by_label("Password").fill("a-long-and-good-passphrase")
-                own_team_choose(page)
-                page.get_by_role("button", name="Create account").click()
-                page.wait_for_url("**/rooms")
-                page.get_by_label("Room id (optional)").fill(ROOM)
-                page.get_by_role("button", name="Create room").click()
-                page.wait_for_url("**/rooms/*/")
-                page.goto("/keys")
-                page.get_by_label("Name").fill("agents")
-                page.get_by_role("button", name="Create key").click()
-                secret = page.locator("#new-secret").inner_text()
+                secret = sign_up(page, email, ROOM)
                 made = in_thread(agents_set_up, browser_server.mcp_url, secret, ROOM)
                 after = [made["api"]["id"], made["shipped"]["id"]]
                 in_thread(task_waiting_for, browser_server.mcp_url, secret, after)

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS
+from tests.browser.conftest import SCREENSHOTS, sign_up
 from tests.browser.test_accessibility import AXE, BAD, axe_violations
 from tests.browser.test_dashboard_flow import in_thread
 from tests.browser.test_onboarding import claim_url_in
@@ -22,7 +22,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
 OUTPUT = SCREENSHOTS.parent  # test-output/
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
-PASSWORD = "a-long-and-good-passphrase"
 
 # The widest elements when a page is wider than the window, to say what to fix.
 OVERFLOW_JS = """() => {
@@ -44,23 +43,6 @@ OVERFLOW_JS = """() => {
   }
   return {scrollWidth: document.documentElement.scrollWidth, wide: wide.slice(0, 8)};
 }"""
-
-
-def sign_up(page: Any, email: str, room: str) -> str:
-    """A new person with a room and an agent key; the key's secret."""
-    page.goto("/signup")
-    page.get_by_label("Email").fill(email)
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Create account").click()
-    page.wait_for_url("**/rooms")  # a team of one's own: only the banner's link claims the demo
-    page.goto("/rooms")
-    page.get_by_label("Room id (optional)").fill(room)
-    page.get_by_role("button", name="Create room").click()
-    page.wait_for_url("**/rooms/*/")
-    page.goto("/keys")
-    page.get_by_label("Name").fill("agents")
-    page.get_by_role("button", name="Create key").click()
-    return str(page.locator("#new-secret").inner_text())
 
 
 async def plan_with_dependencies(url: str, secret: str, room: str, count: int) -> list[str]:
