@@ -9,18 +9,19 @@
    unread message (sent, untimed, before each call), SessionStart. Every answer is checked
    (deny names the holder, the Stop holds with exactly that message, ...). p50 / p99 / max,
    and how far the worst p99 is under the hook `timeout` the Connect page sets (10 s).
-2. What "every act is presence" (point 1) adds to a write: the post_event step built both
-   ways (rooms/lua `write_step(..., present=False/True)`, through the engine's
-   `script_source`), with the keys and arguments rooms/store/events.py `event_append` and
-   the engine's `_run_write` give it, run by EVALSHA straight into the bench server's Redis;
-   Redis's own time per call from INFO commandstats (cmdstat_evalsha, the change over each
-   run). The agent holds nothing, 1 leased claim + 1 file lease, or HOLDS_MAX (64) file
-   leases, all taken through the tools first. A term is rewritten only once a tenth of it
-   has passed, so at the real clock a busy agent's acts rewrite nothing; the "rewrite" runs
-   pass a `now` that moves on by more than a tenth of the term every call, so every call
-   rewrites everything held. It runs in a child process with the server's settings (so the
-   keys and arguments are the service's own). End to end: update_task with and without
-   agentId (the only difference: the present wrapper), latency and server CPU per call.
+2. What "every act is presence" (point 1) adds to a write: the post_event step run both ways
+   (its call's envelope naming an acting agent or not: rooms/store/engine.py
+   `call_envelope`; the script through the engine's `script_source`), with the keys and
+   arguments rooms/store/events.py `event_append` and the engine's `run_write` give it, run
+   by EVALSHA straight into the bench server's Redis; Redis's own time per call from INFO
+   commandstats (cmdstat_evalsha, the change over each run). The agent holds nothing, 1
+   leased claim + 1 file lease, or HOLDS_MAX (64) file leases, all taken through the tools
+   first. A term is rewritten only once a tenth of it has passed, so at the real clock a
+   busy agent's acts rewrite nothing; the "rewrite" runs pass a `now` that moves on by more
+   than a tenth of the term every call, so every call rewrites everything held. It runs in a
+   child process with the server's settings (so the keys and arguments are the service's
+   own). End to end: update_task with and without agentId (the only difference: the present
+   wrapper), latency and server CPU per call.
 3. Wake latency: hooks/roomservice-guard claude-wait (docs/hooks.md "Waking an idle
    agent") in a git checkout of its own; once its wait_for_events curl is running, a
    message to its agent; the time from just before the send to the waiter's exit 2.
@@ -326,53 +327,74 @@ def presence_costs(srv: server.BenchServer, room: str) -> dict[str, dict[str, An
     return found
 
 
+def post_event_step(
+    room_id: str, agent: str, *, present: bool, now_ms: int | None = None
+) -> tuple[str, list[str], list[Any]]:
+    """The post_event write step as rooms/store/events.py `event_append` and the engine's
+    `run_write` build it for a post by `agent` to all, without an idempotencyKey or a trace:
+    (the script as Redis runs it, KEYS, ARGV). `present`: the call's envelope names `agent`
+    as acting (the present wrapper acts), at `now_ms` (the clock's now when None).
+    tests/test_bench_steps.py runs it against a real room, so a change of the step's
+    arguments fails there, not in `make bench`."""
+    from rooms import lua, scripts, turns
+    from rooms.keys import RoomKeys
+    from rooms.store.engine import (
+        call_envelope,
+        event_args,
+        event_keys,
+        idle_ttl_ms,
+        room_tail,
+        script_source,
+    )
+
+    room = RoomKeys(room_id)
+    script = script_source(lua.write_step(scripts.POST_EVENT_SCRIPT, wrote="ok", post=True))
+    envelope = json.loads(
+        call_envelope(
+            keyed=None, turn=turns.turn_of_post(agent, "all"), actor=agent if present else None
+        )
+    )
+    if present and now_ms is not None:
+        envelope["present"]["now"] = now_ms
+    args: list[Any] = [
+        "bench_presence",
+        agent,
+        "all",
+        '{"i":1}',
+        "",
+        idle_ttl_ms(),
+        *event_args(room),
+        json.dumps(envelope),
+    ]
+    return script, [*event_keys(room), *room_tail(room)], args
+
+
 def _presence_here(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """In the child: the post_event step with and without its present wrapper, EVALSHA."""
     import django
 
     django.setup()
     import redis
-    from django.conf import settings
 
-    from rooms import clock, lua, scripts, turns
+    from rooms import clock, scripts
     from rooms.keys import RoomKeys
-    from rooms.store.engine import _event_args, _event_keys, _ttl, room_tail, script_source
 
     assert scripts.HOLDS_MAX == HOLDS_MAX, "rooms/scripts.py HOLDS_MAX changed"
     r = redis.Redis.from_url(spec["redis_url"])
     room = RoomKeys(spec["room"])
-    keys = [*_event_keys(room), *room_tail(room)]
-    shas = {
-        flag: r.script_load(
-            script_source(
-                lua.write_step(
-                    scripts.POST_EVENT_SCRIPT, wrote="one", keyed=False, turn=True, present=flag
-                )
-            )
-        )
-        for flag in (False, True)
+    steps = {
+        flag: post_event_step(spec["room"], VARIANTS[0][1], present=flag) for flag in (False, True)
     }
+    shas = {flag: r.script_load(script) for flag, (script, _, _) in steps.items()}
+    keys = steps[False][1]
     step_ms = TERM_S * 100 + 1_000  # a tenth of the term, and a second
     moved = {agent: clock.now_ms() for _, agent, _, _ in VARIANTS}
 
     def arguments(agent: str, present: bool, advance: bool) -> list[Any]:
-        # As event_append and _run_write build them: the step's, the turn's, present's.
-        args: list[Any] = [
-            "bench_presence",
-            agent,
-            "all",
-            '{"i":1}',
-            "",
-            _ttl(),
-            *_event_args(room),
-            *turns.turn_of_post(agent, "all").args(),
-        ]
-        if present:
-            if advance:
-                moved[agent] += step_ms
-            now = moved[agent] if advance else clock.now_ms()
-            args += [agent, now, int(settings.ROOM_AGENTS_MAX), _ttl()]
-        return args
+        if present and advance:
+            moved[agent] += step_ms
+        now = moved[agent] if advance else None
+        return post_event_step(spec["room"], agent, present=present, now_ms=now)[2]
 
     def held(agent: str) -> list[str]:
         raw = r.hget(room.holds, agent)
@@ -397,7 +419,7 @@ def _presence_here(spec: dict[str, Any]) -> dict[str, dict[str, Any]]:
             for _ in range(min(200, n - start)):
                 pipe.evalsha(sha, len(keys), *keys, *arguments(agent, present, advance))
             for res in pipe.execute(raise_on_error=True):
-                if not (isinstance(res, list) and int(res[0]) == 1):
+                if not (isinstance(res, list) and res[0] == b"ok"):
                     raise RuntimeError(f"post_event answered {res!r}")
 
     def evalsha_stats() -> tuple[int, int]:

@@ -11,6 +11,11 @@
   without Redis; the same list with a team key, which adds its budget step's one round
   trip, is measured beside it.
 
+- what core's list weighs, part by part (issue 31, point 5): the tools' descriptions, their
+  input schemas, their output schemas (none on core) and the server's instructions (from
+  initialize), in bytes of compact JSON; core's descriptions plus input schemas must stay
+  within CORE_CARRIED_MAX, or the bench fails.
+
 Each profile must list exactly its tools (rooms.profiles), or the bench fails.
 """
 
@@ -20,7 +25,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from bench import floor, server, wire
 from rooms import profiles
@@ -29,6 +34,26 @@ CALLS = 500
 WARM = 50
 # The reference the issue measured against: roomd's whole tools/list.
 ROOMD_LIST_KB = 20
+# What a core agent may carry of the tools themselves (issue 31: it was ~21 KB).
+CORE_CARRIED_MAX = 12 * 1024
+# Issue 31's figures before its change, for the report beside today's.
+CORE_BEFORE = {"descriptions + input schemas": 20_259, "tools/list": 57 * 1024}
+PARTS = ("descriptions", "input schemas", "output schemas", "instructions")
+
+
+def list_weight(tools: list[dict[str, Any]], instructions: str = "") -> dict[str, int]:
+    """Bytes of each part of a tools/list (its tools as sent) and of the instructions, each
+    as compact JSON (descriptions as UTF-8 text)."""
+
+    def size(value: Any) -> int:
+        return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
+
+    return {
+        "descriptions": sum(len(t.get("description", "").encode()) for t in tools),
+        "input schemas": sum(size(t["inputSchema"]) for t in tools),
+        "output schemas": sum(size(t["outputSchema"]) for t in tools if "outputSchema" in t),
+        "instructions": len(instructions.encode()),
+    }
 
 
 class FailureLog(Protocol):
@@ -45,6 +70,7 @@ class Latency:
 @dataclass
 class ProfileFigures:
     sizes: dict[str, int] = field(default_factory=dict)  # profile -> response bytes
+    parts: dict[str, dict[str, int]] = field(default_factory=dict)  # profile -> list_weight
     tools: dict[str, int] = field(default_factory=dict)  # profile -> tools listed
     latency: dict[str, Latency] = field(default_factory=dict)  # target -> p50/p99
     calls: int = 0
@@ -79,6 +105,28 @@ async def _team_key(conn: wire.Connection, ep: wire.McpEndpoint) -> str:
     return str(json.loads(answer.body)["key"]["secret"])
 
 
+async def _instructions(conn: wire.Connection, ep: wire.McpEndpoint, profile: str) -> str:
+    """The instructions an initialize of `profile` answers."""
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "0"},
+            },
+        }
+    ).encode()
+    answer = await conn.request(
+        wire.build_request(
+            "POST", ep.host, ep.port, f"{ep.path}?tools={profile}", headers=ep.headers(), body=body
+        )
+    )
+    return str(json.loads(answer.body)["result"].get("instructions", ""))
+
+
 async def measure(
     srv: server.BenchServer, ep: wire.McpEndpoint, fails: FailureLog, calls: int = CALLS
 ) -> ProfileFigures:
@@ -96,14 +144,23 @@ async def measure(
     targets["tools/list ?tools=core, a team key"] = _list_request(team_ep, "?tools=core")
     for profile in profiles.PROFILES:
         answer = await conn.request(targets[f"tools/list ?tools={profile}"])
-        listed = [t["name"] for t in json.loads(answer.body)["result"]["tools"]]
+        tools = json.loads(answer.body)["result"]["tools"]
+        listed = [t["name"] for t in tools]
         fig.sizes[profile] = len(answer.body)
         fig.tools[profile] = len(listed)
+        fig.parts[profile] = list_weight(tools, await _instructions(conn, ep, profile))
         if answer.status != 200 or listed != list(profiles.TOOLS[profile]):
             fails.add(
                 f"profiles: tools/list ?tools={profile}",
                 f"HTTP {answer.status}, {len(listed)} tools, expected {profiles.TOOLS[profile]}",
             )
+
+    carried = fig.parts["core"]["descriptions"] + fig.parts["core"]["input schemas"]
+    if carried > CORE_CARRIED_MAX:
+        fails.add(
+            "profiles: core's descriptions + input schemas",
+            f"{carried:,d} bytes, over {CORE_CARRIED_MAX:,d}",
+        )
 
     port = server.free_port()
     floor_proc = floor.start(port, srv.redis_url)
@@ -151,6 +208,28 @@ def section(fig: ProfileFigures) -> list[str]:
             f"    {profile:<6} {fig.tools.get(profile, 0):3d} tools  {size:9,d} bytes "
             f"({size / 1024:6.1f} KB)  ~{size // 4:7,d} tokens  {share}"
         )
+    lines.append(
+        "  what each list weighs, bytes of compact JSON (what an agent carries every turn):"
+    )
+    lines.append(
+        f"    {'':<6} {'descriptions':>12} {'input schemas':>13} {'output schemas':>14} "
+        f"{'instructions':>12}  descriptions + input schemas"
+    )
+    for profile, parts in fig.parts.items():
+        carried = parts["descriptions"] + parts["input schemas"]
+        bound = f" (at most {CORE_CARRIED_MAX / 1024:.0f} KB)" if profile == "core" else ""
+        lines.append(
+            f"    {profile:<6} {parts['descriptions']:12,d} {parts['input schemas']:13,d} "
+            f"{parts['output schemas']:14,d} {parts['instructions']:12,d}  "
+            f"{carried:,d} ({carried / 1024:.1f} KB){bound}"
+        )
+    before = CORE_BEFORE
+    lines.append(
+        f"    core before issue 31: descriptions + input schemas "
+        f"{before['descriptions + input schemas']:,d} bytes "
+        f"({before['descriptions + input schemas'] / 1024:.1f} KB), tools/list "
+        f"~{before['tools/list'] / 1024:.0f} KB"
+    )
     lines.append(
         f"  latency, p50 / p99 ms over {fig.calls} sequential calls each on one keep-alive "
         "connection, rounds interleaved:"

@@ -1,8 +1,9 @@
 """`make bench` section "search": what a search costs in rooms of 1k and 100k events.
 
 Each room holds 100 tasks, 20 context entries and its events, every one written by the
-real write script (POST_EVENT_SCRIPT, pipelined straight into Redis for the events, the
-tools for the rest), so the index is the one the service keeps. Event texts are sentences
+service's own write step (the tools for the tasks and entries; for the events, a child
+process with the server's settings calling rooms.store `event_append`, many at once), so
+the index is the one the service keeps. Event texts are sentences
 of a Zipf-distributed vocabulary of 3,000 words; one rare word sits in the oldest event of
 each room, one in the newest. Five kinds of query are timed, alternating between the rooms
 so the machine's noise weighs on both alike: a common word, a rare one (found in the
@@ -13,19 +14,23 @@ Redis per event.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
-from bench import server, wire
-from rooms import scripts
+from bench import server, sizes, wire
 
 EVENT_SIZES = (1_000, 100_000)
+APPENDS_AT_ONCE = 64
 CALLS = 200
 VOCABULARY = 3_000
 QUERIES = {
@@ -74,8 +79,6 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, label: str) -> 
     rng = random.Random(20261201)
     words = [f"w{i:04d}" for i in range(VOCABULARY)]
     weights = [1 / (i + 1) for i in range(VOCABULARY)]  # Zipf
-    source = "local WAKE_VERB = 'PUBLISH'\n" + scripts.POST_EVENT_SCRIPT
-    sha = r.script_load(source)
     conn = ep.connection()
     rooms: dict[int, str] = {}
     try:
@@ -109,25 +112,13 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, label: str) -> 
                 res = await wire.call_tool(conn, ep, name, {"roomId": room, **args})
                 if not res.ok:
                     raise RuntimeError(res.describe())
-            keys = [_key(srv, room, p) for p in ("events", "meta", "reads")]
-            keys += [_key(srv, room, p) for p in ("search_events", "search_docs", "search_vocab")]
-            ttl = 30 * 86_400_000
-            args = [ttl, 1_100_000, 2**31, _key(srv, room, "wake")]
             stream_before = _memory(r, srv, room, ("events",))
             index_parts = ("search_events", "search_vocab")
             index_before = _memory(r, srv, room, index_parts)
-            pipe = r.pipeline(transaction=False)
-            for i in range(size):
-                text = _sentence(rng, weights, words)
-                if i == 0:
-                    text += " needleold"
-                if i == size - 1:
-                    text += " needlenew"
-                payload = json.dumps({"message": text, "n": i})
-                pipe.evalsha(sha, len(keys), *keys, "progress", "bench", "all", payload, "", *args)
-                if i % 2_000 == 1_999:
-                    pipe.execute()
-            pipe.execute()
+            texts = [_sentence(rng, weights, words) for _ in range(size)]
+            texts[0] += " needleold"
+            texts[-1] += " needlenew"
+            events_fill(srv, room, texts)
             fig.event_bytes_per_event[size] = (
                 _memory(r, srv, room, ("events",)) - stream_before
             ) / size
@@ -135,8 +126,6 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, label: str) -> 
                 _memory(r, srv, room, index_parts) - index_before
             ) / size
         fig.fill_seconds = time.perf_counter() - t0
-        await conn.close()  # idle past the server's keep-alive while filling
-        conn = ep.connection()
         for size, room in rooms.items():
             for needle, into in (("needleold", fig.found_oldest), ("needlenew", fig.found_newest)):
                 res = await wire.call_tool(conn, ep, "search", {"roomId": room, "q": needle})
@@ -156,6 +145,70 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, label: str) -> 
         await conn.close()
         r.close()
     return fig
+
+
+def events_fill(srv: server.BenchServer, room: str, texts: list[str]) -> None:
+    """Runs `python -m bench.search` with the server's settings (its Redis, its key prefix,
+    its event caps), which appends one event a text to the room."""
+    env = {
+        **os.environ,
+        **sizes.SERVER_ENV,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "REDIS_KEY_PREFIX": srv.key_prefix,
+        "REDIS_URL": srv.redis_url,
+        "ROOMSERVICE_VAR_DIR": str(srv.var_dir),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.search"],
+        cwd=server.ROOT,
+        env=env,
+        input=json.dumps({"room": room, "texts": texts}),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"bench.search (events) failed: {done.stderr[-2000:]}")
+
+
+async def events_append(room_id: str, texts: list[str]) -> None:
+    """Each text as a progress event from "bench" to all, through the store's own step
+    (what post_event runs), APPENDS_AT_ONCE at a time. Needs Django set up."""
+    from rooms import turns
+    from rooms.keys import RoomKeys
+    from rooms.store import events as events_store
+
+    keys = RoomKeys(room_id)
+    turn = turns.turn_of_post("bench", "all")
+    for start in range(0, len(texts), APPENDS_AT_ONCE):
+        ids = await asyncio.gather(
+            *(
+                events_store.event_append(
+                    keys,
+                    type_="progress",
+                    from_="bench",
+                    to="all",
+                    payload_json=json.dumps({"message": text, "n": start + n}),
+                    reply_to=None,
+                    turn=turn,
+                    keyed=None,
+                    actor=None,
+                )
+                for n, text in enumerate(texts[start : start + APPENDS_AT_ONCE])
+            )
+        )
+        if None in ids:
+            raise RuntimeError(f"an event of {room_id} was not appended")
+
+
+async def _child(spec: dict[str, Any]) -> None:
+    from rooms.store import engine as engine_store
+
+    try:
+        await events_append(spec["room"], spec["texts"])
+    finally:
+        await engine_store.close_client()
 
 
 def _hits(res: Any) -> list[Any]:
@@ -188,3 +241,10 @@ def section(fig: SearchFigures) -> list[str]:
     lines.append(f"    fill {fig.fill_seconds:.1f} s")
     lines.append("")
     return lines
+
+
+if __name__ == "__main__":
+    import django
+
+    django.setup()
+    asyncio.run(_child(json.load(sys.stdin)))

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ACCEPT = "application/json, text/event-stream"
+# A connection idle this long is opened again before its next request: uvicorn closes one
+# idle for 5 s (timeout_keep_alive), and a request sent as it does is lost.
+IDLE_REOPEN_SECONDS = 4.0
 
 
 class HttpError(Exception):
@@ -36,6 +39,7 @@ class Connection:
         self.host, self.port, self.timeout = host, port, timeout
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
+        self._used = 0.0
         self.reconnects = 0
 
     async def open(self) -> None:
@@ -59,6 +63,8 @@ class Connection:
             raise HttpError(f"{type(exc).__name__}: {exc}") from None
 
     async def _exchange(self, raw: bytes) -> Response:
+        if self._writer is not None and time.monotonic() - self._used > IDLE_REOPEN_SECONDS:
+            await self.close()
         if self._writer is None:
             await self.open()
         assert self._reader is not None and self._writer is not None
@@ -91,6 +97,7 @@ class Connection:
         else:
             body = await self._reader.read()
             headers["connection"] = "close"
+        self._used = time.monotonic()
         if headers.get("connection", "").lower() == "close":
             await self.close()
             self.reconnects += 1

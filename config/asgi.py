@@ -1,5 +1,6 @@
 """The outer ASGI router: /mcp and /health answered before Django's request cycle
-(mcp_gateway/app.py says why), everything else by Django."""
+(mcp_gateway/app.py says why), everything else by Django; every request's body bounded in
+front of all of them (config.body_limit)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from django.core.asgi import get_asgi_application
 
 django_app = get_asgi_application()
 
-from config import import_guard, telemetry  # noqa: E402
+from config import body_limit, import_guard, telemetry  # noqa: E402
 from config.health import health  # noqa: E402
 from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
-from rooms import store  # noqa: E402
+from rooms.store import engine as engine_store  # noqa: E402
 from tenants.auth import static_teams_ensure  # noqa: E402
 from tenants.db import db_run  # noqa: E402
 
@@ -44,7 +45,7 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             gc.freeze()
             await send({"type": "lifespan.startup.complete"})
         elif message["type"] == "lifespan.shutdown":
-            await store.close_client()
+            await engine_store.close_client()
             await send({"type": "lifespan.shutdown.complete"})
             return
 
@@ -81,4 +82,4 @@ async def _route(scope: Scope, receive: Receive, send: Send) -> Any:
 
 
 # Every HTTP request carries its id (config.telemetry): its logs, its answer's header.
-application = telemetry.request_ids(_route)
+application = telemetry.request_ids(body_limit.bounded(_route))

@@ -1,5 +1,5 @@
 """DRF's JSON parser, with JSON nested past the interpreter's depth a parse error (400)
-like any other malformed body, not a RecursionError (500). Kept apart from tenants/apis/
+like any other malformed body, not a RecursionError (500). Kept apart from mcp_gateway/apis/
 so that DRF's settings can import it while DRF itself is importing."""
 
 from __future__ import annotations

@@ -50,7 +50,8 @@ class EmbeddedRedis:
 
     def start(self) -> str:
         """Start it (or reuse one already answering on our socket); returns REDIS_URL."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.folder.chmod(0o700)  # its socket, AOF and log are its owner's alone
         if self.answering():
             return self.url
         if self.socket.exists():

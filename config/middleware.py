@@ -10,8 +10,8 @@ from collections.abc import Callable
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from rooms import store
 from rooms.errors import DATABASE_UNAVAILABLE, STORE_UNAVAILABLE, DomainError
+from rooms.store import connections as connections_store
 
 # Only our own files: no inline script (so no injected one runs), no eval, no framing.
 CSP = (
@@ -35,12 +35,12 @@ class SecurityHeaders:
         return response
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, store.StoreDown):
+        if isinstance(exception, connections_store.StoreDown):
             message = STORE_UNAVAILABLE
         elif isinstance(exception, OperationalError | InterfaceError):
             message = DATABASE_UNAVAILABLE
         elif isinstance(exception, DomainError) and not request.path.startswith("/api/"):
-            # (The API answers these itself, as JSON: tenants.apis.base.exception_handler.)
+            # (The API answers these itself, as JSON: mcp_gateway.apis.base.exception_handler.)
             return HttpResponse(
                 exception.message,
                 status=exception.status,

@@ -1,18 +1,24 @@
 """`make run`: the whole service on embedded defaults, in one command.
 
-Starts the embedded Redis unless REDIS_URL is set, migrates, creates a demo team key on
-the first start when API_KEYS is empty (printed once), then serves the ASGI app with
-uvicorn on HOST:PORT. Ctrl-C or SIGTERM stops everything it started.
+Checks that HOST:PORT is free (a second `make run` starts nothing and says so), starts the
+embedded Redis unless REDIS_URL is set, migrates, creates a demo team key on the first
+start when API_KEYS is empty (printed once), then serves the ASGI app with uvicorn on
+HOST:PORT. Ctrl-C or SIGTERM stops everything it started. What it writes (the data folder,
+its SQLite database, Redis files, secret, schedule, metrics) only its owner can read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -104,6 +110,49 @@ def _banner(
     return "\n".join(lines) + "\n"
 
 
+PORT_BUSY = (
+    "Port {port} on {host} is already in use{holder}, so nothing was started. Stop that, "
+    "or run this one on another port: PORT={other} make run"
+)
+PORT_REFUSED = "Cannot listen on {host}:{port} ({reason}), so nothing was started."
+
+
+def _port_refusal(host: str, port: int) -> str | None:
+    """Why uvicorn could not listen on host:port, found by binding it as uvicorn will
+    (SO_REUSEADDR) before anything is started or printed; None when it can."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return PORT_REFUSED.format(host=host, port=port, reason=exc.strerror)
+            return PORT_BUSY.format(
+                host=host, port=port, holder=_holder(host, port), other=port + 1
+            )
+    return None
+
+
+def _holder(host: str, port: int) -> str:
+    """Who listens there, when it is cheaply known: another Roomservice answers /health (with
+    200, or 503 while something it needs is down)."""
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    base = f"http://{shown}:{port}"
+    try:
+        with urllib.request.urlopen(f"{base}/health", timeout=2) as answer:
+            body = answer.read()
+    except urllib.error.HTTPError as refused:
+        body = refused.read()
+    except OSError:
+        return " by another program"
+    try:
+        ours = isinstance(found := json.loads(body), dict) and "checks" in found
+    except ValueError:
+        ours = False
+    return f" by another Roomservice ({base}/)" if ours else " by another program"
+
+
 def _metrics_folder(folder: Path) -> None:
     """Every process this starts (web workers, the Celery worker, the relay) writes its
     metrics here, and /metrics sums them (config.telemetry); a run starts it empty."""
@@ -126,7 +175,18 @@ def main() -> int:
     host = os.environ.get("HOST", "127.0.0.1")
     port = int(os.environ.get("PORT", "8000"))
     workers = int(os.environ.get("WEB_CONCURRENCY", "1"))
-    var_dir.mkdir(parents=True, exist_ok=True)
+    # Ctrl-C and SIGTERM stop this run in order (below) even when whatever launched it
+    # blocked them; its children reset the rest of what they inherit (config.lifecycle).
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGTERM, signal.SIGINT))
+    refused = _port_refusal(host, port)
+    if refused:
+        print(refused, file=sys.stderr, flush=True)
+        return 1
+    # Every file and folder this run and its children make is its owner's alone (the
+    # database, the embedded Redis's socket and files, the secret, the schedule, metrics).
+    os.umask(0o077)
+    var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    var_dir.chmod(0o700)  # one made before this rule, too
     _metrics_folder(var_dir / "metrics")
     embedded = ensure_redis_url(var_dir / "redis")
     worker = relay = None
@@ -222,7 +282,8 @@ def _start_worker() -> subprocess.Popen[bytes] | None:
         cwd=BASE_DIR,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
         start_new_session=True,
-        preexec_fn=child_of_this_process(),
+        # SIGTERM, not SIGKILL: its warm shutdown also ends the beat process it forked.
+        preexec_fn=child_of_this_process(signal.SIGTERM),
     )
 
 

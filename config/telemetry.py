@@ -63,7 +63,7 @@ def _registry() -> CollectorRegistry:
 
 
 def metrics_text() -> bytes:
-    """Every metric: defined where it is measured (tenants.calls, tenants.budgets,
+    """Every metric: defined where it is measured (calls.runner, tenants.budgets,
     rooms.store, mcp_gateway.webhooks), served here."""
     registry = _registry()
     scraped = CollectorRegistry()

@@ -998,6 +998,13 @@ async def unknown_event_ids(ctx: Ctx) -> None:
     )
 
 
+@check("unknown context ids are refused: get_context_history", "get_context_history", source="ours")
+async def unknown_context_history(ctx: Ctx) -> str:
+    """The history of an entry that never was is a mistyped id, and the agent should be told
+    (roomd answers `{id, current: null, history: []}`, as its result type says)."""
+    return await ctx.a.refuse("get_context_history", id=steps.MISSING)
+
+
 @check("request_review: the target must exist", "request_review", source="ours")
 async def review_target_exists(ctx: Ctx) -> str:
     """A review of nothing can never be resolved meaningfully (roomd does not look)."""

@@ -542,7 +542,9 @@ async def get_context_history_call(ctx: Ctx) -> None:
 
 @tool_bad("get_context_history")
 async def get_context_history_bad(ctx: Ctx) -> str:
-    return await ctx.a.refuse("get_context_history", id=MISSING)
+    # An unknown id is refused by us and answered by roomd: the protocol's bad input is a
+    # missing id (the unknown one is judged by "unknown context ids are refused").
+    return await ctx.a.refuse("get_context_history")
 
 
 @tool_call("diff_context")

@@ -38,8 +38,18 @@ KIT_VERSION = "1.0"
 CLIENT_INFO = Implementation(name="room-protocol-conformance", version=KIT_VERSION)
 
 
+NOT_OFFERED = "not offered"
+NO_KEY_B = "no KEY_B"
+NO_BOUND_KEY = "no agent-bound key"
+
+
 class Skipped(Exception):
-    """The check cannot run here (a tool it needs is not offered, or KEY_B is missing)."""
+    """The check cannot run here: `reason` is why in a few words, for the summary's count
+    (NOT_OFFERED, NO_KEY_B, NO_BOUND_KEY), the message the whole story, for its line."""
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class Failed(AssertionError):
@@ -210,7 +220,7 @@ class Conn:
         that sent a bad argument should meet). A rate-limited call says nothing about the
         contract: it is sent again once the server's Retry-After has passed."""
         if tool not in self.offered:
-            raise Skipped(f"needs {tool}, which the server does not offer")
+            raise Skipped(f"needs {tool}, which the server does not offer", reason=NOT_OFFERED)
         while True:
             try:
                 return await self._send_once(tool, args)
@@ -401,15 +411,19 @@ class Rest:
     def __init__(self, mcp_url: str, key: str, tally: Tally, timeout: float) -> None:
         parts = urlsplit(mcp_url)
         prefix = parts.path.rstrip("/").removesuffix("/mcp")
-        self.base = urlunsplit((parts.scheme, parts.netloc, f"{prefix}/api/v1", "", ""))
+        self.root = urlunsplit((parts.scheme, parts.netloc, prefix, "", ""))  # roomd's /admin
+        self.base = f"{self.root}/api/v1"
         self.key = key
         self.tally = tally
         self.timeout = timeout
 
-    async def send(self, method: str, path: str, body: Any = None) -> httpx2.Response | None:
+    async def send(
+        self, method: str, path: str, body: Any = None, *, at_root: bool = False
+    ) -> httpx2.Response | None:
         """The answer, or None when the server could not be reached at all; an HTTP 429 is
-        waited out like a tool's."""
-        url = f"{self.base}{path}"
+        waited out like a tool's. `path` is under /api/v1 (ours), or under the server's
+        root with `at_root` (roomd's /admin routes)."""
+        url = f"{self.root if at_root else self.base}{path}"
         headers = {"Authorization": f"Bearer {self.key}"}
         async with httpx2.AsyncClient(timeout=self.timeout) as http:
             while True:
@@ -424,6 +438,15 @@ class Rest:
                     await pace(self.tally, wait, f"HTTP 429 from {method} {url}")
                 except RateBudgetSpent:
                     return answer
+
+
+def _json_object(answer: httpx2.Response) -> dict[str, Any]:
+    """The answer's JSON object, or {} when it is not one."""
+    try:
+        value = answer.json()
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _said(answer: httpx2.Response | None) -> str:
@@ -459,7 +482,7 @@ class Ctx:
         self._pool: list[Conn] = []
         self._serial = 0
         self._bound: dict[str, Conn] = {}
-        self.minted: list[tuple[str, str]] = []  # (key id, what it is) to revoke at the end
+        self.minted: list[Minted] = []  # the keys to revoke at the end
         self.touched: dict[str, None] = {}  # the rooms this run used, in order
         self._undo: list[Callable[[], Awaitable[object]]] = []
 
@@ -493,7 +516,9 @@ class Ctx:
     def b(self, room: Room) -> Room:
         """The same room id through team B's key."""
         if self.conn_b is None:
-            raise Skipped("no KEY_B given: a key of a second team is needed for this check")
+            raise Skipped(
+                "no KEY_B given: a key of a second team is needed for this check", reason=NO_KEY_B
+            )
         return self.conn_b.room(room.room_id)
 
     def unique(self, label: str) -> str:
@@ -509,26 +534,73 @@ class Ctx:
 
     async def bound(self, agent: str, *, why: str) -> Conn:
         """A session of team A whose key is bound to `agent` (a server may let only such a
-        key act as that agent, as roomd does for resolving reviews), minted through the
-        server's REST API and revoked at the end of the run. Skips, saying `why` the check
-        needs one and why none could be had, when the server offers no way to mint it."""
+        key act as that agent, as roomd does for resolving reviews), minted for the run and
+        revoked at its end: through our REST API (`POST /api/v1/keys` with `agentName`),
+        else roomd's own (`POST /admin/keys` with `boundAgentId`). Skips, saying `why` the
+        check needs one and what each way answered, when neither mints one."""
         if agent in self._bound:
             return self._bound[agent]
         if self.rest is None or self._open_key is None:
-            raise Skipped(f"{why}; the kit has no way to mint an agent-bound key here")
-        answer = await self.rest.send(
-            "POST", "/keys", {"name": f"conformance {self.base} {agent}", "agentName": agent}
-        )
-        if answer is None or answer.status_code != 201:
             raise Skipped(
-                f"{why}; minting a key bound to {agent} (POST {self.rest.base}/keys) "
-                f"answered {_said(answer)}"
+                f"{why}; the kit has no way to mint an agent-bound key here", reason=NO_BOUND_KEY
             )
-        made = answer.json()
-        self.minted.append((str(made.get("id")), f"a key bound to {agent}"))
-        conn = await self._open_key(str(made["secret"]), f"bound to {agent}")
-        self._bound[agent] = conn
-        return conn
+        tried: list[str] = []
+        for way in MINTING:
+            answer = await self.rest.send(
+                "POST",
+                way.path,
+                way.body(f"conformance {self.base} {agent}", agent),
+                at_root=way.at_root,
+            )
+            made = _json_object(answer) if answer is not None and answer.status_code < 300 else {}
+            key_id, secret = made.get(way.id_field), made.get("secret")
+            if key_id is not None and isinstance(secret, str):
+                self.minted.append(Minted(str(key_id), f"a key bound to {agent}", way))
+                conn = await self._open_key(secret, f"bound to {agent}")
+                self._bound[agent] = conn
+                return conn
+            where = self.rest.root if way.at_root else self.rest.base
+            tried.append(f"POST {where}{way.path} ({way.server}) answered {_said(answer)}")
+        raise Skipped(
+            f"{why}; minting a key bound to {agent}: " + "; ".join(tried), reason=NO_BOUND_KEY
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Minting:
+    """One server's way to mint an agent-bound key, and to revoke it again."""
+
+    server: str
+    path: str
+    at_root: bool
+    name_field: str
+    agent_field: str
+    id_field: str
+    revoke: tuple[str, str]  # method, path with {id}
+
+    def body(self, name: str, agent: str) -> dict[str, str]:
+        return {self.name_field: name, self.agent_field: agent}
+
+
+MINTING = (
+    Minting("ours", "/keys", False, "name", "agentName", "id", ("POST", "/keys/{id}/revoke")),
+    Minting(
+        "roomd",
+        "/admin/keys",
+        True,
+        "note",
+        "boundAgentId",
+        "keyId",
+        ("DELETE", "/admin/keys/{id}"),
+    ),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Minted:
+    key_id: str
+    what: str
+    way: Minting
 
 
 CheckBody = Callable[[Ctx], Awaitable[str | None]]

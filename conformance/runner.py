@@ -18,7 +18,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Literal
 
-from conformance import checks_core, checks_ours, checks_teams, checks_tools, checks_wire
+from conformance import checks_core, checks_ours, checks_teams, checks_tools, checks_wire, kit
 from conformance.kit import (
     CHECKS,
     KIT_VERSION,
@@ -118,6 +118,7 @@ class Outcome:
     status: Status
     detail: str
     seconds: float
+    reason: str = ""  # a SKIP's, in a few words (kit.NOT_OFFERED, NO_KEY_B, NO_BOUND_KEY)
 
 
 @dataclass
@@ -196,11 +197,7 @@ class Report:
 
     def summary(self) -> str:
         counts = self.counts
-        skips = Counter(
-            "no KEY_B" if o.detail == NO_KEY_B else "not offered"
-            for o in self.outcomes
-            if o.status == "SKIP"
-        )
+        skips = Counter(o.reason for o in self.outcomes if o.status == "SKIP")
         why = ", ".join(f"{reason}: {n}" for reason, n in sorted(skips.items()))
         exercised = len(self.offered) - len(self.unexercised)
         verdict = "FAILED" if counts["FAIL"] else "OK"
@@ -266,17 +263,18 @@ async def run_one(check: Check, ctx: Ctx, timeout: float) -> Outcome:
     started = time.monotonic()
     missing = [t for t in check.tools if t not in ctx.conn_a.offered]
     status: Status
+    reason = ""
     if missing:
-        status, detail = "SKIP", "not offered: " + ", ".join(missing)
+        status, detail, reason = "SKIP", "not offered: " + ", ".join(missing), kit.NOT_OFFERED
     elif check.needs_b and ctx.conn_b is None:
-        status, detail = "SKIP", NO_KEY_B
+        status, detail, reason = "SKIP", NO_KEY_B, kit.NO_KEY_B
     else:
         try:
             async with asyncio.timeout(timeout):
                 said = await check.body(ctx)
             status, detail = "PASS", clip(said, 90) if said else ""
         except Skipped as skip:
-            status, detail = "SKIP", str(skip)
+            status, detail, reason = "SKIP", str(skip), skip.reason
         except Failed as failure:
             status, detail = "FAIL", clip(str(failure), 400)
         except TimeoutError:
@@ -293,6 +291,7 @@ async def run_one(check: Check, ctx: Ctx, timeout: float) -> Outcome:
         status,
         detail,
         time.monotonic() - started,
+        reason,
     )
 
 
@@ -338,10 +337,15 @@ async def remove_rooms(ctx: Ctx) -> Cleanup:
     for room_id in ctx.touched:
         how = await _remove_room(ctx, room_id)
         done.rooms.setdefault(how, []).append(room_id)
-    for key_id, what in ctx.minted:
-        answer = await ctx.rest.send("POST", f"/keys/{key_id}/revoke") if ctx.rest else None
+    for key in ctx.minted:
+        method, path = key.way.revoke
+        answer = (
+            await ctx.rest.send(method, path.format(id=key.key_id), at_root=key.way.at_root)
+            if ctx.rest
+            else None
+        )
         if answer is None or answer.status_code >= 300:
-            done.keys_left.append(f"{what} (id {key_id})")
+            done.keys_left.append(f"{key.what} (id {key.key_id})")
     return done
 
 

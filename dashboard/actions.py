@@ -18,11 +18,12 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from rooms import registry, store
-from rooms import selectors as room_selectors
+from calls.runner import tool_run
+from rooms import registry
 from rooms.errors import ToolArgumentsError
+from rooms.selectors import handoffs as handoffs_selectors
+from rooms.store import engine as engine_store
 from tenants import access, acting, services
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.models import Room, Team
 
@@ -67,13 +68,13 @@ class Actor:
             row.input_model.model_fields[field].alias or field: caller.agent
             for field in row.actors()
         }
-        return store.run_sync(
+        return engine_store.run_sync(
             tool_run, caller, row, {**arguments, **named, "roomId": self.room.room_id}
         )
 
     def handoffs(self) -> list[Any]:
-        ref = store.run_sync(access.room_access, self.caller, self.room.room_id, write=False)
-        return list(store.run_sync(room_selectors.handoffs_all, ref))
+        ref = engine_store.run_sync(access.room_access, self.caller, self.room.room_id, write=False)
+        return list(engine_store.run_sync(handoffs_selectors.handoffs_all, ref))
 
 
 @dataclass(frozen=True, slots=True)

@@ -114,8 +114,10 @@ class RoomForm(forms.Form):
         return value
 
 
-class KeyForm(forms.Form):
-    name = forms.CharField(max_length=200)
+class CredentialForm(forms.Form):
+    """What a key and an invite both take, after their own fields (`field_order`): the agent
+    it is bound to, read-only, its tool profile."""
+
     agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
     read_only = forms.BooleanField(required=False, label="Read-only")
     tools_profile = tools_profile_field()
@@ -125,6 +127,11 @@ class KeyForm(forms.Form):
 
     def clean_tools_profile(self) -> profiles.Profile | None:
         return tools_profile_clean(self.cleaned_data.get("tools_profile"))
+
+
+class KeyForm(CredentialForm):
+    field_order = ["name"]
+    name = forms.CharField(max_length=200)
 
 
 EXPIRY_CHOICES = [
@@ -136,18 +143,10 @@ EXPIRY_CHOICES = [
 ]
 
 
-class InviteForm(forms.Form):
+class InviteForm(CredentialForm):
+    field_order = ["label", "expires_in"]
     label = forms.CharField(max_length=200, required=False)
     expires_in = forms.ChoiceField(choices=EXPIRY_CHOICES, required=False, label="Expires after")
-    agent_name = forms.CharField(max_length=128, required=False, label="Bind to agent (optional)")
-    read_only = forms.BooleanField(required=False, label="Read-only")
-    tools_profile = tools_profile_field()
-
-    def clean_agent_name(self) -> str:
-        return agent_name_clean(self.cleaned_data.get("agent_name"))
-
-    def clean_tools_profile(self) -> profiles.Profile | None:
-        return tools_profile_clean(self.cleaned_data.get("tools_profile"))
 
 
 class ShareForm(forms.Form):

@@ -16,7 +16,7 @@ credential's default holds, else every tool. tools/list answers the profile's to
 bytes built once per profile and protocol version; a call of a tool the profile leaves out
 is a tool error naming the profiles that have it.
 
-Tool calls go to the registry through our thin dispatcher, one call path (tenants.calls);
+Tool calls go to the registry through our thin dispatcher, one call path (calls.runner);
 the SDK's own request handling is not used (it was measured slower in `make bench`, and a
 second path is a second thing to keep right).
 """
@@ -46,7 +46,8 @@ from config import telemetry
 from mcp_gateway import envelope, origins, tools
 from mcp_gateway.envelope import RpcError
 from rooms import errors as rooms_errors
-from rooms import profiles, store, traces
+from rooms import profiles, traces
+from rooms.store import connections as connections_store
 from tenants import access
 from tenants.auth import UNAUTHORIZED, Admission, bearer_from_header, caller_admit
 from tenants.capabilities import Caller
@@ -61,17 +62,21 @@ Send = Callable[[Message], Awaitable[None]]
 
 SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Roomservice")
 CAPABILITIES = T.ServerCapabilities(tools=T.ToolsCapability(list_changed=False))
+# For core and full: it names only core's tools (tests/rooms/test_core_texts.py), and says
+# once what the compact list leaves out of each tool's arguments (idempotencyKey).
 INSTRUCTIONS = (
     "Roomservice rooms: shared state for agents working on one project; the room, not the "
     "chat, holds the truth. Start a session with get_my_summary (your tasks, unread events, "
     "handoffs) and inbox. Pick work with get_unblocked_tasks and claim_task it before you "
     "work on it (one agent wins; release_task gives it back). Before you edit a file, "
-    "lease_claim it. Publish contracts and decisions with write_context. Tell agents "
-    "things with send_message; read yours with inbox. When you "
-    "finish a task, update_task(status: done), or submit_task where evidence is required. "
-    "To wait on others, wait_for_events, never a polling loop. Every call naming you "
-    "(agentId; from, author or requestedBy, which take agentId too) keeps your claims and "
-    "leases alive."
+    "lease_claim it. Publish contracts and decisions with write_context; publishing one "
+    "again, pass its id as supersedes (its next version). Tell agents things with "
+    "send_message; read yours with inbox. When you finish a task, update_task(status: done), "
+    "or submit_task where evidence is required; verify_task judges another agent's. To pass "
+    "a task on, handoff_task (its receiver calls accept_handoff or decline_handoff). To wait "
+    "on others, wait_for_events, never a polling loop. Every call naming you (agentId; from "
+    "or author, which take agentId too) keeps your claims and leases alive. Every write takes "
+    "an optional idempotencyKey: a retry with the same key within 24 h changes nothing."
 )
 # For a connection of the roomd profile, which sees roomd's tools only.
 ROOMD_INSTRUCTIONS = (
@@ -224,7 +229,10 @@ async def instructions_for(caller: Caller, profile: profiles.Profile) -> str:
     named = ", ".join(
         f"{r['roomId']} ({r['name']})" if r["name"] else r["roomId"] for r in rows[:ROOMS_LISTED]
     )
-    more = f", and {len(rows) - ROOMS_LISTED} more (list_rooms)" if len(rows) > ROOMS_LISTED else ""
+    more = ""
+    if len(rows) > ROOMS_LISTED:
+        listing = " (list_rooms)" if "list_rooms" in profiles.TOOLS[profile] else ""
+        more = f", and {len(rows) - ROOMS_LISTED} more{listing}"
     return f"{told} Your rooms: {named}{more}. Use one of these roomIds."
 
 
@@ -290,7 +298,7 @@ class McpGateway:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await self._serve(scope, receive, send)
-        except store.StoreDown:
+        except connections_store.StoreDown:
             # Redis away while resolving the bearer: say which store, and to retry.
             await _send_json(
                 send,

@@ -3,36 +3,46 @@ client itself (Claude Code's `type: "http"` hooks, docs/hooks.md "Claude Code ov
 answered in that client's JSON. The credential is the bearer, as at the REST tool door; the
 agent is the credential's own, or the one `X-Roomservice-Agent` names.
 
-What an event does is tenants.hooks' business; this door reads the client's JSON into a
+What an event does is calls.hooks' business; this door reads the client's JSON into a
 `HookEvent` and writes the `HookAnswer` back (a small table of clients: another is a parse
 and a render). Whatever goes wrong — a bad body, an unknown event or client, a refused
 credential, another team's room, an empty budget, a store away — the answer is 200 with
-`{}`, which the client reads as "no decision", and the reason goes to the log: a hook
-outage never blocks an agent.
+no decision, and the reason goes to the log: a hook outage never blocks an agent. What the
+person can fix (no agent named, a refused key, a room not theirs, a spent budget) is also
+said to them, once a session, in the client's own way (Claude Code: `systemMessage`): hooks
+that silently do nothing look exactly like hooks with nothing to say.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from rooms import store
+from calls import hooks
+from calls.hooks import HookAnswer, HookEvent, HookKind, HookRefusedError
 from rooms.errors import DomainError
-from tenants import hooks
+from rooms.store import bearers as bearers_store
+from rooms.store import connections as connections_store
 from tenants.auth import bearer_from_header, caller_admit
-from tenants.hooks import HookAnswer, HookEvent, HookKind, HookRefusedError
 
 log = logging.getLogger(__name__)
 
 # Claude Code posts one event a request; nothing legitimate comes near this.
 MAX_BODY_BYTES = 1_000_000
 AGENT_HEADER = "X-Roomservice-Agent"
+# The checkout's top, percent-encoded, as the setup wrote it: edits are leased by their path
+# from there, whatever folder the session started in.
+ROOT_HEADER = "X-Roomservice-Root"
+# A session is told why its hooks cannot act once in this long (Redis SET NX with expiry).
+NOTICE_SECONDS = 12 * 3600
 
 # Why there is no decision (logged, never answered).
 UNKNOWN_CLIENT = "unknown client (known: {known})"
@@ -52,6 +62,7 @@ class Client:
 
     parse: Callable[[dict[str, Any]], HookEvent | None]
     render: Callable[[HookEvent, HookAnswer], dict[str, Any]]
+    notice: Callable[[str], dict[str, Any]]
 
 
 # --- Claude Code (https://code.claude.com/docs/en/hooks) --------------------------------------
@@ -122,8 +133,13 @@ def _claude_render(event: HookEvent, answer: HookAnswer) -> dict[str, Any]:
     return {}
 
 
+def _claude_notice(text: str) -> dict[str, Any]:
+    """A warning Claude Code shows the person; it decides nothing."""
+    return {"systemMessage": text}
+
+
 CLIENTS: dict[str, Client] = {
-    "claude-code": Client(parse=_claude_parse, render=_claude_render),
+    "claude-code": Client(parse=_claude_parse, render=_claude_render, notice=_claude_notice),
 }
 
 
@@ -136,37 +152,48 @@ async def hook_door(request: HttpRequest, room_id: str, client: str) -> HttpResp
         return JsonResponse(
             {"message": "Use POST.", "code": "method_not_allowed", "extra": {}}, status=405
         )
+    adapter = CLIENTS.get(client)
+    event: HookEvent | None = None
+    notice: str | None = None
     answer: dict[str, Any] = {}
     try:
-        answer = await _answer(request, room_id, client)
+        if adapter is None:
+            raise HookRefusedError(UNKNOWN_CLIENT.format(known=", ".join(CLIENTS)))
+        body = _body(request)
+        if body is None:
+            raise HookRefusedError(BAD_BODY)
+        event = adapter.parse(body)
+        if event is not None:
+            event = replace(event, root=_root(request))
+            answer = await _answer(request, room_id, adapter, event)
     except HookRefusedError as exc:
         _no_decision(client, room_id, exc.reason)
+        notice = exc.notice
     except DomainError as exc:
         _no_decision(client, room_id, f"{exc.code}: {exc.message}")
-    except store.StoreDown:
+        notice = hooks.NOTICE_REFUSED.format(message=hooks.plain_line(exc.message, 400))
+    except connections_store.StoreDown:
         _no_decision(client, room_id, STORE_AWAY)
+        # Said only when a session starts: the mark that says it once lives in the store.
+        if adapter is not None and event is not None and event.kind == "session_start":
+            answer = adapter.notice(hooks.NOTICE_STORE)
     except Exception:
         log.warning(
             "hook %s for room %r: no decision: %s", client[:32], room_id, FAILED, exc_info=True
         )
+    if notice and adapter is not None and event is not None:
+        answer = await _noticed(adapter, client, event, notice)
     return JsonResponse(answer, json_dumps_params={"ensure_ascii": False})
 
 
-async def _answer(request: HttpRequest, room_id: str, client: str) -> dict[str, Any]:
-    adapter = CLIENTS.get(client)
-    if adapter is None:
-        raise HookRefusedError(UNKNOWN_CLIENT.format(known=", ".join(CLIENTS)))
-    body = _body(request)
-    if body is None:
-        raise HookRefusedError(BAD_BODY)
-    event = adapter.parse(body)
-    if event is None:
-        return {}
+async def _answer(
+    request: HttpRequest, room_id: str, adapter: Client, event: HookEvent
+) -> dict[str, Any]:
     admitted = await caller_admit(
         bearer_from_header(request.headers.get("Authorization")), charge=True
     )
     if admitted is None:
-        raise HookRefusedError(NOT_ADMITTED)
+        raise HookRefusedError(NOT_ADMITTED, hooks.NOTICE_KEY)
     answer = await hooks.hook_run(
         admitted.caller,
         admitted.charge,
@@ -175,6 +202,22 @@ async def _answer(request: HttpRequest, room_id: str, client: str) -> dict[str, 
         event=event,
     )
     return adapter.render(event, answer)
+
+
+async def _noticed(adapter: Client, client: str, event: HookEvent, text: str) -> dict[str, Any]:
+    """The notice as the client shows it, the first time this session is told; else no
+    decision. A store that does not answer says so at a session start only."""
+    digest = hashlib.sha256(f"{client}\0{event.session_id}".encode()).hexdigest()
+    try:
+        due = await bearers_store.hook_notice_due(digest, seconds=NOTICE_SECONDS)
+    except connections_store.StoreDown:
+        due = event.kind == "session_start"
+    return adapter.notice(text) if due else {}
+
+
+def _root(request: HttpRequest) -> str | None:
+    given = request.headers.get(ROOT_HEADER)
+    return urllib.parse.unquote(given) if given else None
 
 
 def _body(request: HttpRequest) -> dict[str, Any] | None:

@@ -18,8 +18,10 @@ import logging
 from django.conf import settings
 
 from mcp_gateway import tasks
-from rooms import store
+from rooms import clock
 from rooms.keys import RoomKeys
+from rooms.store import heartbeats as heartbeats_store
+from rooms.store import wakeups as wakeups_store
 from tenants import webhooks
 from tenants.db import db_run
 
@@ -32,6 +34,17 @@ def relay_and_queue(room_id: str) -> int:
     for delivery_id in created:
         tasks.webhook_deliver.delay(delivery_id)
     return len(created)
+
+
+async def _heartbeats() -> None:
+    """The relay's heartbeat (config/health.py), every PROCESS_HEARTBEAT_SECONDS while it
+    runs; a store that does not answer is logged and tried again at the next beat."""
+    while True:
+        try:
+            await heartbeats_store.heartbeat_write("relay", clock.now_ms())
+        except Exception:
+            log.warning("relay: could not write its heartbeat", exc_info=True)
+        await asyncio.sleep(float(settings.PROCESS_HEARTBEAT_SECONDS))
 
 
 class Relay:
@@ -49,7 +62,8 @@ class Relay:
         await self._idle.setdefault(room_id, asyncio.Event()).wait()
 
     async def run(self) -> None:
-        await store.signal_hub().listen(self._on_signal)
+        await wakeups_store.signal_hub().listen(self._on_signal)
+        beating = asyncio.get_running_loop().create_task(_heartbeats())
         try:
             while True:
                 await self._sync()
@@ -59,6 +73,7 @@ class Relay:
                         self._refresh.wait(), float(settings.RELAY_REFRESH_SECONDS)
                     )
         finally:
+            beating.cancel()
             for task in self._watchers.values():
                 task.cancel()
             for task in self._watchers.values():
@@ -66,7 +81,7 @@ class Relay:
                     await task
 
     def _on_signal(self, channel: str, payload: str) -> None:
-        if channel == "" or store.is_webhooks_change(channel):
+        if channel == "" or wakeups_store.is_webhooks_change(channel):
             self._refresh.set()
 
     async def _sync(self) -> None:
@@ -90,7 +105,7 @@ class Relay:
         try:
             while True:
                 # Registered before the relay reads, so a write during the pass wakes us again.
-                async with store.room_watch(keys) as woken:
+                async with wakeups_store.room_watch(keys) as woken:
                     idle.clear()
                     await self._pass(room_id)
                     if not woken.is_set():

@@ -20,11 +20,12 @@ import logging
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
+from calls.runner import tool_run
 from config import telemetry
-from rooms import errors, profiles, registry, store
+from rooms import errors, profiles, registry
 from rooms.errors import DomainError
+from rooms.store import connections as connections_store
 from tenants.auth import UNAUTHORIZED, bearer_from_header, caller_admit
-from tenants.calls import tool_run
 
 log = logging.getLogger(__name__)
 NOT_JSON = "The body must be a JSON object of the tool's arguments (nested at most ~1,000 deep)."
@@ -54,7 +55,7 @@ async def tool_door(request: HttpRequest, tool: str, room_id: str | None = None)
         admitted = await caller_admit(
             bearer_from_header(request.headers.get("Authorization")), charge=True
         )
-    except store.StoreDown:
+    except connections_store.StoreDown:
         return error_response(errors.StoreUnavailableError(errors.STORE_UNAVAILABLE))
     if admitted is None:
         return unauthorized()

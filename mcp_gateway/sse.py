@@ -6,7 +6,7 @@ A stream spends one of its caller's stream slots (a guest's own and one of its t
 guests' together, never its team's own; tenants.budgets, which also keeps a process's last
 streams for other teams), renews it at every keep-alive, and ends — with an
 `event: revoked` frame — as soon as its credential is revoked, expires, or loses the room
-(tenants.live), and in any case after SSE_MAX_LIFETIME_SECONDS, so every long-lived client
+(calls.live), and in any case after SSE_MAX_LIFETIME_SECONDS, so every long-lived client
 is checked again when it reconnects.
 `?addressedTo=<agentId>` carries only the events for that agent (a message to its
 recipients, any other event to "all" or to it: rooms.records.event_addressed_to).
@@ -22,8 +22,9 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase, StreamingHttpResponse
 
+from calls import live
+from calls.runner import until_lost
 from mcp_gateway.rest import error_response, unauthorized
-from rooms import selectors, store
 from rooms.errors import (
     STORE_UNAVAILABLE,
     CredentialLostError,
@@ -33,9 +34,10 @@ from rooms.errors import (
 )
 from rooms.records import event_addressed_to
 from rooms.refs import RoomRef
-from tenants import access, budgets, live
+from rooms.selectors import events as events_selectors
+from rooms.store import connections as connections_store
+from tenants import access, budgets
 from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
-from tenants.calls import until_lost
 from tenants.capabilities import Caller
 
 UNAVAILABLE_FRAME = (
@@ -74,15 +76,15 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
         slot = await slots.__aenter__()
     except DomainError as exc:
         return error_response(exc)
-    except store.StoreDown:
+    except connections_store.StoreDown:
         return error_response(StoreUnavailableError(STORE_UNAVAILABLE))
     try:
         # Fix the starting point now, before the first byte goes out, so an event written
         # while the client is still reading the headers is not skipped.
         after = request.headers.get("Last-Event-ID") or request.GET.get("lastEventId")
         if not after:
-            after = await selectors.event_newest_id(ref)
-    except store.StoreDown:
+            after = await events_selectors.event_newest_id(ref)
+    except connections_store.StoreDown:
         await slots.__aexit__(None, None, None)
         return error_response(StoreUnavailableError(STORE_UNAVAILABLE))
 
@@ -111,7 +113,7 @@ async def _frames(
     lifetime = float(settings.SSE_MAX_LIFETIME_SECONDS)
     yield f"retry: 2000\n: stream {slot.slot_id} for {ref.room_id}\n\n".encode()
     async with live.credential_held(caller, room_id=ref.room_id) as use:
-        follow = selectors.event_follow(ref, after=after, keepalive_seconds=keepalive)
+        follow = events_selectors.event_follow(ref, after=after, keepalive_seconds=keepalive)
         try:
             while True:
                 try:
@@ -120,7 +122,7 @@ async def _frames(
                     data = json.dumps({"message": exc.message, "code": exc.code})
                     yield f"event: revoked\ndata: {data}\n\n".encode()
                     return
-                except store.StoreDown:
+                except connections_store.StoreDown:
                     # Redis went away: end the stream; the client reconnects with
                     # Last-Event-ID once it is back, and misses nothing.
                     yield UNAVAILABLE_FRAME
@@ -142,7 +144,7 @@ async def _frames(
                     try:
                         if not await slot.renew():
                             return
-                    except store.StoreDown:
+                    except connections_store.StoreDown:
                         yield UNAVAILABLE_FRAME
                         return
         finally:

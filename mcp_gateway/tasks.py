@@ -1,5 +1,5 @@
 """Celery tasks: thin doors onto tenants.webhooks (relay, delivery, upkeep),
-tenants.purges and rooms.services.claims_sweep."""
+tenants.purges and rooms.services.plan.claims_sweep."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 from celery import shared_task
 
 from mcp_gateway.webhooks import webhook_deliver as deliver
-from rooms import services, store
+from rooms.services import plan as plan_services
+from rooms.store import engine as engine_store
 from tenants import archives, purges, webhooks
 
 
@@ -48,7 +49,7 @@ def purges_retry() -> None:
 
 @shared_task(name="claims.sweep", ignore_result=True)
 def claims_sweep() -> None:
-    store.run_sync(services.claims_sweep)
+    engine_store.run_sync(plan_services.claims_sweep)
 
 
 @shared_task(name="archives.sweep", ignore_result=True)

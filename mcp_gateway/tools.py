@@ -11,11 +11,11 @@ from typing import Any
 import mcp_types as T
 from mcp_types import methods
 
+from calls.runner import tool_run
 from config import telemetry
 from rooms import errors, profiles, registry
 from rooms.records import KnownJson
 from tenants.budgets import Charge
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
@@ -26,31 +26,35 @@ INTERNAL_FAILURE = (
 )
 
 
-@cache
-def _tool_entries() -> dict[str, T.Tool]:
-    """Built once per process from the registry: input and output schemas, annotations."""
-    return {
-        t.name: T.Tool(
-            name=t.name,
-            description=t.description,
-            input_schema=t.input_schema(),
-            output_schema=t.output_schema(),
-            annotations=T.ToolAnnotations(
-                read_only_hint=t.read_only,
-                destructive_hint=False,
-                idempotent_hint=t.idempotent,
-                open_world_hint=False,
-            ),
-        )
-        for t in registry.TOOLS
-    }
+# Profiles whose list declares each tool's outputSchema. A client carries the list in its
+# model's context every turn, and of the clients agents use, none hands a tool's
+# outputSchema to the model (docs/tools.md "Output schemas"), while it was two thirds of
+# core's list; roomd and full keep them for the clients and kits that validate results
+# against them. structuredContent is sent on every profile: MCP (2025-06-18 and
+# 2026-07-28) requires it to conform to an outputSchema only when one is declared.
+OUTPUT_SCHEMAS: frozenset[profiles.Profile] = frozenset({"roomd", "full"})
+
+
+def _entry(t: registry.Tool, profile: profiles.Profile) -> T.Tool:
+    lean = profile not in OUTPUT_SCHEMAS
+    return T.Tool(
+        name=t.name,
+        description=t.description,
+        input_schema=t.input_schema(compact=lean),
+        output_schema=None if lean else t.output_schema(),
+        annotations=T.ToolAnnotations(
+            read_only_hint=t.read_only,
+            destructive_hint=False,
+            idempotent_hint=t.idempotent,
+            open_world_hint=False,
+        ),
+    )
 
 
 @cache
 def tool_list(profile: profiles.Profile) -> list[T.Tool]:
-    """The tools of `profile`, in the registry's order."""
-    entries = _tool_entries()
-    return [entries[name] for name in profiles.TOOLS[profile]]
+    """The tools of `profile`, in the registry's order; built once per process."""
+    return [_entry(registry.TOOLS_BY_NAME[name], profile) for name in profiles.TOOLS[profile]]
 
 
 @cache
@@ -104,9 +108,6 @@ def error_wire(exc: errors.DomainError) -> dict[str, Any]:
     if exc.extra:
         content.append({"type": "text", "text": _dumps({"code": exc.code, "extra": exc.extra})})
     return {"content": content, "isError": True}
-
-
-INTERNAL_WIRE = {"content": [{"type": "text", "text": INTERNAL_FAILURE}], "isError": True}
 
 
 @cache

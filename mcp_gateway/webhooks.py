@@ -10,7 +10,9 @@ import httpx
 from django.conf import settings
 from prometheus_client import Counter
 
-from rooms import clock, store
+from rooms import clock
+from rooms.store import budgets as budgets_store
+from rooms.store import engine as engine_store
 from tenants import webhooks
 from tenants.webhooks import Attempt, Outgoing
 
@@ -51,8 +53,8 @@ def webhook_deliver(delivery_id: int) -> Attempt:
     bucket = f"deliveries:team:{outgoing.team_id}"
     slot = secrets.token_hex(8)
     lease_ms = (int(settings.WEBHOOK_TIMEOUT_SECONDS) + 5) * 1000
-    if not store.run_sync(
-        store.slot_admit,
+    if not engine_store.run_sync(
+        budgets_store.slot_admit,
         bucket,
         slot,
         now_ms=clock.now_ms(),
@@ -63,7 +65,7 @@ def webhook_deliver(delivery_id: int) -> Attempt:
     try:
         status, error = _post(outgoing)
     finally:
-        store.run_sync(store.slot_release, bucket, slot)
+        engine_store.run_sync(budgets_store.slot_release, bucket, slot)
     if status is None or not 200 <= status < 300:
         WEBHOOK_FAILURES.inc()
     return webhooks.delivery_record(delivery_id, response_status=status, error=error)

@@ -1,8 +1,9 @@
 """The protocol's error vocabulary: every failure an agent can correct is one of these.
 
 Messages are written for the model that reads them: what was wrong and what to do next.
-Both doors (MCP, REST) turn a `DomainError` into a tool error / a 4xx; nothing here knows
-about HTTP.
+Each error also carries the HTTP status a REST door answers it with (`status`, with
+`body()` and `headers()`), so every door maps it the same way: MCP turns it into a tool
+error, the REST doors into that status. Nothing here handles a request.
 """
 
 from __future__ import annotations
@@ -131,8 +132,8 @@ LEASE_NOT_HOLDER = (
     "may {verb} it."
 )
 LEASE_REFUSED_HINT = (
-    "{path} is held by {holders}. Ask them (send_message), wait and check again (lease_check) "
-    "after {until}, or pick other work (get_unblocked_tasks)."
+    "{path} is held by {holders}. Ask them (send_message), claim it again after {until}, or "
+    "pick other work (get_unblocked_tasks)."
 )
 LEASE_UNKNOWN_TASK = 'Unknown taskId "{task_id}" for the lease. {hint}'
 TASK_PATHS_LEASED = (
@@ -161,6 +162,13 @@ class MessageRefusedError(RoomError):
     status = 409
 
 
+class MessageNotYoursError(RoomError):
+    """A guest naming another agent's messages (rooms.selectors.messages.message_guard)."""
+
+    code = "message_not_yours"
+    status = 403
+
+
 MESSAGE_UNKNOWN_AGENT = (
     "No agent {agent} in this room: nobody by that name has heartbeated or read here. {hint}"
 )
@@ -180,8 +188,13 @@ MESSAGE_NOBODY_WHY = {
     "tag": "no agent's heartbeat carried that tag",
 }
 MESSAGE_NOT_FOUND = "No message {message_id} in this room (or it is too old to be kept). {hint}"
-MESSAGE_HINT_CLOSEST = "Closest: {closest}. inbox and sent_messages list the kept ones."
-MESSAGE_HINT_NONE = "inbox and sent_messages list the kept ones."
+MESSAGE_HINT_CLOSEST = "Closest: {closest}. inbox with unreadOnly: false lists the kept ones."
+MESSAGE_HINT_NONE = "inbox with unreadOnly: false lists the kept ones."
+MESSAGE_GUEST_READ = (
+    "An invite reads only its own agent's messages, and \"{agent}\" is not this invite's "
+    "agent (an invite bound to no agent reads none). Ask the room's team for an invite "
+    "bound to your agent name."
+)
 MESSAGE_NOT_RECIPIENT = (
     'Message "{message_id}" was not sent to "{agent}", so only its recipients may ack it '
     "({recipients})."
@@ -262,7 +275,7 @@ class CredentialLostError(DomainError):
 ROOM_ACCESS_DENIED = (
     "Room not found or access denied. Check the roomId (2-64 characters of a-z, 0-9, '_' "
     "and '-'); a room belongs to one team, and an invite reaches only its own room. "
-    "list_rooms shows the rooms you can reach."
+    "The server's instructions name the rooms you can reach."
 )
 ROOM_ID_INVALID = (
     'Invalid arguments: roomId "{room_id}" is not a room id: 2-64 characters of a-z, 0-9, '
@@ -300,12 +313,12 @@ EVENT_HINT_CLOSEST = (
 EVENT_HINT_EMPTY = "This room's event log is empty."
 CONTEXT_VERSION_CONFLICT = (
     'Context entry "{entry_id}" is at version {current}, not {expected}: someone updated it '
-    "first. Call read_context, merge your change into the current payload, and retry with "
+    "first. Read its current version, merge your change into its payload, and retry with "
     'expectedVersion "{current}".'
 )
 TASK_VERSION_CONFLICT = (
     'Task "{task_id}" is at version {current} (status {status}, owner {owner}), not '
-    "{expected}: it changed since you read it. Call get_task, decide again, and retry with "
+    "{expected}: it changed since you read it. Read it again (read_plan), decide, and retry with "
     "expectedVersion {current}."
 )
 TASK_OWNED = (
@@ -338,6 +351,12 @@ IDEMPOTENCY_KEY_REUSED = (
     "call ({tool} with other arguments), so this call was not run. A retry must repeat the "
     "same call exactly; a new call needs a new key."
 )
+IDEMPOTENCY_KEY_OUTDATED = (
+    'idempotencyKey "{key}" was used in this room within the last {hours} h for this call '
+    "({tool}), before the server was upgraded: the call was done then and is not run again, "
+    "but its first answer is kept in a form this version cannot replay. Read the room for "
+    "its result; a new call needs a new key."
+)
 DEPENDENCY_UNKNOWN = 'dependsOn "{depends_on}" is not a task of this room. {hint}'
 DEPENDENCY_SELF = 'Task "{task_id}" cannot depend on itself.'
 DEPENDENCY_CYCLE = (
@@ -355,7 +374,7 @@ REVIEW_NOT_REVIEWER = (
 )
 REVIEW_RESOLVED = (
     'Review "{review_id}" was {status} by "{by}" at {at}: a review is resolved once. Ask for '
-    "a new one with request_review if the work changed."
+    "a new review if the work changed."
 )
 REVIEW_OWN_SUBMISSION = (
     'Task "{task_id}" was submitted by "{agent_id}": the submitter cannot verify its own '
@@ -410,17 +429,17 @@ HANDOFF_VOID = (
 
 ROOM_NOT_WRITABLE = (
     'Room "{room_id}" is {status}: it answers reads, and refuses writes until it is active '
-    'again (set_room_status with status "active", by someone who may manage rooms).'
+    "again (someone who may manage rooms resumes it, on its dashboard page)."
 )
 ROOM_ARCHIVED = (
     'Room "{room_id}" is archived: its whole state is kept in the database, reads answer '
-    "from the archive, and writes are refused until it is restored: set_room_status with "
-    'status "active" (by someone who may manage rooms), the Restore button on its dashboard '
-    "page, POST /api/rooms/{room_id}/restore, or `manage.py room_restore {room_id}`."
+    "from the archive, and writes are refused until someone who may manage rooms restores "
+    "it: the Restore button on its dashboard page, POST /api/rooms/{room_id}/restore, or "
+    "`manage.py room_restore {room_id}`."
 )
 ROOM_ARCHIVING = (
     'Room "{room_id}" is being archived at this moment; nothing was written. Once it is '
-    'archived, restore it (set_room_status with status "active") and write again.'
+    "archived, restore it (its dashboard page) and write again."
 )
 ROOM_GONE = (
     'Room "{room_id}" was archived or deleted while this write was on its way; nothing was '
@@ -430,7 +449,6 @@ ROOM_LOADING = (
     'Room "{room_id}" is being loaded from its archive and is not ready yet; retry in a '
     "few seconds."
 )
-ROOM_ID_TAKEN = 'Room id "{room_id}" is taken; nothing was imported. Import under another roomId.'
 ROOM_DOCUMENT_INVALID = (
     "This room document cannot be imported: {why}. Nothing was created; import a document "
     "exactly as GET /api/rooms/<roomId>/export gave it."
@@ -523,11 +541,6 @@ class RoomIdNearError(RoomError):
     status = 409
 
 
-class RoomIdTakenError(RoomError):
-    code = "room_id_taken"
-    status = 409
-
-
 class HandoffNotFoundError(RoomError):
     code = "handoff_not_found"
     status = 404
@@ -542,11 +555,11 @@ class HandoffRefusedError(RoomError):
 
 CONTEXT_NO_PRIOR = (
     'No prior versions to diff against: context entry "{entry_id}" has one version '
-    "({version}). A write_context or update_context of it makes the next one."
+    "({version}). Publishing it again (write_context with supersedes) makes the next one."
 )
 REVIEW_SELF = (
     'reviewer "{reviewer}" is the requester: a review asks someone else. Name another agent '
-    "(get_presence lists who is here) or a person."
+    "(one who is here) or a person."
 )
 CONTEXT_VERSION_UNKNOWN = (
     'againstVersion "{version}" is not a kept version of context entry "{entry_id}" (kept: '
@@ -557,6 +570,10 @@ LEASE_TOO_SHORT = (
     "between two heartbeats."
 )
 CONTEXT_PAYLOAD_INVALID = "Invalid {type} payload: {problems}."
+CONTEXT_SUPERSEDES_TYPE = (
+    'supersedes: entry "{entry_id}" is a {stored}, not a {type}: an entry keeps its type. '
+    "Leave supersedes out to publish a new {type}, or give the id of one."
+)
 EVENT_TYPE_RESERVED = (
     'Event type "{type}" is written by the server itself and cannot be posted: use another '
     "type (reserved: {reserved})."

@@ -2,8 +2,8 @@
 first call answered (docs/protocol.md "Claims and safe retries").
 
 The record is written by the write's own script, in the same atomic step as the write
-(rooms/store: `_run_write`), so there is no moment at which the write has happened and its
-key is not yet known — not even for two calls with one key arriving at once on two
+(rooms/store/engine.py `run_write`), so there is no moment at which the write has happened
+and its key is not yet known — not even for two calls with one key arriving at once on two
 processes: Redis runs one script at a time, and the second finds the first's record.
 
 What a replay must reproduce is the first call's result. A write service's result is a

@@ -11,6 +11,28 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+# The room tail: the keys every room step that writes, indexes or is wrapped takes after its
+# own, in this order (rooms/store/engine.py `room_tail`). Its Lua reads them by name, from
+# the table ROOM that rooms/lua builds of this list once a script (ROOM.meta, ROOM.holds).
+ROOM_TAIL = (
+    "claims",
+    "claim_holders",
+    "tasks",
+    "leases",
+    "lease_expiry",
+    "agent_tags",
+    "holds",
+    "presence_rest",
+    "presence",
+    "idempotency",
+    "idempotency_times",
+    "search_events",
+    "search_docs",
+    "search_vocab",
+    "owner",
+    "meta",
+)
+
 
 def prefix() -> str:
     return str(settings.REDIS_KEY_PREFIX)
@@ -449,6 +471,18 @@ class TeamKeys:
         """String counter: bumped after each revocation or room deletion of the team, so
         every process's cached callers and room answers of the team are stale at once."""
         return f"{prefix()}:{{team:{self.team_id}}}:epoch"
+
+
+def hook_notice(session_digest: str) -> str:
+    """String with an expiry: a hook session (by digest of its client and session id) was
+    told why its hooks cannot act; it is not told again while this lives."""
+    return f"{prefix()}:hooknotice:{session_digest}"
+
+
+def heartbeat(process: str) -> str:
+    """String: when a background process (worker, scheduler, relay) last said it was
+    alive, ms since the epoch (config/health.py reads it)."""
+    return f"{prefix()}:heartbeat:{process}"
 
 
 def rate_window(bucket: str) -> str:

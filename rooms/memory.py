@@ -16,11 +16,12 @@ from typing import Any
 
 from django.conf import settings
 
-from rooms import store
 from rooms.keys import RoomKeys
 from rooms.records import context_from_json
 from rooms.refs import RoomRef
 from rooms.results import ContextEntry, InheritedSummary
+from rooms.store import context as context_store
+from rooms.store import memory as memory_store
 
 DURABLE_TYPES = ("api_contract", "arch_decision")
 HOW = "list_context with includeInherited: true lists them, each marked `inherited`."
@@ -32,7 +33,7 @@ def durable_only(entries: list[ContextEntry]) -> list[ContextEntry]:
 
 async def memory_of_room(keys: RoomKeys) -> list[ContextEntry]:
     """A live room's durable entries, newest first."""
-    return durable_only([context_from_json(e, p) for e, p in await store.context_all(keys)])
+    return durable_only([context_from_json(e, p) for e, p in await context_store.context_all(keys)])
 
 
 def memory_of_document(document: dict[str, Any]) -> list[ContextEntry]:
@@ -77,18 +78,18 @@ async def memory_seed(
                 continue
             budget -= len(text)
             kept[field] = text
-    await store.inherited_replace(room, project=project, entries=kept)
+    await memory_store.inherited_replace(room, project=project, entries=kept)
     return len(kept)
 
 
 async def memory_list(room: RoomRef, *, type_: str | None) -> list[ContextEntry]:
-    _, entries = await store.inherited_all(room.keys)
+    _, entries = await memory_store.inherited_all(room.keys)
     listed: list[ContextEntry] = [json.loads(text) for text in entries.values()]
     return [e for e in listed if type_ is None or e["type"] == type_]
 
 
 async def memory_summary(room: RoomRef) -> InheritedSummary:
-    project, entries = await store.inherited_all(room.keys)
+    project, entries = await memory_store.inherited_all(room.keys)
     rooms = list(dict.fromkeys(field.split("/", 1)[0] for field in entries))
     return {
         "project": project or None,

@@ -17,9 +17,10 @@ from collections.abc import Awaitable, Callable, Iterator
 from functools import lru_cache
 from typing import Any, Protocol, TypeVar, cast
 
-from rooms import errors, store
+from rooms import errors
 from rooms.keys import RoomKeys
 from rooms.paths import paths_overlap
+from rooms.store import leases as leases_store
 
 # Of callers deciding on one room's leases at once, each round grants at least one: a
 # call decides again at most this often before it is told to retry.
@@ -37,7 +38,7 @@ OFF_LOOP_LEASES = 64
 T = TypeVar("T")
 
 
-async def matched(view: store.LeaseView, match: Callable[[], T]) -> T:
+async def matched(view: leases_store.LeaseView, match: Callable[[], T]) -> T:
     """`match()` (a decision on `view`), off the event loop when the view is large."""
     if len(view.leases) < OFF_LOOP_LEASES:
         return match()
@@ -58,7 +59,7 @@ def _lease_decoded(raw: str) -> dict[str, Any]:
     return cast(dict[str, Any], json.loads(raw))
 
 
-def leases_live(view: store.LeaseView, now_ms: int) -> Iterator[tuple[dict[str, Any], str]]:
+def leases_live(view: leases_store.LeaseView, now_ms: int) -> Iterator[tuple[dict[str, Any], str]]:
     """Each lease of the view that is live at `now_ms`, decoded, with its JSON."""
     for raw in view.leases:
         lease = _lease_decoded(raw)
@@ -67,13 +68,13 @@ def leases_live(view: store.LeaseView, now_ms: int) -> Iterator[tuple[dict[str, 
 
 
 def lease_decide(
-    view: store.LeaseView,
+    view: leases_store.LeaseView,
     *,
     agent_id: str,
     paths: list[str],
     mode: str | None,
     now_ms: int,
-) -> store.LeaseDecision:
+) -> leases_store.LeaseDecision:
     """The conflicts for `agent_id` leasing `paths` in `mode` (None: claim_task's, which
     are exclusive and take over the agent's own lease of a path whatever its mode), and the
     agent's own live leases of those paths."""
@@ -98,7 +99,7 @@ def lease_decide(
                 if mode is None:
                     conflict["wanted"] = path
                 conflicts.append(conflict)
-    return store.LeaseDecision(
+    return leases_store.LeaseDecision(
         generation=view.generation,
         conflicts_json=json.dumps(conflicts) if conflicts else "[]",
         own=own,
@@ -106,7 +107,7 @@ def lease_decide(
 
 
 def leases_overlapping(
-    view: store.LeaseView, path: str, now_ms: int
+    view: leases_store.LeaseView, path: str, now_ms: int
 ) -> list[tuple[dict[str, Any], str]]:
     """The live leases whose path overlaps `path`, in the view's order."""
     return [
@@ -116,10 +117,10 @@ def leases_overlapping(
     ]
 
 
-async def on_lease_view(keys: RoomKeys, act: Callable[[store.LeaseView], Awaitable[S]]) -> S:
+async def on_lease_view(keys: RoomKeys, act: Callable[[leases_store.LeaseView], Awaitable[S]]) -> S:
     """`act`'s step, decided on a new view of the room's leases until it is not "moved"."""
     for _ in range(LEASE_VIEW_TRIES):
-        step = await act(await store.leases_view(keys))
+        step = await act(await leases_store.leases_view(keys))
         if step.outcome != "moved":
             return step
     raise errors.StoreUnavailableError(LEASES_BUSY.format(tries=LEASE_VIEW_TRIES))

@@ -1,11 +1,13 @@
 """Tool profiles: which of the registry's tools a connection sees and may call.
 
 A client carries every listed tool's description in its model's context on every turn, so
-the list is worth keeping to what the agent uses. Three profiles, each a fixed list in
-TOOLS_ORDER's order:
+the list is worth keeping to what the agent uses. Three profiles, each read from the tool
+rows, in TOOLS_ORDER's order:
 
-- core: the everyday workflow (orient, take work, publish, hear from others, lease files,
-  hand in), at most CORE_MAX tools;
+- core: the everyday workflow the README walks through (orient, take work, publish and
+  revise contracts, hear from others, lease files, hand in, verify, hand off), at most
+  CORE_MAX tools, listed compactly (mcp_gateway.tools: short shared argument texts, no
+  output schemas) so its descriptions and input schemas stay under 12 KB;
 - roomd: exactly roomd's 44 tools (docs/protocol.md "Whose tools"), for clients and kits
   written against roomd;
 - full: every tool.
@@ -18,7 +20,6 @@ sees what it always saw. The doors (mcp_gateway) turn the URL into a profile wit
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Literal, get_args
 
 from rooms import errors, registry
@@ -26,8 +27,7 @@ from rooms import errors, registry
 Profile = Literal["core", "roomd", "full"]
 PROFILES: tuple[Profile, ...] = get_args(Profile)
 DEFAULT: Profile = "full"
-CORE_MAX = 16
-ROOMD_COUNT = 44
+CORE_MAX = 20
 
 # What each is for, in a few words (error messages, the dashboard's select, the docs).
 PURPOSES: dict[Profile, str] = {
@@ -36,119 +36,45 @@ PURPOSES: dict[Profile, str] = {
     "full": "every tool",
 }
 
-# The issue's thirteen (issue 25: the canonical workflow), and three without which that
-# workflow has a hole: get_unblocked_tasks (how the server's instructions tell an agent to
-# pick work), release_task (a claim given back, not left to lapse), ack_message (what
-# send_message's ackRequired asks the recipient to do). lease_check is left out:
-# lease_claim is the check, refused naming the holders.
-_CORE = frozenset(
-    {
-        "heartbeat",
-        "get_my_summary",
-        "read_plan",
-        "add_task",
-        "claim_task",
-        "update_task",
-        "write_context",
-        "list_context",
-        "wait_for_events",
-        "send_message",
-        "inbox",
-        "lease_claim",
-        "submit_task",
-        "get_unblocked_tasks",
-        "release_task",
-        "ack_message",
-    }
-)
-
-# roomd's 44: the report's 25 and roomd's other 19 (docs/protocol.md "Whose tools";
-# tests/rooms/test_profiles.py holds this to that list and to the conformance kit's).
-_ROOMD = frozenset(
-    {
-        # the report's 25
-        "read_plan",
-        "add_task",
-        "update_task",
-        "get_task",
-        "get_unblocked_tasks",
-        "get_my_tasks",
-        "get_my_summary",
-        "write_context",
-        "read_context",
-        "list_context",
-        "update_context",
-        "post_event",
-        "read_events",
-        "get_unread_events",
-        "mark_event_read",
-        "get_event_reads",
-        "reply_to_event",
-        "heartbeat",
-        "get_presence",
-        "acquire_lock",
-        "release_lock",
-        "list_locks",
-        "set_shared_var",
-        "get_shared_var",
-        "list_shared_vars",
-        # roomd's other 19
-        "list_rooms",
-        "list_templates",
-        "wait_for_events",
-        "leave_room",
-        "get_room_info",
-        "delete_task",
-        "set_task_priority",
-        "add_dependency",
-        "delete_context",
-        "get_context_history",
-        "delete_event",
-        "request_review",
-        "approve",
-        "reject",
-        "list_reviews",
-        "diff_context",
-        "get_room_analytics",
-        "search",
-        "create_room_from_template",
-    }
-)
-
-
-def _in_order(names: Iterable[str]) -> tuple[str, ...]:
-    wanted = set(names)
-    unknown = wanted - set(registry.TOOLS_ORDER)
-    if unknown:
-        raise RuntimeError(f"profiles name tools the registry does not have: {sorted(unknown)}")
-    return tuple(n for n in registry.TOOLS_ORDER if n in wanted)
-
-
+# Each row says whether core and roomd list it (`core=True`, `roomd=True` beside its adapter
+# in rooms/tools/<domain>.py); full lists every tool. roomd's are docs/protocol.md's "Whose
+# tools" (tests/rooms/test_profiles.py holds the rows to it and to the conformance kit's).
+# Core is issue 25's thirteen (the canonical workflow) and what the README's everyday loop
+# needs besides (issue 31): get_unblocked_tasks (how the server's instructions tell an agent
+# to pick work), release_task (a claim given back, not left to lapse), verify_task (the
+# other half of submit_task: without it a core agent's submission waits on a person),
+# handoff_task with accept_handoff and decline_handoff (passing work on is part of the loop,
+# and get_my_summary shows the handoffs offered), ack_message (send_message's ackRequired
+# asks the recipient for it). Left out on purpose: lease_check (lease_claim is the check,
+# refused naming the holders), lease_release (a lease taken with a taskId ends with the
+# task, and every lease lapses after its ttlSeconds), update_context (write_context's
+# `supersedes` publishes an entry's next version), read_context (list_context returns the
+# entries whole). Nothing a core agent is told names a tool outside it
+# (tests/rooms/test_core_texts.py).
 TOOLS: dict[Profile, tuple[str, ...]] = {
-    "core": _in_order(_CORE),
-    "roomd": _in_order(_ROOMD),
+    "core": tuple(t.name for t in registry.TOOLS if t.core),
+    "roomd": tuple(t.name for t in registry.TOOLS if t.roomd),
     "full": registry.TOOLS_ORDER,
 }
-if len(TOOLS["core"]) > CORE_MAX or len(TOOLS["roomd"]) != ROOMD_COUNT:
-    raise RuntimeError(
-        f"core has {len(TOOLS['core'])} tools (at most {CORE_MAX}), roomd "
-        f"{len(TOOLS['roomd'])} (exactly {ROOMD_COUNT})"
-    )
+if len(TOOLS["core"]) > CORE_MAX:
+    raise RuntimeError(f"core has {len(TOOLS['core'])} tools, at most {CORE_MAX}")
 _SETS: dict[Profile, frozenset[str]] = {p: frozenset(names) for p, names in TOOLS.items()}
 
 PROFILE_UNKNOWN = (
     "Unknown tool profile {given!r} (the URL's ?tools=). The profiles are {known}: connect "
     "with /mcp?tools=core, say, or leave ?tools= out for your key's default."
 )
+# Said to an agent, which cannot reconnect mid-session: it is told to go on with the tools
+# it has; the URL's ?tools= is for the person who sets the client up.
 NOT_IN_PROFILE = (
     '{tool} is not offered on this connection: its tool profile is "{profile}" ({count} '
-    "tools, the ones tools/list shows). {tool} is in {where}: to use it, connect with "
-    "?tools={suggest} in the server's URL (/mcp?tools={suggest})."
+    "tools, the ones tools/list shows); carry on with those. {tool} is in {where} (for "
+    "whoever sets up this client: ?tools={suggest} in the server's URL)."
 )
 
 
 def describe(profile: Profile) -> str:
-    """`core (16 tools: the everyday workflow)`."""
+    """`core (20 tools: the everyday workflow)`."""
     return f"{profile} ({len(TOOLS[profile])} tools: {PURPOSES[profile]})"
 
 

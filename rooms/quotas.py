@@ -1,5 +1,5 @@
 """The quotas: what each one bounds, the setting that sets it, and the refusal an agent or
-operator reads when a write would pass it (the limits themselves are in config/settings.py,
+operator reads when a write would pass it (the limits themselves are in config/settings/quotas.py,
 each with an environment knob of the same name)."""
 
 from __future__ import annotations

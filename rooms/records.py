@@ -8,7 +8,7 @@ from typing import Any, cast
 
 from rooms import clock
 from rooms.results import ContextEntry, Event, Handoff, Lease, Task
-from rooms.store import StreamEntry
+from rooms.store.events import StreamEntry
 
 # ASCII digits only (\d would take any Unicode digit) and the whole string (no trailing
 # newline slips past), so Redis never sees a stream id it would reject.

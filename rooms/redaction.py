@@ -20,9 +20,10 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from rooms import errors, secrets, store
+from rooms import errors, secrets
 from rooms.refs import RoomRef
 from rooms.schemas import ToolInput
+from rooms.store import room as room_store
 
 Policy = Literal["off", "redact", "refuse"]
 DEFAULT_POLICY: Policy = "redact"
@@ -86,14 +87,16 @@ def arguments_checked(
     find = secrets.own_keys_redacted if own_only else secrets.secrets_redacted
     found: list[secrets.SecretFound] = []
     cleaned: dict[str, Any] = {}
+    names = {name: value for name, value in given.items() if name in NOT_TEXT and value is not None}
+    # Never rewritten (that would retarget the write), but this service's own keys are never
+    # kept, not even in a name: refused. One scan of them all; each again only to say where.
+    if names and secrets.own_keys_redacted(list(names.values()))[1]:
+        for name, value in names.items():
+            _, held = secrets.own_keys_redacted(value, name)
+            if held:
+                raise refusal(held)
     for name, value in given.items():
         if name in NOT_TEXT or value is None or isinstance(value, bool | int | float):
-            if name in NOT_TEXT and value is not None:
-                # Never rewritten (that would retarget the write), but this service's own
-                # keys are never kept, not even in a name: refused.
-                _, held = secrets.own_keys_redacted(value, name)
-                if held:
-                    raise refusal(held)
             cleaned[name] = value
             continue
         if tool == "set_shared_var" and name == "value" and isinstance(given.get("key"), str):
@@ -138,7 +141,7 @@ async def arguments_for_room(
     checked, found = arguments_checked(tool, args)
     if not found:
         return args, []
-    policy = (await store.room_mode_get(room.keys)).get("secrets") or DEFAULT_POLICY
+    policy = (await room_store.room_mode_get(room.keys)).get("secrets") or DEFAULT_POLICY
     if policy == "refuse":
         raise refusal(found)
     if policy == "off":

@@ -27,9 +27,13 @@ class RoomRef:
     # The tool call's idempotencyKey, when it has one (rooms.idempotency): each write step
     # takes it as its `keyed` argument, so the step records the key with the write.
     call: KeyedCall | None = field(default=None, repr=False)
-    # The agent the tool call names as acting (tenants.calls): each write step marks it
+    # The agent the tool call names as acting (calls.runner): each write step marks it
     # present and renews what it holds, in that same step (rooms/lua/wrap/present.lua).
     actor: str | None = None
+    # Whose messages this caller may read, for a guest (an invite): its agent's, or none
+    # ("") for an invite bound to no agent; None: the team's caller, who reads them all.
+    # rooms.selectors.messages.message_visible applies it to every read that carries one.
+    reader: str | None = None
 
     def keyed_by(self, call: KeyedCall | None) -> RoomRef:
         """This room, for a call keyed `call` (the door's, after the access check)."""

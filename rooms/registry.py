@@ -12,30 +12,16 @@ row's output type, so mypy checks every argument and every result shape.
 from __future__ import annotations
 
 import difflib
+import importlib
 import json
+import pkgutil
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from rooms import errors
 from rooms import schemas as s
-from rooms.tools import (
-    agentroom,
-    context,
-    events,
-    handoffs,
-    leases,
-    locks,
-    messages,
-    plan,
-    presence,
-    reviews,
-    room,
-    search,
-    templates,
-    vars,
-    verification,
-)
+from rooms import tools as domains
 from rooms.tools.rows import CallerScope, CallerTool, RoomTool, Tool
 
 __all__ = [
@@ -49,10 +35,12 @@ __all__ = [
     "tool_get",
 ]
 
-# The order of tools/list, which a client that carries only its first N tools (Cursor keeps
-# 40) goes by: the two tools that name no room, roomd's room tools in roomd's order, then
-# ours. A new tool goes into its domain's module and here; the table refuses to build
-# when the two disagree.
+# The one list of tools: their order in tools/list, which a client that carries only its
+# first N tools (Cursor keeps 40) goes by: the two tools that name no room, roomd's room
+# tools in roomd's order, then ours. Everything else about a tool (its domain, its
+# docs/protocol.md section, the profiles that list it) is said by its row, written beside
+# its adapter in rooms/tools/<domain>.py. A new tool is that row and its name here; the
+# table refuses to build when the two disagree.
 TOOLS_ORDER: tuple[str, ...] = (
     "list_rooms",
     "list_templates",
@@ -125,26 +113,12 @@ TOOLS_ORDER: tuple[str, ...] = (
     "room_read",
 )
 
+# Every row of every domain module (rooms/tools/<domain>.py), found where it is written.
 _ROWS: dict[str, Tool] = {
     row.name: row
-    for domain in (
-        room,
-        templates,
-        plan,
-        context,
-        events,
-        presence,
-        locks,
-        vars,
-        reviews,
-        search,
-        leases,
-        verification,
-        handoffs,
-        messages,
-        agentroom,
-    )
-    for row in domain.TOOLS
+    for found in pkgutil.iter_modules(domains.__path__)
+    for row in vars(importlib.import_module(f"{domains.__name__}.{found.name}")).values()
+    if isinstance(row, RoomTool | CallerTool)
 }
 if set(_ROWS) != set(TOOLS_ORDER):
     raise RuntimeError(

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rooms import selectors
 from rooms.refs import RoomRef
 from rooms.results import ContextEntry, Event, Handoff, RoomSnapshot
+from rooms.selectors import context as context_selectors
+from rooms.selectors import events as events_selectors
+from rooms.selectors import handoffs as handoffs_selectors
+from rooms.selectors import room as room_selectors
 
 TIMELINE_TYPES = {
     "task_added",
@@ -205,19 +208,19 @@ def _timeline_line(event: Event) -> str:
 
 async def room_report(room: RoomRef, *, most_events: int = 2000) -> str:
     """Read the room (its whole retained log, oldest first, page by page) and write the report."""
-    snapshot = await selectors.room_snapshot(room, events=100)
+    snapshot = await room_selectors.room_snapshot(room, events=100)
     histories = {
-        entry["id"]: await selectors.context_history(room, entry_id=entry["id"])
+        entry["id"]: await context_selectors.context_history(room, entry_id=entry["id"])
         for entry in snapshot["context"]
         if entry["type"] == "api_contract"
     }
     timeline: list[Event] = []
     since = None
     while True:
-        page = await selectors.event_list(room, since=since, limit=100, order="asc")
+        page = await events_selectors.event_list(room, since=since, limit=100, order="asc")
         timeline += [e for e in page if e["type"] in TIMELINE_TYPES or e.get("reply_to_id")]
         if len(page) < 100 or len(timeline) > most_events:
             break
         since = page[-1]["id"]
-    handoffs = await selectors.handoffs_all(room)
+    handoffs = await handoffs_selectors.handoffs_all(room)
     return report_markdown(room.room_id, snapshot, histories, timeline, handoffs)

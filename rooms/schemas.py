@@ -73,12 +73,12 @@ def _payload_size(value: Any) -> Any:
 
 # Any string reaches the access check, which applies the rule (room_id_valid); the
 # published schema still shows the pattern to clients.
+ROOM_ID_TEXT = "The room: 2-64 chars of a-z, 0-9, '_' and '-', starting with a letter or digit."
 RoomId = Annotated[
     str,
     StringConstraints(min_length=1, max_length=256),
     Field(
-        description="The room: 2-64 chars of a-z, 0-9, '_' and '-', starting with a letter "
-        "or digit.",
+        description=ROOM_ID_TEXT,
         json_schema_extra={"pattern": ROOM_ID_PATTERN},
     ),
 ]
@@ -126,9 +126,8 @@ def _selector_valid(value: str) -> str:
 
 # Every name of an agent (who acts, who it is for, reviewers, moderators, consumers) is one.
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(_name_valid)]
-AgentId = Annotated[
-    Name, ACTOR, Field(description="Your agent name within the team, e.g. 'backend'.")
-]
+AGENT_ID_TEXT = "Your agent name within the team, e.g. 'backend'."
+AgentId = Annotated[Name, ACTOR, Field(description=AGENT_ID_TEXT)]
 ActorName = Annotated[Name, ACTOR]
 Identifier = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 # A caller's own key (a lock's resource, a shared variable's key): any visible text.
@@ -213,14 +212,19 @@ class RoomInput(ToolInput):
     roomId: RoomId
 
 
+IDEMPOTENCY_TEXT = (
+    "Makes a retry safe: a repeat of this exact call with the same key (in this room, within "
+    "24 h) changes nothing and returns the first call's result; the same key with other "
+    "arguments is refused."
+)
+
+
 class WriteInput(RoomInput):
     """Every tool that writes takes an idempotencyKey (rooms/idempotency.py)."""
 
     idempotencyKey: Annotated[str, StringConstraints(min_length=1, max_length=128)] | None = Field(
         default=None,
-        description="Makes a retry safe: a repeat of this exact call with the same key (in "
-        "this room, within 24 h) changes nothing and returns the first call's result; the "
-        "same key with other arguments is refused.",
+        description=IDEMPOTENCY_TEXT,
     )
 
 
@@ -242,7 +246,7 @@ class AddTaskInput(WriteInput):
         default_factory=list, description="Ids of tasks that must be done before this one."
     )
     priority: Annotated[int, Field(ge=0, le=1_000_000)] | None = Field(
-        default=None, description="Lower runs first in get_unblocked_tasks."
+        default=None, description="Lower comes first."
     )
     agentId: AgentId | None = None
 
@@ -252,11 +256,9 @@ class UpdateTaskInput(WriteInput):
     status: TaskStatus
     owner: (
         Annotated[str, StringConstraints(max_length=128), AfterValidator(_owner_valid)] | None
-    ) = Field(
-        default=None, description='The new owner; "" or null clears it; leave out to keep it.'
-    )
+    ) = Field(default=None, description='"" clears it; left out, kept.')
     note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
-        default=None, description="Recorded on the task and in the event; not the description."
+        default=None, description="Kept on the task and in the event (not the description)."
     )
     description: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = None
     agentId: AgentId | None = Field(default=None, description="Who is making the change.")
@@ -268,16 +270,15 @@ class ClaimTaskInput(WriteInput):
     agentId: AgentId
     leaseSeconds: Annotated[int, Field(ge=1, le=86_400)] | None = Field(
         default=None,
-        description="The claim lapses after this long (60 to 86400 s) unless your heartbeats "
-        "or your updates of the task renew it; then the task is pending again.",
+        description="60-86400 s: the claim lapses (pending again) unless a call naming you "
+        "renews it.",
     )
     paths: Annotated[
         list[Annotated[str, StringConstraints(min_length=1, max_length=1024)]], Field(max_length=20)
     ] = Field(
         default_factory=list,
-        description="Files or globs the task will change: leased to you exclusively in the "
-        "same step (or the claim is refused, naming who holds them), for leaseSeconds or "
-        "an hour, and released when the task is done, released or lapses.",
+        description="Files or globs the task will change, leased to you exclusively in the "
+        "same step (or the claim is refused, naming the holders) until the task ends.",
     )
 
 
@@ -291,9 +292,7 @@ class ReleaseTaskInput(WriteInput):
 
 class SetTaskPriorityInput(WriteInput):
     taskId: Identifier
-    priority: Annotated[int, Field(ge=0, le=1_000_000)] = Field(
-        description="Lower runs first in get_unblocked_tasks."
-    )
+    priority: Annotated[int, Field(ge=0, le=1_000_000)] = Field(description="Lower comes first.")
     agentId: AgentId | None = Field(default=None, description="Who is making the change.")
     expectedVersion: ExpectedVersion = None
 
@@ -405,6 +404,9 @@ class WriteContextInput(WriteInput):
         description="Shaped by `type`: see the tool description for each type's fields."
     )
     author: AgentId
+    supersedes: Identifier | None = Field(
+        default=None, description="The id of the entry this is the next version of."
+    )
 
 
 class ReadContextInput(RoomInput):
@@ -437,12 +439,12 @@ class ListContextInput(RoomInput):
     author: Name | None = None
     includeInherited: bool = Field(
         default=False,
-        description="Also list the durable decisions and contracts this room inherited "
-        "from its project's earlier rooms, each marked `inherited`.",
+        description="Also the decisions and contracts inherited from the project's earlier "
+        "rooms (marked `inherited`).",
     )
     agentId: AgentId | None = Field(
         default=None,
-        description="You: the versions you read are recorded (see read_context).",
+        description="You: the versions you read are recorded.",
     )
 
 
@@ -506,21 +508,16 @@ def actor_alternates(model: type[BaseModel]) -> tuple[str, ...]:
 
 class GetUnreadEventsInput(AgentInput):
     limit: Annotated[int, Field(ge=1, le=100)] = 50
-    addressedOnly: bool = Field(
-        default=False, description='Only events whose `to` is "all" or this agent.'
-    )
+    addressedOnly: bool = Field(default=False, description='Only events to "all" or you.')
 
 
 class WaitForEventsInput(AgentInput):
     timeoutMs: Annotated[int, Field(ge=0)] = Field(
         default=20_000,
-        description="How long to wait for a new event; a wait lasts at most 30,000 ms "
-        "(longer asks are cut to that, and the result says capped: true).",
+        description="At most 30,000 ms (a longer ask is cut: capped: true).",
     )
     limit: Annotated[int, Field(ge=1, le=100)] = 50
-    addressedOnly: bool = Field(
-        default=False, description='Only events whose `to` is "all" or this agent.'
-    )
+    addressedOnly: bool = Field(default=False, description='Only events to "all" or you.')
 
 
 class MarkEventReadInput(AgentInput, WriteInput):
@@ -553,13 +550,12 @@ Tag = Annotated[str, StringConstraints(min_length=1, max_length=64), AfterValida
 class HeartbeatInput(AgentInput, WriteInput):
     tags: Annotated[list[Tag], Field(max_length=16)] | None = Field(
         default=None,
-        description='What you work on (["backend", "db"]): messages to "tag:<tag>" reach you. '
-        "Kept until a heartbeat brings others; leave out to keep them.",
+        description='What you work on (["db"]): messages to "tag:<tag>" reach you. Kept '
+        "until you send others.",
     )
     idle: bool = Field(
         default=False,
-        description="true: you are still here but not working (your session ended); you "
-        "show as idle until your next call.",
+        description="true: your session ended; idle until your next call.",
     )
 
 
@@ -607,8 +603,7 @@ class LeaseClaimInput(AgentInput, WriteInput):
     )
     mode: Literal["exclusive", "shared"] = Field(
         default="exclusive",
-        description="exclusive keeps every other lease off overlapping paths; shared only "
-        "exclusive ones.",
+        description="exclusive keeps every other lease off; shared only exclusive ones.",
     )
     ttlSeconds: LeaseSeconds = Field(default=300, description="How long it lasts (10-3600).")
     taskId: Identifier | None = Field(default=None, description="The task it is for.")
@@ -684,21 +679,15 @@ class SendMessageInput(WriteInput):
     from_: ActorName = Field(alias="from", description="Your agent name.")
     to: Annotated[
         str, StringConstraints(min_length=1, max_length=1030), AfterValidator(_selector_valid)
-    ] = Field(
-        description='Who it is for: "*" (everyone in the room but you), an agentId, '
-        '"file:<glob>" (the agents leasing a path overlapping it), "tag:<tag>" (the agents '
-        "whose heartbeat carried the tag)."
-    )
+    ] = Field(description='"*" (all but you), an agentId, "file:<glob>" or "tag:<tag>".')
     body: Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
     subject: Annotated[str, StringConstraints(max_length=200)] | None = None
     replyTo: Identifier | None = Field(default=None, description="The messageId answered.")
     ttlSeconds: Annotated[int, Field(ge=10, le=30 * 86_400)] | None = Field(
         default=None,
-        description="Unacked after this long, a delivery shows expired (10 s to 30 days).",
+        description="Unacked this long, a delivery expires.",
     )
-    ackRequired: bool = Field(
-        default=False, description="Ask the recipients to ack_message; sent_messages shows who did."
-    )
+    ackRequired: bool = Field(default=False, description="Ask the recipients to ack_message.")
 
 
 class InboxInput(AgentInput):
@@ -719,28 +708,26 @@ class SentMessagesInput(AgentInput):
 class EvidenceItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["test", "diff", "link", "log", "note"] = Field(
-        description="test (a run's result), diff, link (a PR, a CI run), log, note."
-    )
+    kind: Literal["test", "diff", "link", "log", "note"]
     text: Annotated[str, StringConstraints(min_length=1, max_length=MAX_SUMMARY)] = Field(
-        description="What it shows: the test output, the diff, what the link proves."
+        description="What it shows."
     )
     ref: Annotated[str, StringConstraints(max_length=1000)] | None = Field(
-        default=None, description="Where to check it: a URL, a commit, a file path."
+        default=None, description="A URL, commit or file path."
     )
 
 
 class SubmitTaskInput(AgentInput, WriteInput):
     taskId: Identifier
     evidence: Annotated[list[EvidenceItem], Field(min_length=1, max_length=20)] = Field(
-        description="1-20 items proving the work: another agent verifies them (verify_task)."
+        description="1-20 items proving the work, for another agent to verify."
     )
 
 
 class VerifyTaskInput(AgentInput, WriteInput):
     taskId: Identifier
     verdict: Literal["accept", "reject"] = Field(
-        description="accept marks the task done; reject sends it back in progress with your note."
+        description="accept: done; reject: back in progress with your note."
     )
     note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
         default=None, description="What you checked, or what is missing."
@@ -790,10 +777,10 @@ class HandoffTaskInput(WriteInput):
     from_: ActorName = Field(alias="from", description="You, the task's owner.")
     to: Name = Field(description="The agent to hand it to (it must accept).")
     note: Annotated[str, StringConstraints(max_length=MAX_TEXT)] | None = Field(
-        default=None, description="Where you stopped, what is left, what to watch out for."
+        default=None, description="Where you stopped, what is left."
     )
     contextIds: Annotated[list[Identifier], Field(max_length=50)] = Field(
-        default_factory=list, description="Context entries the receiver needs to read."
+        default_factory=list, description="Context entries it needs."
     )
 
 

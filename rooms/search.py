@@ -16,10 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rooms import errors, scripts, store
+from rooms import errors, scripts
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from rooms.results import SearchHit, SearchResult
+from rooms.store import search as search_store
 
 GROUPS_MAX = 8  # words and prefixes of one query
 POSTINGS_READ = 4096  # per word or prefix: its best-ranked documents beyond these are not read
@@ -124,7 +125,7 @@ def snippet(title: str, body: str, query: Query) -> str:
 async def room_search(room: RoomRef, *, q: str, limit: int, semantic: bool) -> SearchResult:
     query = query_parse(q)
     want = min(limit * 3, 150) if query.phrases else limit
-    _, candidates = await store.search_candidates(
+    _, candidates = await search_store.search_candidates(
         room.keys, query.groups, want=want, budget=POSTINGS_READ, expand=PREFIX_TERMS
     )
     hits: list[SearchHit] = []
@@ -165,7 +166,7 @@ async def room_reindex(keys: RoomKeys) -> dict[str, int]:
     for what in ("tasks", "context", "events"):
         done, start, total = False, 0, 0
         while not done:
-            done, n, start = await store.search_reindex_step(
+            done, n, start = await search_store.search_reindex_step(
                 keys, what=what, most=REINDEX_STEP, start=start
             )
             total += n

@@ -28,8 +28,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from rooms import errors, redaction, secrets
-from rooms.keys import RoomKeys
-from rooms.store import RawKey
+from rooms.store.archives import RawKey
 
 FORMAT = "roomservice.room"
 VERSION = 2  # 2: signed over the exact bytes (document_encode); 1: over re-serialised content
@@ -503,8 +502,3 @@ def _chunk_redacted(
                 group[i + 1] = (changed if isinstance(changed, str) else _dumps(changed)).encode()
                 found += hits
     return found
-
-
-def parts_known(keys: RoomKeys) -> set[str]:
-    """The parts a snapshot of this room takes (tests: every one has a type here)."""
-    return set(keys.snapshot_parts())

@@ -15,88 +15,8 @@ from typing import Any
 from rooms import registry
 from rooms.tools.rows import JSON_TYPES
 
-# The docs/protocol.md section that explains each tool's semantics (tests/test_tools_doc.py
-# holds this map to exactly the registry's tools).
-_SECTION_TOOLS: dict[str, tuple[str, ...]] = {
-    "rooms-and-templates": (
-        "list_rooms",
-        "list_templates",
-        "create_room_from_template",
-        "get_room_info",
-        "get_room_analytics",
-        "leave_room",
-        "search",
-    ),
-    "plan": (
-        "read_plan",
-        "add_task",
-        "update_task",
-        "get_task",
-        "get_unblocked_tasks",
-        "get_my_tasks",
-        "get_my_summary",
-        "delete_task",
-        "set_task_priority",
-        "add_dependency",
-    ),
-    "claims-and-safe-retries": ("claim_task", "release_task"),
-    "typed-context": (
-        "write_context",
-        "read_context",
-        "list_context",
-        "update_context",
-        "delete_context",
-        "get_context_history",
-        "diff_context",
-    ),
-    "event-log": (
-        "post_event",
-        "read_events",
-        "get_unread_events",
-        "wait_for_events",
-        "mark_event_read",
-        "get_event_reads",
-        "reply_to_event",
-        "delete_event",
-    ),
-    "presence": ("heartbeat", "get_presence"),
-    "locks": ("acquire_lock", "release_lock", "list_locks"),
-    "shared-variables": ("set_shared_var", "get_shared_var", "list_shared_vars"),
-    "file-leases-and-drift": (
-        "lease_claim",
-        "lease_renew",
-        "lease_release",
-        "lease_check",
-        "lease_list",
-        "note_read",
-        "drift_check",
-        "room_claim",
-        "room_release",
-        "room_state",
-    ),
-    "messages": (
-        "send_message",
-        "inbox",
-        "ack_message",
-        "sent_messages",
-        "room_broadcast",
-        "room_read",
-    ),
-    "reviews-and-proven-work": (
-        "request_review",
-        "approve",
-        "reject",
-        "list_reviews",
-        "submit_task",
-        "verify_task",
-    ),
-    "handoffs": ("handoff_task", "accept_handoff", "decline_handoff"),
-    "lifecycle-and-durable-rooms": ("set_room_mode", "set_room_status"),
-}
-
-PROTOCOL_SECTIONS: dict[str, str] = {
-    tool: section for section, tools in _SECTION_TOOLS.items() for tool in tools
-}
+# The docs/protocol.md section that explains each tool's semantics, as its row says.
+PROTOCOL_SECTIONS: dict[str, str] = {tool.name: tool.section for tool in registry.TOOLS}
 
 _HEADER = """\
 # Tools
@@ -121,6 +41,28 @@ tool). Conventions that hold for every tool:
   answer: [protocol: claims and safe retries](protocol.md#claims-and-safe-retries)).
 - *read-only*: needs no write capability. *repeatable*: calling it twice with the same
   arguments has the effect of calling it once.
+
+## Profiles, and what the core list leaves out
+
+A connection sees one tool profile ([protocol: tool profiles](protocol.md#tool-profiles)).
+The `core` profile's list is what an agent carries on every turn, so it is compact: no
+`outputSchema`, and each input schema as the arguments below less what a client never
+needs to form a call (string lengths and patterns, the server checks them and its refusal
+names the bound; `null` branches of optional arguments; the shared texts of `roomId` and
+`idempotencyKey`, which the server's instructions say once; the `agentId` alias beside
+`from`/`author`). The server accepts and refuses exactly the same calls on every profile,
+and every result still carries `structuredContent`. `make bench` prints what core's list
+weighs (descriptions, input schemas, output schemas, instructions).
+
+**Output schemas: which clients use them** (checked December 2026). Claude Code reads a
+tool's `outputSchema` only to validate the `structuredContent` it gets back, never shows it
+to the model, and gives the model `structuredContent` in place of the text when both come
+(anthropics/claude-code issues 54197, 90150, 79944). Codex turns `outputSchema` into result
+types in its code mode (openai/codex pull request 14236) and, like OpenCode (which does not
+expose it), gives the model `structuredContent`. Cursor and VS Code's agent mode expose no
+use of it that we found. So core omits output schemas (MCP requires `structuredContent` to
+conform to an `outputSchema` only when one is declared, in 2025-06-18 as in 2026-07-28),
+and `roomd` and `full` keep them for the clients and kits that validate against them.
 """
 
 

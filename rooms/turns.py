@@ -34,10 +34,11 @@ class TurnClaim:
     agent: str
     grants: str
 
-    def args(self) -> list[str | int]:
-        """The turn step's arguments: the poster, the presence cutoff, the agent granted."""
+    def envelope(self) -> dict[str, str | int]:
+        """What the turn wrapper reads (rooms/lua/wrap/turn.lua): the poster, the presence
+        cutoff, the agent granted."""
         online = clock.now_ms() - int(settings.PRESENCE_ONLINE_SECONDS) * 1000
-        return [self.agent, online, self.grants]
+        return {"agent": self.agent, "since": online, "grants": self.grants}
 
 
 def turn_of_post(agent: str, to: str) -> TurnClaim:

@@ -28,7 +28,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from config.chromium import CHROMIUM_ARGS, chromium_path  # noqa: E402  # needs ROOT on the path
+from ops.chromium import CHROMIUM_ARGS, chromium_path  # noqa: E402  # needs ROOT on the path
 
 
 def _port() -> int:

@@ -21,12 +21,15 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from rooms import clock, errors, registry, store
+from rooms import clock, errors, registry
 from rooms.keys import RoomKeys
 from rooms.names import is_person_name
 from rooms.refs import RoomRef
 from rooms.results import RoomRow
 from rooms.schemas import ToolInput, room_id_valid
+from rooms.store import bearers as bearers_store
+from rooms.store import budgets as budgets_store
+from rooms.store import room as room_store
 from tenants import archives, selectors, services
 from tenants import errors as tenant_errors
 from tenants.capabilities import Caller, Manage
@@ -82,14 +85,7 @@ def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInp
     its name (a mismatch is refused, naming the bound agent) and is filled in when left
     out. Arguments naming someone else (a task's new owner, a message's `to`) stay free."""
     if not caller.person:
-        for name in tool.actors():
-            given = getattr(args, name)
-            if isinstance(given, str) and is_person_name(given):
-                field = type(args).model_fields[name].alias or name
-                raise tenant_errors.ActorMismatchError(
-                    tenant_errors.ACTOR_PERSON.format(field=field, given=given[:128]),
-                    extra={"field": field},
-                )
+        _person_names_refused(tool, args)
     if caller.agent is None:
         return args
     updates: dict[str, str] = {}
@@ -106,10 +102,21 @@ def actors_bind(caller: Caller, tool: registry.Tool, args: ToolInput) -> ToolInp
     return args.model_copy(update=updates) if updates else args
 
 
+def _person_names_refused(tool: registry.Tool, args: ToolInput) -> None:
+    """A credential that is no person's acts under no person's name."""
+    for name in tool.actors():
+        given = getattr(args, name)
+        if isinstance(given, str) and is_person_name(given):
+            field = type(args).model_fields[name].alias or name
+            raise tenant_errors.ActorMismatchError(
+                tenant_errors.ACTOR_PERSON.format(field=field, given=given[:128]),
+                extra={"field": field},
+            )
+
+
 # (team id, room id) -> (the team's epoch, until ms, the room's status): the team owns the
-# room, as this
-# process last checked. Trusted only while the epoch read in the same call's budget step is
-# the same (a room purge moves it, after dropping the room's Redis owner).
+# room, as this process last checked. Trusted only while the epoch read in the same call's
+# budget step is the same (a room purge moves it, after dropping the room's Redis owner).
 _owned: dict[tuple[int, str], tuple[int, int, str]] = {}
 OWNED_MAX = 50_000
 OWNED_SECONDS = 60
@@ -129,7 +136,11 @@ def _ref(caller: Caller, room_id: str, keys: RoomKeys, status: str) -> RoomRef:
         keys=keys,
         cursor_scope=caller.cursor_scope,
         status=status,
+        reader=(caller.agent or "") if caller.kind == "invite" else None,
     )
+
+
+ARCHIVE_STATUSES = ("archived", "archiving")
 
 
 def _writable(room_id: str, status: str) -> None:
@@ -139,7 +150,7 @@ def _writable(room_id: str, status: str) -> None:
             errors.ROOM_NOT_WRITABLE.format(room_id=room_id, status=status),
             extra={"roomId": room_id, "status": status},
         )
-    if status in ("archived", "archiving"):
+    if status in ARCHIVE_STATUSES:
         raise errors.RoomClosedError(
             (errors.ROOM_ARCHIVED if status == "archived" else errors.ROOM_ARCHIVING).format(
                 room_id=room_id
@@ -167,61 +178,137 @@ async def room_access(
     if write:
         require_write(caller)
     now_ms = clock.now_ms()
-    if epoch is not None and (caller.room is None or caller.room == room_id):
-        owned = _owned.get((caller.team_id, room_id))
-        if owned is not None and owned[0] == epoch and owned[1] > now_ms:
-            if write and not lifecycle:
-                _writable(room_id, owned[2])
-            await _activity_mark(room_id, RoomKeys(room_id), now_ms)
-            return _ref(caller, room_id, RoomKeys(room_id), owned[2])
+    cached = _owned_status(caller, room_id, epoch, now_ms)
+    if cached is not None:
+        keys, status = RoomKeys(room_id), cached
+    else:
+        keys, status = await _room_status(caller, room_id, write=write, lifecycle=lifecycle)
+    if write and not lifecycle:
+        _writable(room_id, status)
+    if cached is None:
+        _owned_remember(caller, room_id, epoch, now_ms, status)
+    if status not in ARCHIVE_STATUSES:
+        await _activity_mark(room_id, keys, now_ms)
+    return _ref(caller, room_id, keys, status)
+
+
+def _in_scope(caller: Caller, room_id: str) -> bool:
+    """Whether the credential reaches this id at all (an invite or share link names one)."""
+    return caller.room is None or caller.room == room_id
+
+
+def _owned_status(caller: Caller, room_id: str, epoch: int | None, now_ms: int) -> str | None:
+    """The room's status as this process last saw the team own it, while that is trusted
+    (the same epoch, not expired); None: ask Redis."""
+    if epoch is None or not _in_scope(caller, room_id):
+        return None
+    owned = _owned.get((caller.team_id, room_id))
+    if owned is None or owned[0] != epoch or owned[1] <= now_ms:
+        return None
+    return owned[2]
+
+
+def _owned_remember(
+    caller: Caller, room_id: str, epoch: int | None, now_ms: int, status: str
+) -> None:
+    """Trust the team's ownership for OWNED_SECONDS under this epoch (not for a room being
+    or been archived: each touch of one asks again)."""
+    if epoch is None or status in ARCHIVE_STATUSES:
+        return
+    if len(_owned) >= OWNED_MAX:
+        _owned.pop(next(iter(_owned)))
+    _owned[(caller.team_id, room_id)] = (epoch, now_ms + OWNED_SECONDS * 1000, status)
+
+
+async def _room_status(
+    caller: Caller, room_id: str, *, write: bool, lifecycle: bool
+) -> tuple[RoomKeys, str]:
+    """The room's keys and status when Redis says the team owns it and the id is in the
+    caller's scope; every other case (unknown to Redis, another team's, malformed, out of
+    scope) is the database's to settle (_recorded_status)."""
     claiming = bool(settings.ROOM_CLAIM_ON_FIRST_TOUCH)
     well_formed = room_id_valid(room_id)
     if not well_formed and claiming:
         # Claiming on: ids are the protocol's to invent, so say what a valid one is.
         raise errors.ToolArgumentsError(errors.ROOM_ID_INVALID.format(room_id=room_id[:80]))
-    reachable = well_formed and (caller.room is None or caller.room == room_id)
+    reachable = well_formed and _in_scope(caller, room_id)
     keys = RoomKeys(room_id if well_formed else DENIED_PROBE)
-    team = str(caller.team_id)
     now = clock.now_iso()
-    found, status = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
-    if found != 1 or not reachable:
-        owner, recorded = await db_run(services.room_record_of, keys.room_id)
-        if owner is None and reachable and claiming and caller.write and not caller.guest:
-            await _room_id_checked(caller, room_id)
-            owner = await db_run(
-                services.room_claim, team_id=caller.team_id, room_id=room_id, actor=caller.actor
-            )
-        if owner != caller.team_id or not reachable:
-            raise denied()
-        archived = recorded == Room.Status.ARCHIVED
-        if archived and not (write or lifecycle):
-            # Reads of an archived room answer from a copy of its archive (False: it was
-            # restored meanwhile, and is read as it is).
-            archived = await db_run(archives.room_view_load, room_id)
-            if archived:
-                _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=False)
-                status = status or Room.Status.ARCHIVED
-        elif archived:
-            status = recorded  # writes are refused below; set_room_status may restore it
-        if not archived:
-            # The database says it is ours (a new claim, an expired or stale Redis entry);
-            # a room whose keys Redis lost gets back the status the database records.
-            if not await store.room_owner_cache(keys, team, recorded=recorded):
-                # An archive of it is under way, or just committed: make nothing.
-                raise errors.RoomClosedError(
-                    errors.ROOM_ARCHIVING.format(room_id=room_id),
-                    extra={"roomId": room_id, "status": "archiving"},
-                )
-            _, status = await store.room_access(keys, team_id=team, now_iso=now, claim=True)
-    if write and not lifecycle:
-        _writable(room_id, status)
-    if epoch is not None and status not in ("archived", "archiving"):
-        if len(_owned) >= OWNED_MAX:
-            _owned.pop(next(iter(_owned)))
-        _owned[(caller.team_id, room_id)] = (epoch, now_ms + OWNED_SECONDS * 1000, status)
-    if status not in ("archived", "archiving"):
-        await _activity_mark(room_id, keys, now_ms)
-    return _ref(caller, room_id, keys, status)
+    found, status = await room_store.room_access(
+        keys, team_id=str(caller.team_id), now_iso=now, claim=False
+    )
+    if found != "ours" or not reachable:
+        status = await _recorded_status(
+            caller,
+            keys,
+            now,
+            reachable=reachable,
+            claiming=claiming,
+            reads_archive=not (write or lifecycle),
+        )
+    return keys, status
+
+
+async def _recorded_status(
+    caller: Caller,
+    keys: RoomKeys,
+    now: str,
+    *,
+    reachable: bool,
+    claiming: bool,
+    reads_archive: bool,
+) -> str:
+    """The database decides: the room is the caller's team's (claimed now, on a first touch
+    that claims) or the one denial. Then its status: an archived room's (the record's for a
+    write, its archive copy's for a read: _archive_view_status), else the one Redis gets
+    back with the owner (_owner_recached)."""
+    owner, recorded = await db_run(services.room_record_of, keys.room_id)
+    if owner is None and reachable and _claims(caller, claiming):
+        await _room_id_checked(caller, keys.room_id)
+        owner = await db_run(
+            services.room_claim, team_id=caller.team_id, room_id=keys.room_id, actor=caller.actor
+        )
+    if owner != caller.team_id or not reachable:
+        raise denied()
+    if recorded == Room.Status.ARCHIVED:
+        if not reads_archive:
+            return recorded  # writes are refused later; set_room_status may restore it
+        status = await _archive_view_status(caller, keys, now)
+        if status is not None:
+            return status
+    return await _owner_recached(caller, keys, now, recorded)
+
+
+def _claims(caller: Caller, claiming: bool) -> bool:
+    """Whether this caller's first touch of an unowned id claims it: with claiming on, a
+    writable team credential (never an invite's guest or a read-only key)."""
+    return claiming and caller.write and not caller.guest
+
+
+async def _archive_view_status(caller: Caller, keys: RoomKeys, now: str) -> str | None:
+    """A read of a room the database records archived answers from a copy of its archive:
+    its status there. None: it was restored meanwhile, and is read as it is."""
+    if not await db_run(archives.room_view_load, keys.room_id):
+        return None
+    _, status = await room_store.room_access(
+        keys, team_id=str(caller.team_id), now_iso=now, claim=False
+    )
+    return status or Room.Status.ARCHIVED
+
+
+async def _owner_recached(caller: Caller, keys: RoomKeys, now: str, recorded: str) -> str:
+    """The database says it is ours (a new claim, an expired or stale Redis entry): Redis
+    learns the owner again, and a room whose keys Redis lost gets back the status the
+    database records. Refused while an archive of it is under way or just committed."""
+    team = str(caller.team_id)
+    if not await bearers_store.room_owner_cache(keys, team, recorded=recorded):
+        # An archive of it is under way, or just committed: make nothing.
+        raise errors.RoomClosedError(
+            errors.ROOM_ARCHIVING.format(room_id=keys.room_id),
+            extra={"roomId": keys.room_id, "status": "archiving"},
+        )
+    _, status = await room_store.room_access(keys, team_id=team, now_iso=now, claim=True)
+    return status
 
 
 ROOM_ID_WARNED_SECONDS = 600
@@ -235,7 +322,7 @@ async def _room_id_checked(caller: Caller, room_id: str) -> None:
     near = await db_run(selectors.room_id_near, caller.team_id, room_id)
     if near is None:
         return
-    if await store.room_id_warned(caller.team_id, room_id, seconds=ROOM_ID_WARNED_SECONDS):
+    if await bearers_store.room_id_warned(caller.team_id, room_id, seconds=ROOM_ID_WARNED_SECONDS):
         return
     raise errors.RoomIdNearError(
         errors.ROOM_ID_NEAR.format(
@@ -258,7 +345,7 @@ async def _activity_mark(room_id: str, keys: RoomKeys, now_ms: int) -> None:
     if len(_activity_next) >= OWNED_MAX:
         _activity_next.pop(next(iter(_activity_next)))
     _activity_next[room_id] = now_ms + ACTIVITY_EVERY_SECONDS * 1000
-    if await store.room_activity_due(keys, every_seconds=ACTIVITY_EVERY_SECONDS):
+    if await bearers_store.room_activity_due(keys, every_seconds=ACTIVITY_EVERY_SECONDS):
         await db_run(services.room_touch_activity, room_id)
 
 
@@ -295,5 +382,5 @@ async def room_status_recorded(caller: Caller, room: RoomRef, status: str, previ
         previous=previous,
         actor=caller.actor,
     )
-    await store.team_epoch_bump(caller.team_id)
+    await budgets_store.team_epoch_bump(caller.team_id)
     _owned.pop((caller.team_id, room.room_id), None)

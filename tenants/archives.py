@@ -33,10 +33,16 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
-from rooms import clock, errors, quotas, redaction, search, snapshots, store
+from rooms import clock, errors, quotas, redaction, search, snapshots
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from rooms.schemas import room_id_valid
+from rooms.store import archives as archives_store
+from rooms.store import bearers as bearers_store
+from rooms.store import budgets as budgets_store
+from rooms.store import engine as engine_store
+from rooms.store import room as room_store
+from rooms.store import search as search_store
 from tenants import imports
 from tenants.db import db_run
 from tenants.models import Room, RoomArchive, Team
@@ -78,23 +84,23 @@ def room_archive(
             idle_before is not None and room.last_active_at >= idle_before
         ):
             return StatusMove(room_id, room.status, room.status)
-        before = store.run_sync(store.room_freeze, keys)
+        before = engine_store.run_sync(archives_store.room_freeze, keys)
         try:
-            raw: list[store.RawKey] = []
+            raw: list[archives_store.RawKey] = []
             earlier = RoomArchive.objects.filter(room=room).first()
             if before is None and earlier is not None and earlier.document.get("parts"):
                 # Redis holds nothing of the room (it lost it after a restore): the archive
                 # it was restored from is its last copy; keep it, never an empty one.
                 raw = _document_keys(earlier.document)[1]
             elif before is not None:
-                store.run_sync(
-                    store.room_status_event,
+                engine_store.run_sync(
+                    room_store.room_status_event,
                     keys,
                     status="archived",
                     previous=before,
                     by=by or actor,
                 )
-                raw = store.run_sync(store.room_snapshot, keys)
+                raw = engine_store.run_sync(archives_store.room_snapshot, keys)
             document = snapshots.document_build(
                 room_id, raw, status=before or room.status, taken_at=clock.now_iso()
             )
@@ -124,13 +130,13 @@ def room_archive(
             )
         except BaseException:
             if before is not None:
-                store.run_sync(store.room_thaw, keys, before)
-                store.run_sync(store.room_claims_due_restore, keys)
+                engine_store.run_sync(archives_store.room_thaw, keys, before)
+                engine_store.run_sync(archives_store.room_claims_due_restore, keys)
             else:
-                store.run_sync(store.room_forget, keys)  # drop the freeze's mark
+                engine_store.run_sync(bearers_store.room_forget, keys)  # drop the freeze's mark
             raise
-    store.run_sync(store.room_forget, keys, tombstone=True)
-    store.run_sync(store.team_epoch_bump, room.team_id)
+    engine_store.run_sync(bearers_store.room_forget, keys, tombstone=True)
+    engine_store.run_sync(budgets_store.team_epoch_bump, room.team_id)
     return StatusMove(room_id, previous, Room.Status.ARCHIVED)
 
 
@@ -161,13 +167,13 @@ def room_restore(room_id: str, *, actor: str, by: str | None = None) -> StatusMo
             )
         except BaseException:
             # The record says archived still: no live room may stand in Redis beside it.
-            store.run_sync(store.room_forget, keys, tombstone=True)
+            engine_store.run_sync(bearers_store.room_forget, keys, tombstone=True)
             raise
-    store.run_sync(
-        store.room_status_event, keys, status="active", previous="archived", by=by or actor
+    engine_store.run_sync(
+        room_store.room_status_event, keys, status="active", previous="archived", by=by or actor
     )
-    store.run_sync(store.room_claims_due_restore, keys)
-    store.run_sync(store.team_epoch_bump, room.team_id)
+    engine_store.run_sync(archives_store.room_claims_due_restore, keys)
+    engine_store.run_sync(budgets_store.team_epoch_bump, room.team_id)
     return StatusMove(room_id, Room.Status.ARCHIVED, Room.Status.ACTIVE)
 
 
@@ -191,7 +197,7 @@ async def room_status_move(
 def _loaded(
     room_id: str,
     team_id: int,
-    raw: list[store.RawKey],
+    raw: list[archives_store.RawKey],
     *,
     status: str,
     view: bool,
@@ -202,7 +208,7 @@ def _loaded(
     import's, on an event loop of its own: tenants.imports.off_loop), the writes are paced
     by it between their steps."""
     seconds = settings.ROOM_ARCHIVE_VIEW_SECONDS if view else settings.ROOM_IDLE_TTL_SECONDS
-    load = store.room_load(
+    load = archives_store.room_load(
         RoomKeys(room_id),
         raw,
         team_id=str(team_id),
@@ -210,7 +216,7 @@ def _loaded(
         ttl_ms=int(seconds) * 1000,
         view=view,
     )
-    return store.run_sync(_paced, load, pace)
+    return engine_store.run_sync(_paced, load, pace)
 
 
 async def _paced(step: Awaitable[bool], pace: Callable[[], None] | None) -> bool:
@@ -225,7 +231,7 @@ async def _paced(step: Awaitable[bool], pace: Callable[[], None] | None) -> bool
     return task.result()
 
 
-def _document_keys(document: dict[str, Any]) -> tuple[str, list[store.RawKey]]:
+def _document_keys(document: dict[str, Any]) -> tuple[str, list[archives_store.RawKey]]:
     """An archive's own document: it was written by this service, so it is trusted."""
     return snapshots.document_keys(document)
 
@@ -237,7 +243,7 @@ def room_view_load(room_id: str) -> bool:
     keys = RoomKeys(room_id)
     deadline = time.monotonic() + LOAD_WAIT_SECONDS
     while True:
-        if store.run_sync(store.room_loading, keys, seconds=LOADING_MARK_SECONDS):
+        if engine_store.run_sync(archives_store.room_loading, keys, seconds=LOADING_MARK_SECONDS):
             try:
                 room = Room.objects.select_related("archive").filter(room_id=room_id).first()
                 if room is None:
@@ -248,8 +254,8 @@ def room_view_load(room_id: str) -> bool:
                 _loaded(room_id, room.team_id, raw, status=Room.Status.ARCHIVED, view=True)
                 return True
             finally:
-                store.run_sync(store.room_loading_done, keys)
-        if store.run_sync(store.room_present, keys):
+                engine_store.run_sync(archives_store.room_loading_done, keys)
+        if engine_store.run_sync(archives_store.room_present, keys):
             return True
         if time.monotonic() > deadline:
             raise errors.StoreUnavailableError(errors.ROOM_LOADING.format(room_id=room_id))
@@ -264,7 +270,7 @@ def room_export(room_id: str) -> bytes:
     if room.status == Room.Status.ARCHIVED:
         document = {**room.archive.document, "version": snapshots.VERSION}
     else:
-        raw = store.run_sync(store.room_snapshot, RoomKeys(room_id))
+        raw = engine_store.run_sync(archives_store.room_snapshot, RoomKeys(room_id))
         document = snapshots.document_build(
             room_id, raw, status=room.status, taken_at=clock.now_iso()
         )
@@ -272,13 +278,13 @@ def room_export(room_id: str) -> bytes:
 
 
 def room_snapshot_load(room: Room, body: imports.SignedBody) -> None:
-    """A live room's snapshot from a backup (tenants.backups) back in Redis exactly as it
+    """A live room's snapshot from a backup (calls.backups) back in Redis exactly as it
     was, owned by its row's team. Unlike an import, no quota or secret check and no new
     row: the document is this deployment's own (its signature matched), taken from a room
     those checks already held, and its row was restored with the database."""
     head, raw = snapshots.document_read(body.lines())
     _loaded(room.room_id, room.team_id, raw, status=snapshots.document_status(head), view=False)
-    store.run_sync(store.room_claims_due_restore, RoomKeys(room.room_id))
+    engine_store.run_sync(archives_store.room_claims_due_restore, RoomKeys(room.room_id))
 
 
 def room_import(
@@ -309,7 +315,7 @@ def room_import_legacy(*, team: Team, document: Any, room_id: str | None, actor:
 def _imported(
     team: Team,
     head: dict[str, Any],
-    raw: list[store.RawKey],
+    raw: list[archives_store.RawKey],
     *,
     room_id: str | None,
     actor: str,
@@ -332,9 +338,9 @@ def _imported(
     try:
         _loaded(chosen, team.pk, raw, status=status, view=False, pace=pace)
         if reindex:
-            store.run_sync(_search_reindexed, RoomKeys(chosen))
+            engine_store.run_sync(_search_reindexed, RoomKeys(chosen))
     except BaseException:
-        store.run_sync(store.room_forget, RoomKeys(chosen))
+        engine_store.run_sync(bearers_store.room_forget, RoomKeys(chosen))
         room.delete()
         raise
     if status != Room.Status.ACTIVE:
@@ -349,7 +355,7 @@ def _imported(
             object_id=chosen,
             detail={"redacted": redaction.places(found)[:50], "count": len(found)},
         )
-    store.run_sync(store.room_claims_due_restore, RoomKeys(chosen))
+    engine_store.run_sync(archives_store.room_claims_due_restore, RoomKeys(chosen))
     return room
 
 
@@ -371,7 +377,7 @@ _PART_QUOTAS: dict[str, tuple[str, int]] = {
 }
 
 
-def _quotas_checked(raw: list[store.RawKey]) -> None:
+def _quotas_checked(raw: list[archives_store.RawKey]) -> None:
     """Refuses (QuotaExceededError) a document holding more than a room written by tools
     may: tasks, context entries, events and their bytes, vars, leases, messages..."""
     for key in raw:
@@ -402,7 +408,7 @@ def _import_quota(quota: str, used: int, limit: int) -> errors.QuotaExceededErro
     )
 
 
-def _secrets_policy(raw: list[store.RawKey]) -> str:
+def _secrets_policy(raw: list[archives_store.RawKey]) -> str:
     """The imported room's own rule (set_room_mode(secrets)), redact unless it says."""
     meta = next((k for k in raw if k.part == "meta"), None)
     items = meta.items if meta is not None else []
@@ -425,7 +431,7 @@ async def _search_reindexed(keys: RoomKeys) -> None:
     for what in ("tasks", "context"):
         done, start = False, 0
         while not done:
-            done, _, start = await store.search_reindex_step(
+            done, _, start = await search_store.search_reindex_step(
                 keys, what=what, most=search.REINDEX_STEP, start=start
             )
 

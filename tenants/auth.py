@@ -26,7 +26,9 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError
 
-from rooms import clock, profiles, store
+from rooms import clock, profiles
+from rooms.store import bearers as bearers_store
+from rooms.store import engine as engine_store
 from tenants import budgets
 from tenants.capabilities import (
     STATIC_MANAGEMENT,
@@ -314,13 +316,13 @@ def _cache_seconds(caller: Caller) -> int:
 async def _bearer_lookup(digest: str) -> tuple[Caller | None, int]:
     """The caller of a team key or invite digest, from the shared Redis cache or the
     database, and the digest's generation read before either."""
-    cached, generation = await store.bearer_cached(digest)
+    cached, generation = await bearers_store.bearer_cached(digest)
     if cached is not None:
         found = Caller.from_json(json.loads(cached))
         return (None if _expired(found) else found), generation
     caller = await db_run(_digest_lookup, digest, invites=True, session=False)
     if caller is not None:
-        await store.bearer_cache_fill(
+        await bearers_store.bearer_cache_fill(
             digest,
             json.dumps(caller.to_json()),
             ttl_seconds=_cache_seconds(caller),
@@ -427,7 +429,7 @@ async def caller_admit(presented: Bearer, *, charge: bool) -> Admission | None:
     step = await budgets.budget_step(caller, charge=charge)
     # The epoch was read after the lookup: remember the caller under it only if nothing was
     # revoked in between (a revocation bumps the generation before it moves the epoch).
-    if step.epoch is not None and await store.bearer_generation(digest) == generation:
+    if step.epoch is not None and await bearers_store.bearer_generation(digest) == generation:
         _remember(digest, caller, step.epoch)
     return Admission(caller, step, charged=charge)
 
@@ -442,5 +444,5 @@ async def caller_resolve(presented: Presented) -> Caller | None:
 def caller_resolve_sync(presented: Presented) -> Caller | None:
     """`caller_resolve` for sync doors (DRF views, dashboard pages)."""
     if isinstance(presented, Bearer):
-        return store.run_sync(caller_resolve, presented)
+        return engine_store.run_sync(caller_resolve, presented)
     return credential_lookup(presented)

@@ -28,7 +28,8 @@ from typing import Literal
 from django.conf import settings
 from prometheus_client import Gauge
 
-from rooms import clock, ids, store
+from rooms import clock, ids
+from rooms.store import budgets as budgets_store
 from tenants import errors
 from tenants.capabilities import Caller
 
@@ -117,7 +118,7 @@ async def budget_step(caller: Caller, *, charge: bool) -> Charge:
         ceiling = (GUESTS_BUCKET, max(0, guests_call_limit()) if charge else 0)
     now = clock.now_ms()
     try:
-        step = await store.budget_step(
+        step = await budgets_store.budget_step(
             caller.team_id,
             caller.budget,
             now_ms=now,
@@ -126,7 +127,7 @@ async def budget_step(caller: Caller, *, charge: bool) -> Charge:
             member=f"{now}-{ids.process_unique()}",
             ceiling=ceiling,
         )
-    except store.LimiterError as exc:
+    except budgets_store.LimiterError as exc:
         log.warning("rate limiter unavailable, letting the call through: %s", exc)
         return Charge(epoch=None)
     if step.allowed:
@@ -196,7 +197,7 @@ class Slot:
 
     async def admit(self) -> int:
         """0: held (taken, or its lease renewed); i: the i-th of `buckets` is full."""
-        return await store.slots_admit(
+        return await budgets_store.slots_admit(
             self.buckets, self.slot_id, now_ms=clock.now_ms(), lease_ms=self.lease_ms
         )
 
@@ -264,4 +265,4 @@ async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIt
         _count(caller, kind, -1)
         OPEN.labels(kind=kind).dec()
         for bucket, _ in slot.buckets:
-            store.slot_release_soon(bucket, slot.slot_id)
+            budgets_store.slot_release_soon(bucket, slot.slot_id)

@@ -12,11 +12,12 @@ link (for the operator, or for any account named by email) without a restart.
 
 The newcomer who creates an account instead claims the demo team, while no person has
 (demo_team_claim): only on a local run with SIGNUP open, only from this machine
-(request_local), and only through the sign-up link the banner prints, whose claim token
-(demo_claim_token) nobody but the console has. request_local reads the peer's address and
-the Host header, and a TCP forwarder (ssh -R, socat) connects from loopback and passes on
-whatever Host a stranger sends: the token is what keeps the demo team for the person who
-started the service; a stranger gets a team of their own like everyone else.
+(looks_local), and only through the sign-up link the banner prints, whose claim token
+(demo_claim_token) nobody but the console has. looks_local judges the peer's address and
+the Host the door read from the request (dashboard/views/accounts.py request_local), and a
+TCP forwarder (ssh -R, socat) connects from loopback and passes on whatever Host a
+stranger sends: the token is what keeps the demo team for the person who started the
+service; a stranger gets a team of their own like everyone else.
 
 The operator's address is reserved (operator_reserved): nobody signs up as it, and
 first_run_prepare hands the demo team only to the account it made (one already in the
@@ -34,8 +35,6 @@ from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import User
 from django.contrib.auth.tokens import PasswordResetTokenGenerator
 from django.db import transaction
-from django.http import HttpRequest
-from django.http.request import split_domain_port
 from django.utils.crypto import constant_time_compare, salted_hmac
 from django.utils.encoding import force_bytes, force_str
 from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
@@ -180,23 +179,16 @@ def operator_get() -> User | None:
 
 LOOPBACK_ADDRESSES = ("127.0.0.1", "::1")
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1", "[::1]")
-# Headers a proxy or tunnel adds: a request that carries one came from elsewhere, whatever
-# address the proxy connected from.
-FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
 
 
-def request_local(request: HttpRequest) -> bool:
-    """Whether it looks sent from this machine: from a loopback address, to a loopback name
-    (a page of another site that a DNS rebinding points at us names its own host), and not
-    through a proxy that says so (which would connect from loopback for anyone). Not proof:
-    the Host is the client's to write, and a TCP forwarder (ssh -R, socat) connects from
-    loopback adding no header; the claim token (demo_claim_valid) is what proves it."""
-    if str(request.META.get("REMOTE_ADDR") or "") not in LOOPBACK_ADDRESSES:
-        return False
-    if any(request.META.get(header) for header in FORWARDING_HEADERS):
-        return False
-    host, _ = split_domain_port(str(request.META.get("HTTP_HOST") or ""))
-    return host in LOOPBACK_HOSTS
+def looks_local(*, peer: str, host: str, forwarded: bool) -> bool:
+    """Whether a request looks sent from this machine: from a loopback `peer` address, to
+    a loopback `host` name without its port (a page of another site that a DNS rebinding
+    points at us names its own host), and not `forwarded` by a proxy that says so (which
+    would connect from loopback for anyone). Not proof: the Host is the client's to write,
+    and a TCP forwarder (ssh -R, socat) connects from loopback adding no header; the claim
+    token (demo_claim_valid) is what proves it."""
+    return peer in LOOPBACK_ADDRESSES and not forwarded and host in LOOPBACK_HOSTS
 
 
 CLAIM_SALT = "roomservice.tenants.firstrun.demo_claim_token"
@@ -207,13 +199,14 @@ def demo_claim_token() -> str | None:
     demo team is not to be had (demo_team_unclaimed) or has no operator.
 
     Derived, not stored: an HMAC keyed with SECRET_KEY (salted_hmac, a salt of its own) of
-    the demo team's id and the operator's id and password field. The password field is the
-    secret part: a local run's SECRET_KEY is a well-known default, but the operator's is
-    Django's unusable password, "!" and 40 random characters made with the account (or the
-    hash of one the operator set), which only this database holds, as for Django's own
-    password-reset tokens. So only the console that printed it (or whoever reads the
-    database) has it; it stays the same across restarts, and dies with the claim (the
-    team is not to be had then), the operator or a password the operator sets."""
+    the demo team's id and the operator's id and password field. Two secrets, each kept
+    where only the account that ran the service reads it (config/serve.py: the data folder
+    is its owner's alone): a local run's SECRET_KEY, made on its first start
+    (config.kept_secret), and the operator's password field, Django's unusable password,
+    "!" and 40 random characters made with the account (or the hash of one the operator
+    set), as for Django's own password-reset tokens. So only the console that printed it
+    has it; it stays the same across restarts, and dies with the claim (the team is not to
+    be had then), the operator or a password the operator sets."""
     team = demo_team_unclaimed()
     operator = operator_get()
     if team is None or operator is None:
@@ -243,7 +236,7 @@ def demo_team_unclaimed() -> Team | None:
 
 def demo_team_claim(*, user: User, token: str) -> Team | None:
     """Make `user` an owner of the unclaimed demo team, if `token` is its claim token (the
-    caller has checked too, and that the person looks local: request_local). Checked again
+    caller has checked too, and that the person looks local: looks_local). Checked again
     under the team row's lock, so of two sign-ups at once only one claims it; None when it
     is not to be had."""
     with transaction.atomic():

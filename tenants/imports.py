@@ -15,8 +15,8 @@ Retry-After). docs/durable-rooms.md has the measured cost.
 The export key: ROOM_EXPORT_SIGNING_KEY when it is set and DEBUG is off (production);
 otherwise a random key made once per deployment and kept in VAR_DIR/room-export.key (every
 web worker of the deployment reads the same file; it survives restarts). Never the
-SECRET_KEY: outside production that is the published development key, and anyone could
-sign a document with it.
+SECRET_KEY: a key of its own, so that a document signed before the SECRET_KEY was
+generated per install (it was once a published development key) is never taken.
 """
 
 from __future__ import annotations
@@ -31,14 +31,17 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, Any, Literal, Protocol, TypeVar
 
 from django import db
 from django.conf import settings
 
-from rooms import scripts, snapshots, store
+from config.kept_secret import kept_secret
+from rooms import scripts, snapshots
 from rooms.errors import DomainError
 from rooms.keys import prefix
+from rooms.store import connections as connections_store
+from rooms.store import engine as engine_store
 
 T = TypeVar("T")
 CHUNK_BYTES = 256 * 1024
@@ -106,29 +109,14 @@ def export_key() -> bytes:
 
 
 def deployment_key(var_dir: Path) -> bytes:
-    """The deployment's own random export key, made on first use: written to a file of its
-    own and linked into place, so of several workers starting at once one makes it and
-    every one reads that one."""
+    """The deployment's own random export key, made on first use and kept in VAR_DIR
+    (config.kept_secret: of several workers starting at once one makes it, every one
+    reads that one); read once per process."""
     path = var_dir / KEY_FILE
     with _key_lock:
-        if path in _key_cache:
-            return _key_cache[path]
-        if not path.exists():
-            var_dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=var_dir, prefix=".room-export-")
-            try:
-                os.write(fd, secrets.token_hex(32).encode())
-                os.fsync(fd)
-                os.close(fd)
-                with contextlib.suppress(FileExistsError):
-                    os.link(tmp, path)  # atomic; fails when another worker was first
-            finally:
-                os.unlink(tmp)
-        key = path.read_bytes().strip()
-        if len(key) < 32:
-            raise RuntimeError(f"{path} holds no export key; remove it to make a new one")
-        _key_cache[path] = key
-        return key
+        if path not in _key_cache:
+            _key_cache[path] = kept_secret(path).encode()
+        return _key_cache[path]
 
 
 def legacy_keys() -> list[bytes]:
@@ -255,7 +243,7 @@ def _switching_often() -> Iterator[None]:
 
 def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """`fn` run in a thread of its own, waited for: its store steps (an import's load: tens
-    of thousands of writes) run on an event loop of their own (rooms.store.run_sync from
+    of thousands of writes) run on an event loop of their own (rooms.store.engine.run_sync from
     plain sync code), not on the server's, where they would queue between other tenants'
     calls. Its database connection is closed when it is done."""
     out: list[T] = []
@@ -286,20 +274,32 @@ def team_mark(team_id: int) -> str:
 
 
 async def _mark_take(team_id: int, token: str) -> bool:
-    return bool(await store.client().set(team_mark(team_id), token, nx=True, ex=TEAM_MARK_SECONDS))
+    return bool(
+        await connections_store.client().set(
+            team_mark(team_id), token, nx=True, ex=TEAM_MARK_SECONDS
+        )
+    )
 
 
-async def _mark_release(team_id: int, token: str) -> None:
-    await store.client().eval(scripts.RELEASE_MARK_SCRIPT, 1, team_mark(team_id), token)
+# Releasing the team's mark (imports/release_mark.lua): it was this import's, or it lapsed
+# (TEAM_MARK_SECONDS) and may be another's now.
+MarkRelease = Literal["released", "not_ours"]
+
+
+async def _mark_release(team_id: int, token: str) -> bool:
+    """Whether the mark was still this import's (`token`), and is gone now."""
+    res = await engine_store.run(scripts.RELEASE_MARK_SCRIPT, [team_mark(team_id)], [token])
+    released: MarkRelease = engine_store.named(res, MarkRelease)
+    return released == "released"
 
 
 @contextlib.contextmanager
 def team_slot(team_id: int) -> Iterator[None]:
     """The team's one import at a time, or 429."""
     token = secrets.token_hex(8)
-    if not store.run_sync(_mark_take, team_id, token):
+    if not engine_store.run_sync(_mark_take, team_id, token):
         raise ImportBusyError(IMPORT_TEAM_BUSY.format(seconds=RETRY_AFTER_SECONDS))
     try:
         yield
     finally:
-        store.run_sync(_mark_release, team_id, token)
+        engine_store.run_sync(_mark_release, team_id, token)

@@ -15,7 +15,9 @@ from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import transaction
 
-from rooms import clock, store
+from rooms import clock
+from rooms.store import budgets as budgets_store
+from rooms.store import engine as engine_store
 from tenants import errors, firstrun, services
 from tenants.credentials import JOIN_PREFIX, SHARE_PREFIX, secret_digest
 from tenants.models import MemberInvite, Membership, Room, ShareLink, Team
@@ -305,17 +307,17 @@ def _pair(account: str, address: str) -> str:
 
 def _stats(bucket: str, window_ms: int) -> tuple[int, int]:
     try:
-        return store.run_sync(
-            store.rate_window_stats, bucket, now_ms=clock.now_ms(), window_ms=window_ms
+        return engine_store.run_sync(
+            budgets_store.rate_window_stats, bucket, now_ms=clock.now_ms(), window_ms=window_ms
         )
-    except store.LimiterError:
+    except budgets_store.LimiterError:
         return 0, 0
 
 
 def _hit(bucket: str, window_ms: int) -> None:
-    with contextlib.suppress(*store.LimiterError):
-        store.run_sync(
-            store.rate_window_hit,
+    with contextlib.suppress(*budgets_store.LimiterError):
+        engine_store.run_sync(
+            budgets_store.rate_window_hit,
             bucket,
             now_ms=clock.now_ms(),
             window_ms=window_ms,
@@ -347,8 +349,8 @@ def login_failure_record(*, account: str, address: str) -> None:
 
 def login_success_record(*, account: str, address: str) -> None:
     """A right password from this address: its count starts over."""
-    with contextlib.suppress(*store.LimiterError):
-        store.run_sync(store.rate_window_clear, _pair(account, address))
+    with contextlib.suppress(*budgets_store.LimiterError):
+        engine_store.run_sync(budgets_store.rate_window_clear, _pair(account, address))
 
 
 def signup_allowed(*, address: str) -> bool:

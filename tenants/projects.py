@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from rooms import memory, store
+from rooms import memory
 from rooms.keys import RoomKeys
 from rooms.results import ContextEntry
+from rooms.store import engine as engine_store
 from tenants.models import Room, RoomArchive
 
 
@@ -28,8 +29,8 @@ def project_memory_seed(room: Room) -> int:
             archive = RoomArchive.objects.filter(room=other).first()
             entries = memory.memory_of_document(archive.document) if archive else []
         else:
-            entries = store.run_sync(memory.memory_of_room, RoomKeys(other.room_id))
+            entries = engine_store.run_sync(memory.memory_of_room, RoomKeys(other.room_id))
         gathered.append((other.room_id, entries))
-    return store.run_sync(
+    return engine_store.run_sync(
         memory.memory_seed, RoomKeys(room.room_id), project=room.project, earlier=gathered
     )

@@ -18,8 +18,11 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models.signals import pre_delete
 
-from rooms import store
 from rooms.keys import RoomKeys
+from rooms.store import bearers as bearers_store
+from rooms.store import budgets as budgets_store
+from rooms.store import engine as engine_store
+from rooms.store import signals as signals_store
 from tenants.models import (
     ApiKey,
     Invite,
@@ -60,7 +63,7 @@ def signal_after_commit(refs: list[str]) -> None:
 
     def publish() -> None:
         try:
-            store.run_sync(store.revocation_publish, refs)
+            engine_store.run_sync(signals_store.revocation_publish, refs)
         except Exception:
             log.exception("could not publish a revocation signal")
 
@@ -79,18 +82,18 @@ async def _carry_out(kind: str, value: str) -> None:
     parts = value.split(" ")
     if kind == PendingPurge.Kind.CREDENTIAL:
         if len(parts) > 1 and parts[1]:
-            await store.bearers_forget([parts[1]])
-        await store.revocation_publish([parts[0]])
+            await bearers_store.bearers_forget([parts[1]])
+        await signals_store.revocation_publish([parts[0]])
         if (team_id := _team_of(parts, 2)) is not None:
-            await store.team_epoch_bump(team_id)
+            await budgets_store.team_epoch_bump(team_id)
     elif kind == PendingPurge.Kind.ROOM:
-        await store.room_forget(RoomKeys(parts[0]))
-        await store.revocation_publish([f"room:{parts[0]}"])
+        await bearers_store.room_forget(RoomKeys(parts[0]))
+        await signals_store.revocation_publish([f"room:{parts[0]}"])
         if (team_id := _team_of(parts, 1)) is not None:
-            await store.team_epoch_bump(team_id)
+            await budgets_store.team_epoch_bump(team_id)
     elif kind == PendingPurge.Kind.TEAM:
-        await store.revocation_publish([f"team:{parts[0]}"])
-        await store.team_budget_forget(int(parts[0]))
+        await signals_store.revocation_publish([f"team:{parts[0]}"])
+        await bearers_store.team_budget_forget(int(parts[0]))
 
 
 def purges_run(ids: list[int]) -> int:
@@ -98,7 +101,7 @@ def purges_run(ids: list[int]) -> int:
     done = 0
     for row in PendingPurge.objects.filter(pk__in=ids).order_by("pk"):
         try:
-            store.run_sync(_carry_out, row.kind, row.value)
+            engine_store.run_sync(_carry_out, row.kind, row.value)
         except Exception as exc:  # Redis away: keep the row for the periodic retry
             PendingPurge.objects.filter(pk=row.pk).update(
                 attempts=row.attempts + 1, last_error=f"{type(exc).__name__}: {exc}"[:300]
@@ -151,7 +154,7 @@ def _on_webhook_delete(sender: Any, instance: Webhook, **kwargs: Any) -> None:
 
     def publish() -> None:
         try:
-            store.run_sync(store.webhooks_changed_publish, room_id)
+            engine_store.run_sync(signals_store.webhooks_changed_publish, room_id)
         except Exception:
             log.exception("could not tell the relay that webhooks changed")
 

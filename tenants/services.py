@@ -17,11 +17,13 @@ from typing import Any, TypeVar
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from rooms import clock, names, store
+from rooms import clock, names
 from rooms import errors as room_errors
 from rooms.keys import RoomKeys
 from rooms.profiles import Profile
 from rooms.quotas import quota_error, quota_limit
+from rooms.store import bearers as bearers_store
+from rooms.store import engine as engine_store
 from tenants import errors, projects, purges
 from tenants.auth import static_slugs
 from tenants.capabilities import PERSON_PREFIX
@@ -361,7 +363,7 @@ def room_create(
         )
     except IntegrityError:
         raise room_errors.RoomAccessError(room_errors.ROOM_ACCESS_DENIED) from None
-    store.run_sync(store.room_owner_cache, RoomKeys(chosen), str(team.pk))
+    engine_store.run_sync(bearers_store.room_owner_cache, RoomKeys(chosen), str(team.pk))
     projects.project_memory_seed(room)
     return room
 

@@ -31,11 +31,14 @@ from django.db.models import Q
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from rooms import clock, store, traces
+from rooms import clock, traces
 from rooms.keys import RoomKeys
 from rooms.quotas import quota_error, quota_limit
 from rooms.records import event_addressed_to, event_from_entry
 from rooms.results import Event
+from rooms.store import engine as engine_store
+from rooms.store import events as events_store
+from rooms.store import signals as signals_store
 from tenants import errors, services
 from tenants.credentials import WEBHOOK_PREFIX
 from tenants.models import Room, Webhook, WebhookDelivery
@@ -187,8 +190,8 @@ def webhook_create(
     reason = url_refusal(url)
     if reason:
         raise errors.NotPermittedError(URL_REFUSED.format(reason=reason))
-    newest = store.run_sync(
-        store.event_range, RoomKeys(room.room_id), start="-", end="+", count=1, reverse=True
+    newest = engine_store.run_sync(
+        events_store.event_range, RoomKeys(room.room_id), start="-", end="+", count=1, reverse=True
     )
     ms, seq = _split(newest[0][0]) if newest else (0, 0)
     with transaction.atomic():
@@ -228,7 +231,7 @@ def _changed_after_commit(room_id: str) -> None:
 
     def publish() -> None:
         try:
-            store.run_sync(store.webhooks_changed_publish, room_id)
+            engine_store.run_sync(signals_store.webhooks_changed_publish, room_id)
         except Exception:  # the relay also re-reads its rooms periodically
             log.exception("could not tell the relay that webhooks changed")
 
@@ -281,8 +284,8 @@ def webhook_relay(room_id: str) -> list[int]:
     for hook in Webhook.objects.filter(room__room_id=room_id, active=True):
         cursor = f"{hook.cursor_ms}-{hook.cursor_seq}"
         while True:
-            entries = store.run_sync(
-                store.event_range,
+            entries = engine_store.run_sync(
+                events_store.event_range,
                 keys,
                 start=f"({cursor}",
                 end="+",

@@ -1,10 +1,13 @@
 """Test wiring: a real Redis (REDIS_URL, or the embedded server started here) under a key
 prefix of this run's own, removed at the end; never a flush of data we did not write.
+In parallel (pytest-xdist), each Redis has one worker for its client: the first worker uses
+REDIS_URL when it is set, every other one an embedded server of its own, since some tests
+read what the whole server saw (MONITOR, INFO commandstats).
 
 TEST_REDIS_CLUSTER=1: the suite runs on a real Redis Cluster of its own instead (3 masters,
 3 replicas: tests/redis_cluster.py), with Celery's broker on an embedded single Redis
-(Celery cannot use a cluster). `make test` runs the whole suite a second time this way;
-tests marked single_redis (they stop or kill the one embedded Redis) skip themselves."""
+(Celery cannot use a cluster). `make test` runs the tests that reach Redis a second time
+this way (tests/lanes.py says which)."""
 
 from __future__ import annotations
 
@@ -22,6 +25,8 @@ from django.conf import settings
 
 from config.embedded_redis import EmbeddedRedis
 from tests.redis_cluster import LocalCluster
+
+pytest_plugins = ("tests.lanes",)
 
 RUN_PREFIX = f"rstest-{secrets.token_hex(4)}"
 _embedded: EmbeddedRedis | None = None
@@ -49,11 +54,19 @@ def _cluster_start() -> None:
     settings.CELERY_BROKER_URL = broker
 
 
+def runs_no_tests(config: pytest.Config) -> bool:
+    """pytest-xdist's controller (`-n N`): its workers run the tests, each on a Redis (or
+    cluster) and a test database of its own; it starts nothing."""
+    return bool(getattr(config.option, "numprocesses", None)) and not hasattr(config, "workerinput")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     global _embedded
+    if runs_no_tests(config):
+        return
     if on_cluster():
         _cluster_start()
-    elif not os.environ.get("REDIS_URL"):
+    elif not os.environ.get("REDIS_URL") or os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0":
         _embedded = EmbeddedRedis(
             folder=Path(tempfile.mkdtemp(prefix="rs-redis-")), persistent=False
         )
@@ -61,18 +74,11 @@ def pytest_configure(config: pytest.Config) -> None:
     settings.REDIS_URL = os.environ["REDIS_URL"]
     settings.REDIS_KEY_PREFIX = RUN_PREFIX
     os.environ["REDIS_KEY_PREFIX"] = RUN_PREFIX
-    # Tests share team names across a minute of calls; the limiter's own tests set limits.
-    settings.RATE_LIMIT_PER_MINUTE = 1_000_000
-    settings.RATE_LIMIT_INVITE_PER_MINUTE = 1_000_000
-    settings.SIGNUPS_PER_ADDRESS_PER_HOUR = 1_000_000
-    # Webhook deliveries run in the calling thread, retries included (no worker needed).
-    settings.CELERY_TASK_ALWAYS_EAGER = True
-    from config.celery import app as celery_app
-
-    celery_app.conf.task_always_eager = True
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if runs_no_tests(config):
+        return
     if _cluster is not None:
         _cluster.stop()  # its data goes with it
     else:
@@ -88,29 +94,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(_embedded.folder, ignore_errors=True)  # this run's own folder
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """On the cluster run, the tests that stop, kill or restart the single embedded Redis
-    they start with the service (marker single_redis) are skipped: a cluster's outage is
-    the failover test's (tests/cluster/test_failover.py). The browser tests marked
-    browser_only run once, in the single pass: what a page shows does not depend on how
-    the store is laid out, and the cluster pass is the longer of the two."""
-    if not on_cluster():
-        return
-    skip = pytest.mark.skip(
-        reason="stops or kills the service's single embedded Redis; on a cluster, "
-        "tests/cluster/test_failover.py kills a master instead"
-    )
-    once = pytest.mark.skip(
-        reason="checks what a browser shows (accessibility, every page action), which the "
-        "store's topology does not change: run once, in the single-Redis pass"
-    )
-    for item in items:
-        if item.get_closest_marker("single_redis"):
-            item.add_marker(skip)
-        elif item.get_closest_marker("browser_only"):
-            item.add_marker(once)
-
-
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
@@ -118,7 +101,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="session")
 def django_db_modify_db_settings(django_db_modify_db_settings_parallel_suffix: None) -> None:
-    """The cluster pass runs beside the single one (make test): a test database of its own."""
+    """The cluster pass has a test database of its own (it may run beside the single one)."""
     if on_cluster():
         from pytest_django.fixtures import _set_suffix_to_test_databases
 
@@ -135,10 +118,38 @@ def django_db_setup(django_db_setup: None, django_db_blocker: Any) -> None:
 
     if connection.vendor != "postgresql":
         return
+    _postgres_flush_by_delete()
     with django_db_blocker.unblock(), connection.cursor() as cursor:
         name = connection.settings_dict["NAME"]
         cursor.execute(f'ALTER DATABASE "{name}" SET synchronous_commit = off')
         cursor.execute("SET synchronous_commit = off")
+
+
+def _postgres_flush_by_delete() -> None:
+    """After each test that commits (most do: the service reads the database from threads
+    of its own), the test database is flushed. Postgres's TRUNCATE makes every table anew,
+    a fixed cost per table that a DELETE of a few rows does not have (the flush's teardown
+    took four times SQLite's). Foreign keys are checked at the flush's commit (Django makes
+    them deferred), so the order of the tables does not matter."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    truncate = DatabaseOperations.sql_flush
+
+    def sql_flush(
+        self: DatabaseOperations,
+        style: Any,
+        tables: Any,
+        *,
+        reset_sequences: bool = False,
+        allow_cascade: bool = False,
+    ) -> list[str]:
+        if reset_sequences or allow_cascade:
+            return truncate(
+                self, style, tables, reset_sequences=reset_sequences, allow_cascade=allow_cascade
+            )
+        return [f"DELETE FROM {self.quote_name(table)};" for table in tables]
+
+    DatabaseOperations.sql_flush = sql_flush  # type: ignore[method-assign,assignment]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -171,10 +182,10 @@ def _process_caches_cleared() -> Iterator[None]:
 @pytest.fixture
 async def redis_client_closed() -> AsyncIterator[None]:
     """Close this test's event-loop Redis pool at teardown (a pool cannot outlive its loop)."""
-    from rooms import store
+    from rooms.store import engine as engine_store
 
     yield
-    await store.close_client()
+    await engine_store.close_client()
 
 
 def new_room_id(label: str = "room") -> str:

@@ -14,15 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
+from calls.runner import tool_run
 from config.asgi import application
 from mcp_gateway.tools import INTERNAL_FAILURE
-from rooms import errors, registry, store
+from rooms import errors, registry
+from rooms.store import engine as engine_store
 from tenants import services
 from tenants.auth import Bearer, caller_resolve
-from tenants.calls import tool_run
 from tests.rooms.test_registry import NEAR_MISSES, VALID_ARGS, near_miss_arguments
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.store]
 STATIC = "static-fuzz-secret-0123456789abcdef"
 ROOM = "fuzz-room"
 MAX_STREAM_ID = "18446744073709551615-18446744073709551615"
@@ -49,7 +50,7 @@ def post(path: str, body: bytes, **headers: str) -> tuple[int, str]:
         "accept": "application/json",
         **headers,
     }
-    return store.run_sync(_post, path, body, all_headers)
+    return engine_store.run_sync(_post, path, body, all_headers)
 
 
 def mcp(name: str, arguments: Any) -> tuple[int, dict[str, Any]]:
@@ -123,7 +124,7 @@ def test_a_near_miss_is_a_tool_error_naming_the_argument_it_meant_at_every_door(
             await tool_run(caller, name, arguments)
         return caught.value
 
-    refused = store.run_sync(run)
+    refused = engine_store.run_sync(run)
     assert said in refused.message and refused.extra["didYouMean"] == {given: meant}
 
 
@@ -161,7 +162,7 @@ def test_static_paths_outside_the_root_are_not_found(path: str) -> None:
         async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as c:
             return (await c.get(path)).status_code
 
-    assert store.run_sync(get) == 404
+    assert engine_store.run_sync(get) == 404
 
 
 def test_a_forged_server_event_cannot_break_the_room_report() -> None:
@@ -229,6 +230,20 @@ ODD_TEXT = st.sampled_from(
 ) | st.text(max_size=60)
 
 
+# A valid long wait is no bad input, only a wait (up to 30 s, capped: tests/rooms/test_wait.py):
+# a wait's timeout is fuzzed with anything but a number (or numeric text) over 50 ms.
+WAITS = {"timeoutMs"}
+
+
+def waits_briefly(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return True
+    try:
+        return float(value) <= 50
+    except (ValueError, OverflowError):
+        return True
+
+
 def arguments(name: str) -> st.SearchStrategy[Any]:
     """Argument objects shaped by the tool's input schema: each property left out, valid
     (VALID_ARGS), odd text, a number, or any JSON; now and then an unknown property, or no
@@ -242,6 +257,8 @@ def arguments(name: str) -> st.SearchStrategy[Any]:
         | JSON
         for prop in schema["properties"]
     }
+    for prop in WAITS & values.keys():
+        values[prop] = values[prop].filter(waits_briefly)
     shaped = st.fixed_dictionaries({}, optional=values)
     extra = st.dictionaries(st.text(max_size=12), JSON, max_size=2)
     return shaped | st.builds(lambda a, b: {**a, **b}, shaped, extra) | JSON

@@ -7,6 +7,8 @@ of those settings."""
 
 from __future__ import annotations
 
+import asyncio
+import ipaddress
 import re
 import shutil
 import subprocess
@@ -15,6 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from tests.test_production import settings_of
 
@@ -87,15 +90,98 @@ def test_env_example_holds_every_setting_compose_requires() -> None:
     assert required <= set(example), required - set(example)
 
 
-def test_production_refuses_the_example_secret_key() -> None:
-    base = {"PRODUCTION": "1", "ALLOWED_HOSTS": "rooms.example.com"}
-    for weak in ("change-me-to-a-long-random-string", "short"):
-        refused = settings_of({**base, "SECRET_KEY": weak})
-        assert refused.returncode != 0 and "SECRET_KEY" in refused.stderr, weak
-    assert settings_of({**base, "SECRET_KEY": "k" * 50}).returncode == 0
-    placeholder = "change-me-to-another-long-random-string"
-    refused = settings_of({**base, "SECRET_KEY": "k" * 50, "ROOM_EXPORT_SIGNING_KEY": placeholder})
-    assert refused.returncode != 0 and "ROOM_EXPORT_SIGNING_KEY" in refused.stderr
+def _client_seen(trusted: str, peer: str, forwarded_for: str) -> str:
+    """The client address the service sees behind uvicorn's proxy-header handling, trusting
+    `trusted` (its --forwarded-allow-ips), for a request from `peer` carrying X-Forwarded-For."""
+    seen: list[str] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        seen.append(scope["client"][0])
+
+    scope = {
+        "type": "http",
+        "scheme": "http",
+        "client": (peer, 40000),
+        "headers": [(b"x-forwarded-for", forwarded_for.encode())],
+    }
+    asyncio.run(ProxyHeadersMiddleware(app, trusted_hosts=trusted)(scope, None, None))  # type: ignore[arg-type]
+    return seen[0]
+
+
+def test_the_web_replicas_believe_forwarded_addresses_from_caddy_alone() -> None:
+    """The reviewer's finding (issue 31, I1): web trusted X-Forwarded-For from any peer, so
+    any other container on its network could write a client address of its choosing (and
+    rotate past every per-address throttle). Now only Caddy's fixed address is trusted."""
+    services, networks = compose()["services"], compose()["networks"]
+    command = services["web"]["command"]
+    trusted = command[command.index("--forwarded-allow-ips") + 1]
+    caddy_address = services["caddy"]["networks"]["edge"]["ipv4_address"]
+    assert trusted == caddy_address
+    subnet = networks["edge"]["ipam"]["config"][0]["subnet"]
+    assert ipaddress.ip_address(caddy_address) in ipaddress.ip_network(subnet)
+    assert "edge" in services["web"]["networks"]
+    assert [name for name, s in services.items() if "edge" in (s.get("networks") or [])] == [
+        "web",
+        "caddy",
+    ]
+    # The attack: another container of the network (say the worker, or one an attacker got
+    # into) sends a made-up address. Ignored; Caddy's is believed.
+    assert _client_seen(trusted, "172.30.253.7", "203.0.113.9") == "172.30.253.7"
+    assert _client_seen(trusted, caddy_address, "203.0.113.9") == "203.0.113.9"
+    # The image alone (docker run, no Compose) trusts only what FORWARDED_ALLOW_IPS names.
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "--forwarded-allow-ips" not in dockerfile and '"*"' not in dockerfile
+    assert "*" not in str(command)
+
+
+def _required_placeholders() -> dict[str, str]:
+    """The settings .env.example marks required, with the placeholder it holds for each."""
+    found: dict[str, str] = {}
+    required = False
+    for line in (ROOT / ".env.example").read_text().splitlines():
+        if line.startswith("# Required."):
+            required = True
+        elif line and not line.startswith("#"):
+            if required:
+                name, value = line.split("=", 1)
+                found[name] = value
+            required = False
+    return found
+
+
+def test_production_refuses_every_placeholder_of_the_env_example() -> None:
+    """What the reviewer did (issue 31, P5): `.env.example` copied as it is, with PRODUCTION=1,
+    one placeholder at a time; each is refused, naming it, and filled-in values start."""
+    placeholders = _required_placeholders()
+    assert set(placeholders) == {
+        "SITE_ADDRESS",
+        "SECRET_KEY",
+        "ROOM_EXPORT_SIGNING_KEY",
+        "POSTGRES_PASSWORD",
+        "METRICS_TOKEN",
+    }
+    filled = {
+        "PRODUCTION": "1",
+        "SITE_ADDRESS": "rooms.example.net",
+        "ALLOWED_HOSTS": "rooms.example.net",
+        "SECRET_KEY": "k" * 50,
+        "ROOM_EXPORT_SIGNING_KEY": "e" * 50,
+        "POSTGRES_PASSWORD": "p" * 30,
+        "METRICS_TOKEN": "m" * 30,
+        "METRICS_ACCESS": "token",
+    }
+    assert settings_of(filled).returncode == 0, settings_of(filled).stderr
+    for name, placeholder in placeholders.items():
+        refused = settings_of({**filled, name: placeholder})
+        assert refused.returncode != 0, name
+        assert f"{name}: still .env.example's placeholder" in refused.stderr, refused.stderr
+    # As Compose passes them on: the site's name as ALLOWED_HOSTS, the password in the URL.
+    site = settings_of({**filled, "ALLOWED_HOSTS": placeholders["SITE_ADDRESS"]})
+    assert "ALLOWED_HOSTS: still" in site.stderr
+    url = f"postgres://roomservice:{placeholders['POSTGRES_PASSWORD']}@postgres:5432/roomservice"
+    assert "DATABASE_URL: still" in settings_of({**filled, "DATABASE_URL": url}).stderr
+    short = settings_of({**filled, "SECRET_KEY": "short"})
+    assert short.returncode != 0 and "SECRET_KEY is shorter than 32" in short.stderr
 
 
 def _compose_tool() -> list[str]:

@@ -18,15 +18,16 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
+from calls import runner
+from calls.runner import tool_run
 from config.asgi import application
 from rooms import errors
-from tenants import budgets, calls
+from tenants import budgets
 from tenants import errors as tenant_errors
-from tenants.calls import tool_run
 from tests import callers
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 ROOT = Path(__file__).resolve().parents[1]
 DASHBOARD = ROOT / "deploy" / "grafana" / "roomservice-dashboard.json"
@@ -48,7 +49,7 @@ PANELS = {
 }
 # Labels Prometheus adds to every series it scrapes (deploy/prometheus.yml's job).
 TARGET_LABELS = frozenset({"job", "instance"})
-# tenants.calls.tool_run's outcome for a failure that is no DomainError (a bug of ours).
+# calls.runner.tool_run's outcome for a failure that is no DomainError (a bug of ours).
 OUTCOME_INTERNAL = "internal"
 
 # --- A small PromQL reader: enough to find the metrics, matchers and groupings ----------
@@ -286,7 +287,7 @@ async def exported(settings: Any) -> dict[str, Series]:
     await tool_run(team, "add_task", {"roomId": room, "title": "counted"})
     with pytest.raises(errors.DomainError):
         await tool_run(team, "get_task", {"roomId": room, "taskId": "t_nosuchtask00"})
-    calls.tool_observed("add_task", "rate_limited", 0.001)
+    runner.tool_observed("add_task", "rate_limited", 0.001)
     transport = httpx.ASGITransport(app=application, client=("127.0.0.1", 5000))
     async with (
         budgets.slot_hold(team, "streams", lease_ms=60_000),
@@ -306,7 +307,7 @@ async def exported(settings: Any) -> dict[str, Series]:
 
 
 def outcomes_possible() -> set[str]:
-    """Every outcome tenants.calls.tool_run can count: ok, internal, or a DomainError's code."""
+    """Every outcome calls.runner.tool_run can count: ok, internal, or a DomainError's code."""
     assert tenant_errors.TooManyError.code == "too_many"  # tenants' errors are loaded
     codes = {"ok", OUTCOME_INTERNAL}
     todo: list[type[errors.DomainError]] = [errors.DomainError]

@@ -12,7 +12,7 @@ from rooms import registry
 from rooms.tools import rows
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("rooms", "tenants", "mcp_gateway", "dashboard", "config")
+PRODUCT = ("rooms", "tenants", "calls", "mcp_gateway", "dashboard", "config")
 MOST_LINES = 600
 REASON = "One module on purpose:"
 
@@ -66,11 +66,13 @@ def test_the_layers_share_their_stems() -> None:
 
 
 def test_no_door_is_imported_by_the_protocol_or_the_tenancy() -> None:
-    """rooms/ imports neither tenants nor a door; tenants/ imports no door; the dashboard
-    calls tenants.calls, never mcp_gateway (a door calling another door)."""
+    """rooms/ imports neither tenants, operations nor a door; tenants/ imports neither
+    operations (above it) nor a door; calls/ imports no door; the dashboard calls
+    calls.runner, never mcp_gateway (a door calling another door)."""
     rules = {
-        "rooms": ("tenants", "mcp_gateway", "dashboard", "config"),
-        "tenants": ("mcp_gateway", "dashboard"),
+        "rooms": ("tenants", "calls", "mcp_gateway", "dashboard", "config"),
+        "tenants": ("calls", "mcp_gateway", "dashboard"),
+        "calls": ("mcp_gateway", "dashboard"),
         "dashboard": ("mcp_gateway",),
     }
     broken = []

@@ -4,9 +4,12 @@ report the version each test needs, and the Makefile's two install targets."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -122,17 +125,99 @@ def test_make_run_installs_the_service_and_make_test_the_tools_too(
     assert "[dev]" not in run and "config.serve" in run
 
 
-def test_the_service_needs_nothing_from_the_dev_extra() -> None:
-    """Every package the product imports is a runtime dependency (httpx: the webhooks)."""
-    import tomllib
+# What the service's processes load besides its own modules: the worker with its threads
+# pool and beat, the broker's Redis transport (kombu's, loaded only when it connects: it
+# imports `packaging`, which kombu does not declare), uvicorn's standard extras.
+PROCESS_MODULES = (
+    "celery.apps.worker",
+    "celery.apps.beat",
+    "celery.concurrency.thread",
+    "kombu.transport.redis",
+    "uvicorn.loops.auto",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.websockets.auto",
+    "uvicorn.lifespan.on",
+)
+# Loaded when present, not needed (each import is in a try/except ImportError).
+OPTIONAL = {
+    "greenlet": "celery.utils.threads takes its thread ident from it",
+    "pygments": "rest_framework.compat highlights the browsable API with it",
+}
+LOADED = """
+import importlib, json, pkgutil, sys
+import django
+django.setup()
+for package in ("config", "rooms", "tenants", "calls", "dashboard", "mcp_gateway"):
+    for found in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
+        if found.name not in ("config.serve",):
+            importlib.import_module(found.name)
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+print(json.dumps(sorted({name.partition(".")[0] for name in sys.modules})))
+"""
+
+
+def _run_closure() -> set[str]:
+    """The distributions `pip install .` brings (the project's dependencies, without its
+    extras, and theirs, with the extras asked for), by canonical name."""
+    from importlib.metadata import distribution
+
+    from packaging.markers import default_environment
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    runtime = " ".join(project["dependencies"])
-    for needed in ("httpx", "django", "mcp", "uvicorn", "celery", "redis", "psycopg"):
-        assert needed in runtime, needed
-    dev = " ".join(project["optional-dependencies"]["dev"])
+    seen: set[tuple[str, frozenset[str]]] = set()
+    todo: list[tuple[str, frozenset[str]]] = [("roomservice", frozenset())]
+    while todo:
+        name, extras = todo.pop()
+        if (canonicalize_name(name), extras) in seen:
+            continue
+        seen.add((canonicalize_name(name), extras))
+        # The project's own from pyproject.toml (what a fresh clone installs), the rest
+        # from what is installed.
+        lines = project["dependencies"] if name == "roomservice" else distribution(name).requires
+        for line in lines or []:
+            req = Requirement(line)
+            wanted = not req.marker or any(
+                req.marker.evaluate({**default_environment(), "extra": extra})
+                for extra in (extras or {""})
+            )
+            if wanted:
+                todo.append((req.name, frozenset(req.extras)))
+    return {name for name, _ in seen}
+
+
+def test_every_package_the_processes_load_is_a_run_dependency() -> None:
+    """A fresh `make run` installs only the run dependencies; the suite runs beside the dev
+    extra's tools, which bring packages of their own (pytest brought `packaging`, so the
+    worker that died at start on a fresh install never did here). Every distribution the
+    web, worker, beat and relay modules load must come with `pip install .` alone."""
+    from importlib.metadata import packages_distributions
+
+    from packaging.utils import canonicalize_name
+
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, *PROCESS_MODULES],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    owners = packages_distributions()
+    closure = _run_closure()
+    missing = {
+        f"{module} ({dist})"
+        for module in json.loads(done.stdout.splitlines()[-1])
+        for dist in owners.get(module, [])
+        if canonicalize_name(dist) not in {*closure, "roomservice"} and module not in OPTIONAL
+    }
+    assert not missing, f"loaded, but not a run dependency in pyproject.toml: {sorted(missing)}"
+    dev = " ".join(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
     for tool in ("pytest", "playwright", "mypy", "ruff"):
-        assert tool in dev and tool not in runtime, tool
+        assert tool not in dev, tool
 
 
 def test_a_folder_that_is_no_venv_is_never_removed(tmp_path: Path) -> None:

@@ -15,10 +15,13 @@ from rest_framework.test import APIClient
 from rooms import clock
 from tenants import selectors, services
 from tenants.models import Room, RoomArchive
+from tests.clock import clock_at
 from tests.dashboard.conftest import person
 
+pytestmark = pytest.mark.store
+
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("rooms", "tenants", "dashboard", "mcp_gateway", "config")
+PRODUCT = ("rooms", "tenants", "calls", "dashboard", "mcp_gateway", "config")
 SKIPPED = {"migrations"}  # generated; tests and bench are outside PRODUCT
 # Calls that ask the wall clock for "now", by the dotted name they are made with.
 NOW_CALLS = {
@@ -91,12 +94,8 @@ def test_every_allowed_file_still_exists_and_still_needs_it() -> None:
 @pytest.fixture
 def moved_clock() -> Iterator[list[datetime]]:
     """The clock, set by hand: near real time (keys' and budgets' TTLs stay sensible)."""
-    now = [clock.now()]
-    clock.set_clock(lambda: now[0])
-    try:
+    with clock_at(clock.now()) as now:
         yield now
-    finally:
-        clock.set_clock(None)
 
 
 @pytest.mark.django_db(transaction=True)

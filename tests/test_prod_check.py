@@ -1,6 +1,6 @@
 """`make prod-check` (issue 26, point 3), run whole: the production configuration on this
 machine behind Caddy's TLS, used through it, and stopped. It is its own program
-(config/prod_check.py) so an operator runs the same thing; here it runs once, in the
+(ops/prod_check.py) so an operator runs the same thing; here it runs once, in the
 single pass (it brings its own Postgres database and Redis databases)."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from config import prod_check
-from config.chromium import chromium_path
+from ops import prod_check
+from ops.chromium import chromium_path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-pytestmark = pytest.mark.browser_only
+pytestmark = [pytest.mark.browser, pytest.mark.prod]
 
 
 def test_the_production_layout_works_through_tls_and_stops_cleanly() -> None:
@@ -29,7 +29,7 @@ def test_the_production_layout_works_through_tls_and_stops_cleanly() -> None:
         pytest.skip("no Chromium: apt-get install chromium")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     running = subprocess.Popen(
-        [sys.executable, "-m", "config.prod_check"],
+        [sys.executable, "-m", "ops.prod_check"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -53,8 +53,8 @@ def test_the_production_layout_works_through_tls_and_stops_cleanly() -> None:
 
 SIGNALLED = """
 import signal, sys
-from config import prod_check
-from config.chromium import chromium_path
+from ops import prod_check
+from ops.chromium import chromium_path
 prod_check.FOLDER.mkdir(parents=True, exist_ok=True)
 for signum in (signal.SIGTERM, signal.SIGHUP):
     signal.signal(signum, prod_check._stop_on_signal)

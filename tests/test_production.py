@@ -29,7 +29,7 @@ def settings_of(
     """Import config.settings in a fresh interpreter with this environment (without this
     one's ALLOWED_HOSTS, PRODUCTION and `unset`), printing `printed` (settings as `s`)."""
     code = (
-        "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE','config.settings');"
+        "import django, os; os.environ['DJANGO_SETTINGS_MODULE'] = 'config.settings';"
         f"from django.conf import settings as s; s.ALLOWED_HOSTS; print({printed})"
     )
     dropped = ("ALLOWED_HOSTS", "PRODUCTION", *unset)
@@ -45,7 +45,7 @@ def settings_of(
 
 
 def test_production_refuses_to_answer_any_host() -> None:
-    for hosts in ("", "*", "rooms.example.com,*"):
+    for hosts in ("", "*", "rooms.example.net,*"):
         result = settings_of({"PRODUCTION": "1", "SECRET_KEY": "s" * 50, "ALLOWED_HOSTS": hosts})
         assert result.returncode != 0
         assert "ALLOWED_HOSTS must name the host names" in result.stderr
@@ -56,14 +56,14 @@ def test_production_defaults_are_the_https_ones() -> None:
         {
             "PRODUCTION": "1",
             "SECRET_KEY": "s" * 50,
-            "ALLOWED_HOSTS": "rooms.example.com",
-            "PUBLIC_URL": "https://rooms.example.com",
+            "ALLOWED_HOSTS": "rooms.example.net",
+            "PUBLIC_URL": "https://rooms.example.net",
         }
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[0] == (
-        "('HTTP_X_FORWARDED_PROTO', 'https') 31536000 True ['https://rooms.example.com'] "
-        "['rooms.example.com']"
+        "('HTTP_X_FORWARDED_PROTO', 'https') 31536000 True ['https://rooms.example.net'] "
+        "['rooms.example.net']"
     )
 
 
@@ -72,11 +72,11 @@ def test_a_dashboard_post_over_https_behind_the_proxy_passes_csrf() -> None:
     ann = person("ann@example.com")
     with override_settings(
         SECURE_PROXY_SSL_HEADER=("HTTP_X_FORWARDED_PROTO", "https"),
-        CSRF_TRUSTED_ORIGINS=["https://rooms.example.com"],
-        ALLOWED_HOSTS=["rooms.example.com"],
+        CSRF_TRUSTED_ORIGINS=["https://rooms.example.net"],
+        ALLOWED_HOSTS=["rooms.example.net"],
     ):
-        browser = Client(enforce_csrf_checks=True, HTTP_HOST="rooms.example.com")
-        proxied = {"HTTP_X_FORWARDED_PROTO": "https", "HTTP_ORIGIN": "https://rooms.example.com"}
+        browser = Client(enforce_csrf_checks=True, HTTP_HOST="rooms.example.net")
+        proxied = {"HTTP_X_FORWARDED_PROTO": "https", "HTTP_ORIGIN": "https://rooms.example.net"}
         browser.get("/login", **proxied)
         token = browser.cookies["csrftoken"].value
         signed_in = browser.post(
@@ -86,7 +86,7 @@ def test_a_dashboard_post_over_https_behind_the_proxy_passes_csrf() -> None:
         )
         assert signed_in.status_code == 302, signed_in.content[:300]
         # The same form from an origin the service does not trust is refused.
-        forged = Client(enforce_csrf_checks=True, HTTP_HOST="rooms.example.com")
+        forged = Client(enforce_csrf_checks=True, HTTP_HOST="rooms.example.net")
         forged.get("/login", **proxied)
         refused = forged.post(
             "/login",

@@ -16,14 +16,15 @@ import httpx
 import pytest
 
 from config.asgi import application
-from rooms import profiles, store, traces
+from rooms import profiles, traces
 from rooms.keys import RoomKeys
+from rooms.store import events as events_store
 from tenants import services
 from tenants.db import db_run
 from tenants.models import Team
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 MODERN = "2026-07-28"
 META = {
@@ -278,7 +279,9 @@ async def _posted_entry_fields(
     )
     answer = await _post(secret, call, {**_heads("tools/call", "post_event"), **heads})
     assert answer.status_code == 200 and answer.json()["result"]["isError"] is False
-    entries = await store.event_range(RoomKeys(room), start="-", end="+", count=10, reverse=True)
+    entries = await events_store.event_range(
+        RoomKeys(room), start="-", end="+", count=10, reverse=True
+    )
     return dict(entries[0][1])
 
 

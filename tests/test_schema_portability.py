@@ -50,7 +50,9 @@ def test_every_listed_schema_is_portable(profile: Profile, version: str) -> None
     listed = _listed(profile, version)
 
     assert [t["name"] for t in listed] == list(profiles.TOOLS[profile])
-    assert all("inputSchema" in t and "outputSchema" in t for t in listed)
+    assert all("inputSchema" in t for t in listed)
+    # core omits output schemas (mcp_gateway.tools.OUTPUT_SCHEMAS, issue 31)
+    assert all(("outputSchema" in t) == (profile != "core") for t in listed)
     assert _warnings(listed) == {}
 
 

@@ -12,15 +12,15 @@ from typing import Any
 import httpx
 import pytest
 
+from calls import runner
+from calls.runner import tool_run
 from config import telemetry
 from config.asgi import application
 from rooms import errors
-from tenants import calls
-from tenants.calls import tool_run
 from tests import callers
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 
 def client(address: str = "127.0.0.1") -> httpx.AsyncClient:
@@ -77,7 +77,7 @@ async def test_metrics_count_calls_errors_and_latency_by_tool(
     )
     assert "roomservice_webhook_queue_depth" in text
     # A refusal by a quota or a budget is counted as one.
-    calls.tool_observed("add_task", "rate_limited", 0.001)
+    runner.tool_observed("add_task", "rate_limited", 0.001)
     after = (await http_get_metrics()).text
     assert sample(after, "roomservice_quota_refusals_total", code="rate_limited") >= 1
     assert "roomservice_open" in text or "# HELP roomservice_open" in text

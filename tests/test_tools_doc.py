@@ -66,11 +66,16 @@ def test_every_tool_has_a_protocol_section() -> None:
 
 
 def test_protocol_md_says_whose_every_tool_is() -> None:
+    """roomd's, named one by one as the rows say (`roomd=True`); every other tool is ours,
+    and what the "Ours" line names is a tool that is not roomd's."""
     protocol = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
-    whose = protocol.split("### Whose tools\n", 1)[1].split("\n## ", 1)[0]
-    named = set(re.findall(r"`([a-z_]+)`", whose))
-    assert {t.name for t in registry.TOOLS} <= named
-    assert f"{len(registry.TOOLS)} tools in all" in whose
+    whose = protocol.split("### Whose tools\n", 1)[1].split("\n### ", 1)[0]
+    roomds, ours = whose.split("- **Ours**", 1)
+    roomd = {t.name for t in registry.TOOLS if t.roomd}
+    assert set(re.findall(r"`([a-z_]+)`", roomds)) == roomd
+    assert f"roomd's {len(roomd)} and ours" in roomds
+    named = set(re.findall(r"`([a-z_]+)`", ours)) - {"room_"}
+    assert named and named <= set(registry.TOOLS_BY_NAME) - roomd, named
 
 
 def _anchors(path: Path) -> set[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.request import split_domain_port
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -22,6 +23,9 @@ LOGIN_THROTTLED = (
     "Too many failed attempts for this account from your address. Try again in {seconds} s."
 )
 SIGNUPS_THROTTLED = "Too many new accounts from your address this hour. Try again later."
+# Headers a proxy or tunnel adds: a request that carries one came from elsewhere, whatever
+# address the proxy connected from.
+FORWARDING_HEADERS = ("HTTP_X_FORWARDED_FOR", "HTTP_FORWARDED", "HTTP_X_REAL_IP")
 
 
 def landing(request: HttpRequest) -> HttpResponse:
@@ -30,7 +34,29 @@ def landing(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "dashboard/landing.html",
-        {"auth_mode": settings.AUTH_MODE, "signup": settings.SIGNUP},
+        {
+            "auth_mode": settings.AUTH_MODE,
+            "signup": settings.SIGNUP,
+            "demo_unclaimed": demo_unclaimed_here(request),
+        },
+    )
+
+
+def demo_unclaimed_here(request: HttpRequest) -> bool:
+    """Whether to tell this visitor that the demo team is still to be had, and only through
+    the banner's links: on a fresh local run, from this machine. The page cannot offer the
+    claim itself: its token is the console's proof of who started the service."""
+    return request_local(request) and firstrun.demo_team_unclaimed() is not None
+
+
+def request_local(request: HttpRequest) -> bool:
+    """Whether the request looks sent from this machine (firstrun.looks_local): its peer
+    address, the host name it was sent to, and whether a proxy says it forwarded it."""
+    host, _ = split_domain_port(str(request.META.get("HTTP_HOST") or ""))
+    return firstrun.looks_local(
+        peer=str(request.META.get("REMOTE_ADDR") or ""),
+        host=host,
+        forwarded=any(request.META.get(header) for header in FORWARDING_HEADERS),
     )
 
 
@@ -47,7 +73,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     invite = people.member_invite_find(nxt[len("/join/") :]) if nxt.startswith("/join/") else None
     refused = people.signup_refusal(invite=invite)
     claim = request.GET.get("claim", "")
-    claimable = bool(claim) and firstrun.request_local(request) and firstrun.demo_claim_valid(claim)
+    claimable = bool(claim) and request_local(request) and firstrun.demo_claim_valid(claim)
     demo = firstrun.demo_team_unclaimed() if claimable else None
     form = forms.SignupForm(
         None if refused else request.POST or None,
@@ -91,6 +117,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             "invite": invite,
             "demo": demo if invite is None else None,
             "claim_refused": bool(claim) and demo is None and invite is None,
+            "demo_unclaimed": not claim and invite is None and demo_unclaimed_here(request),
         },
     )
 
@@ -138,19 +165,14 @@ def login_view(request: HttpRequest) -> HttpResponse:
     )
 
 
-SIGN_IN_USED = (
-    "This sign-in link was used already or has expired. Print a new one with "
-    "`python manage.py signin_link` (add --email you@example.com for your own account)."
-)
-
-
 @never_cache
 def sign_in_once(request: HttpRequest, uidb64: str, token: str) -> HttpResponse:
     """A one-time link printed on the console (tenants.firstrun: the banner, signin_link,
     create_admin): its account, signed in; one in the demo team lands on the demo room."""
     user = firstrun.sign_in_user(uidb64, token)
-    if user is None:
-        return HttpResponse(SIGN_IN_USED, status=400, content_type="text/plain")
+    if user is None:  # 400, as for a forged link: the two cannot be told apart
+        days = settings.PASSWORD_RESET_TIMEOUT // 86400
+        return render(request, "dashboard/signin_used.html", {"days": days}, status=400)
     login(request, user, backend=settings.AUTHENTICATION_BACKENDS[0])
     landing = firstrun.first_run_landing(user)
     if landing is None:

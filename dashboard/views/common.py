@@ -1,20 +1,23 @@
 """What the page families share: the site's public URL and the MCP URL the snippets print,
 the viewer's room (a 404 when it is not theirs, the same as a missing one), its RoomRef,
-and a form's expiry."""
+the same 404 for anything else of theirs looked up by id, and a form's expiry."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from django.conf import settings
 from django.http import Http404, HttpRequest
 
 from dashboard.viewer import Viewer
-from rooms import clock, profiles, store
+from rooms import clock, profiles
 from rooms.errors import DomainError
 from rooms.refs import RoomRef
+from rooms.store import engine as engine_store
 from tenants import access
+from tenants import errors as tenant_errors
 from tenants.capabilities import Caller
 from tenants.models import Room
 
@@ -42,8 +45,20 @@ def room_of_viewer(viewer: Viewer, room_id: str) -> Room:
         raise Http404("not found") from None
 
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def found_or_404(find: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """What `find` (a tenants.selectors access_..._by_id) finds, or the page's 404."""
+    try:
+        return find(*args, **kwargs)
+    except tenant_errors.NotFoundError:
+        raise Http404("not found") from None
+
+
 def room_ref_read(caller: Caller, room: Room) -> RoomRef:
-    return store.run_sync(access.room_access, caller, room.room_id, write=False)
+    return engine_store.run_sync(access.room_access, caller, room.room_id, write=False)
 
 
 def expiry_from_form(seconds: str | None) -> Any:

@@ -7,7 +7,7 @@ import json
 import shlex
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
@@ -18,13 +18,13 @@ from dashboard.viewer import Viewer, team_view
 from dashboard.views.common import (
     SNIPPET_PROFILE,
     expiry_from_form,
+    found_or_404,
     mcp_url,
     public_url,
     room_of_viewer,
 )
 from rooms import clock, profiles
 from rooms.errors import DomainError
-from tenants import errors as tenant_errors
 from tenants import selectors, services
 from tenants.capabilities import Manage
 
@@ -51,23 +51,29 @@ def setup_script(request: HttpRequest, client: str) -> HttpResponse:
     """`GET /connect/<client>?room=<roomId>[&agent=<name>][&tools=core]`: the sh script that
     writes the client's MCP configuration and hooks into a checkout (dashboard.client_setup).
     It needs no credential and holds no secret; nothing is looked up, so it answers the same
-    for a room that exists and one that does not. Odd input is a 400 saying what to give."""
+    for a room that exists and one that does not. Odd input (an unknown client too) answers
+    a script that prints what to give and fails (client_setup.refusal_script)."""
     chosen = client_setup.client_parse(client)
-    if chosen is None:
-        raise Http404("not found")
     try:
+        if chosen is None:
+            raise client_setup.SetupRequestError(
+                client_setup.SETUP_CLIENT_UNKNOWN.format(
+                    client=client[:64], clients=", ".join(client_setup.CLIENTS)
+                )
+            )
         parsed = client_setup.setup_request_parse(
+            chosen,
             request.GET.get("room", ""),
             request.GET.get("agent", ""),
             request.GET.get("tools", SNIPPET_PROFILE),
         )
     except client_setup.SetupRequestError as exc:
-        return HttpResponse(
-            f"roomservice-setup: {exc}\n", status=400, content_type="text/plain; charset=utf-8"
-        )
-    base = public_url(request)
-    hook_url = base + reverse("api-room-hook", args=[parsed.room_id, "claude-code"])
-    script = client_setup.setup_script(chosen, parsed, base, claude_http_hooks(hook_url))
+        script = client_setup.refusal_script(str(exc))
+    else:
+        base = public_url(request)
+        hook_url = base + reverse("api-room-hook", args=[parsed.room_id, "claude-code"])
+        hooks = claude_http_hooks(hook_url, parsed.agent, client_setup.ROOT_PLACEHOLDER)
+        script = client_setup.setup_script(chosen, parsed, base, hooks)
     return HttpResponse(script, content_type="text/plain; charset=utf-8")
 
 
@@ -109,7 +115,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     mcp = mcp_url(request)
     snippets = _snippets(mcp)
     hook_url = base + reverse("api-room-hook", args=[found.room_id, "claude-code"])
-    snippets["claude_http"] = claude_http_hooks(hook_url)
+    snippets["claude_http"] = claude_http_hooks(hook_url, AGENT_PLACEHOLDER)
     return render(
         request,
         "dashboard/connect.html",
@@ -150,33 +156,43 @@ def _snippets(mcp_url: str) -> dict[str, str]:
     }
 
 
-# Claude Code's HTTP hooks (docs/hooks.md, "Claude Code over HTTP"). The key and the agent's
-# name come from the environment Claude Code starts in, through `headers` and
-# `allowedEnvVars`, so the settings file holds no secret and can be committed.
+# Claude Code's HTTP hooks (docs/hooks.md, "Claude Code over HTTP"), for
+# `.claude/settings.local.json`: one person's, one checkout's, not committed. The key comes
+# from the environment Claude Code starts in (`headers` and `allowedEnvVars`); the agent's
+# name, not a secret, is written in, so the checkout acts as that agent with nothing else set.
 HOOK_EDIT_TOOLS = "Edit|Write|MultiEdit|NotebookEdit"
 HOOK_TIMEOUT_SECONDS = 10
-HOOK_ENV = ["ROOMSERVICE_KEY", "ROOMSERVICE_AGENT"]
+HOOK_ENV = ["ROOMSERVICE_KEY"]
 
 
-def claude_http_hooks(url: str) -> str:
-    """`.claude/settings.json`'s hooks for the room's hooks endpoint. SessionStart runs only
-    command hooks in Claude Code, so there curl posts the same JSON and prints the answer."""
+def claude_http_hooks(url: str, agent: str = "", root: str = "") -> str:
+    """The hooks for the room's hooks endpoint, acting as `agent` (none: the key's own), with
+    paths taken from the checkout's top `root` (percent-encoded; none: the session's cwd).
+    SessionStart runs only command hooks in Claude Code, so there curl posts the same JSON
+    and prints the answer."""
+    headers = {"Authorization": "Bearer $ROOMSERVICE_KEY"}
+    if agent:
+        headers["X-Roomservice-Agent"] = agent
+    if root:
+        headers["X-Roomservice-Root"] = root
     http = {
         "type": "http",
         "url": url,
-        "headers": {
-            "Authorization": "Bearer $ROOMSERVICE_KEY",
-            "X-Roomservice-Agent": "$ROOMSERVICE_AGENT",
-        },
+        "headers": headers,
         "allowedEnvVars": HOOK_ENV,
         "timeout": HOOK_TIMEOUT_SECONDS,
     }
+    # The command's headers: the key from the environment, the rest as data, never code.
+    fixed = "".join(
+        f" -H {shlex.quote(f'{name}: {value}')}"
+        for name, value in headers.items()
+        if name != "Authorization"
+    )
     curl = {
         "type": "command",
         "command": (
             "curl -fsS --max-time 8 -H 'Content-Type: application/json' "
-            '-H "Authorization: Bearer $ROOMSERVICE_KEY" '
-            '-H "X-Roomservice-Agent: $ROOMSERVICE_AGENT" '
+            f'-H "Authorization: Bearer $ROOMSERVICE_KEY"{fixed} '
             f"--data-binary @- '{url}' || true"
         ),
         "timeout": HOOK_TIMEOUT_SECONDS,
@@ -251,9 +267,6 @@ def invite_revoke(
     request: HttpRequest, viewer: Viewer, room_id: str, invite_id: int
 ) -> HttpResponse:
     found = room_of_viewer(viewer, room_id)
-    try:
-        invite = selectors.access_invite_by_id(found, invite_id)
-    except tenant_errors.NotFoundError:
-        raise Http404("not found") from None
+    invite = found_or_404(selectors.access_invite_by_id, found, invite_id)
     services.invite_revoke(invite=invite, actor=viewer.actor)
     return redirect("invites", room_id=found.room_id)

@@ -4,31 +4,39 @@ status changes, the event log, one task, one context entry, the export and the r
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any, cast
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from calls.runner import tool_run
+from config import health
 from dashboard import actions, charts, forms
 from dashboard.plan_graph import plan_layout
 from dashboard.search_hits import hit_rows
 from dashboard.task_age import in_progress_ages
 from dashboard.viewer import Viewer, team_view
 from dashboard.views.common import room_of_viewer, room_ref_read
-from rooms import clock, store
-from rooms import selectors as room_selectors
+from rooms import clock
 from rooms.errors import DomainError, TaskNotFoundError
 from rooms.eventwords import WORDS as EVENT_TYPES
 from rooms.eventwords import event_words
 from rooms.refs import RoomRef
 from rooms.report import room_report
 from rooms.results import Event, RoomSnapshot
+from rooms.selectors import context as context_selectors
+from rooms.selectors import events as events_selectors
+from rooms.selectors import plan as plan_selectors
+from rooms.selectors import presence as presence_selectors
+from rooms.selectors import room as room_selectors
+from rooms.store import engine as engine_store
 from tenants import access, acting, archives, selectors, services
-from tenants.calls import tool_run
 from tenants.capabilities import Caller, Manage
-from tenants.models import Room
+from tenants.models import Room, WebhookDelivery
 
 
 async def _room_cards(caller: Caller, rooms: list[Room]) -> list[dict[str, Any]]:
@@ -63,7 +71,7 @@ def rooms(request: HttpRequest, viewer: Viewer) -> HttpResponse:
             else:
                 return redirect("room", room_id=room.room_id)
     listed = list(selectors.rooms_of_team(viewer.team.pk))
-    cards = store.run_sync(_room_cards, viewer.caller, listed)
+    cards = engine_store.run_sync(_room_cards, viewer.caller, listed)
     return render(
         request,
         "dashboard/rooms.html",
@@ -125,7 +133,7 @@ def _acting(viewer: Viewer, found: Room) -> dict[str, Any]:
 
 
 def _live(viewer: Viewer, found: Room) -> dict[str, Any]:
-    live = store.run_sync(room_selectors.room_live, room_ref_read(viewer.caller, found))
+    live = engine_store.run_sync(room_selectors.room_live, room_ref_read(viewer.caller, found))
     titles = {t["id"]: t["title"] for t in live["snapshot"]["plan"]["tasks"]}
     agents = [
         {**a, "last": {**a["last"], "words": event_words(a["last"], titles)} if a["last"] else None}
@@ -152,7 +160,7 @@ async def _activity(room: RoomRef) -> dict[str, charts.BarChart]:
     analytics = await room_selectors.room_analytics(room, days=ACTIVITY_DAYS)
     now = clock.now_ms()
     window_start = now - now % charts.HOUR_MS - (ACTIVITY_HOURS - 1) * charts.HOUR_MS
-    recent = await room_selectors.event_list(
+    recent = await events_selectors.event_list(
         room, since=clock.iso_from_ms(window_start - 1), limit=HOURLY_EVENTS_READ, order="desc"
     )
     times = [clock.ms_from_iso(e["timestamp"]) for e in recent]
@@ -171,13 +179,18 @@ async def _activity(room: RoomRef) -> dict[str, charts.BarChart]:
     }
 
 
+def _room_activity(viewer: Viewer, found: Room) -> dict[str, charts.BarChart] | None:
+    """The activity charts, on the page and in each live refresh (they follow the feed)."""
+    try:
+        return engine_store.run_sync(_activity, room_ref_read(viewer.caller, found))
+    except DomainError:  # an archived room has no live counts: the page shows none
+        return None
+
+
 @team_view()
 def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
     found = room_of_viewer(viewer, room_id)
-    try:
-        activity = store.run_sync(_activity, room_ref_read(viewer.caller, found))
-    except DomainError:  # an archived room has no live counts: the page shows none
-        activity = None
+    activity = _room_activity(viewer, found)
     return render(
         request,
         "dashboard/room.html",
@@ -189,9 +202,56 @@ def room(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "archive": selectors.room_archive_info(found),
             "room_tab": "live",
             "activity": activity,
+            "webhook_notes": webhook_notice(viewer, found),
             **_live(viewer, found),
         },
     )
+
+
+# A delivery still waiting this long after it was made is late: the worker is not keeping up.
+WEBHOOK_LATE_SECONDS = 120
+WEBHOOK_PROCESS_NAMES = {"worker": "the Celery worker", "relay": "the webhook relay"}
+
+
+def webhook_notice(viewer: Viewer, found: Room) -> list[str]:
+    """For the team's operators, why this room's webhooks are not being delivered: a
+    process that delivers them is down (its heartbeat, as /health reads it), deliveries
+    are piling up or failing, or a webhook was disabled. Empty when all is well."""
+    if not viewer.may(Manage.WEBHOOKS):
+        return []
+    hooks = list(selectors.webhooks_for_room(found))
+    live = [h for h in hooks if h.active]
+    notes = [
+        f"A webhook to {h.url} was disabled: {h.disabled_reason}."
+        for h in hooks
+        if not h.active and h.disabled_reason
+    ]
+    if not live:
+        return notes
+    if not settings.CELERY_TASK_ALWAYS_EAGER and settings.HEALTH_PROCESSES:
+        states = engine_store.run_sync(health.process_states, health.HEALTH_TIMEOUT)
+        notes += [
+            f"Webhooks are not being delivered: {WEBHOOK_PROCESS_NAMES[name]} is not running, "
+            f"{said}. Deliveries wait until it runs again."
+            for name, (said, down) in states.items()
+            if down and name in WEBHOOK_PROCESS_NAMES
+        ]
+    late = WebhookDelivery.objects.filter(
+        webhook__in=live,
+        status=WebhookDelivery.Status.PENDING,
+        created_at__lt=clock.now() - timedelta(seconds=WEBHOOK_LATE_SECONDS),
+    ).count()
+    if late:
+        notes.append(
+            f"{late} webhook deliver{'y' if late == 1 else 'ies'} waiting for over "
+            f"{WEBHOOK_LATE_SECONDS // 60} minutes."
+        )
+    notes += [
+        f"Deliveries to {h.url} are failing ({h.failed_attempts} attempts in a row)."
+        for h in live
+        if h.failed_attempts
+    ]
+    return notes
 
 
 ROOM_STATUSES = ("active", "paused", "completed", "archived")
@@ -220,7 +280,7 @@ def room_status(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             content_type="text/plain",
         )
     try:
-        store.run_sync(
+        engine_store.run_sync(
             tool_run,
             viewer.caller,
             "set_room_status",
@@ -237,7 +297,13 @@ def room_live(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespons
     return render(
         request,
         "dashboard/_live.html",
-        {"viewer": viewer, "room": found, "oob": True, **_live(viewer, found)},
+        {
+            "viewer": viewer,
+            "room": found,
+            "oob": True,
+            "activity": _room_activity(viewer, found),
+            **_live(viewer, found),
+        },
     )
 
 
@@ -270,12 +336,12 @@ def task_detail(request: HttpRequest, viewer: Viewer, room_id: str, task_id: str
     events, and what a person can do with it."""
     found = room_of_viewer(viewer, room_id)
     try:
-        detail = store.run_sync(
-            room_selectors.task_detail, room_ref_read(viewer.caller, found), task_id=task_id
+        detail = engine_store.run_sync(
+            plan_selectors.task_detail, room_ref_read(viewer.caller, found), task_id=task_id
         )
     except TaskNotFoundError:
         raise Http404("not found") from None
-    plan = store.run_sync(room_selectors.plan_get, room_ref_read(viewer.caller, found))
+    plan = engine_store.run_sync(plan_selectors.plan_get, room_ref_read(viewer.caller, found))
     plan_titles = {t["id"]: t["title"] for t in plan["tasks"]}
     plan_titles[detail["task"]["id"]] = detail["task"]["title"]
     ages = in_progress_ages([detail["task"]], detail["events"], now_ms=clock.now_ms())
@@ -305,14 +371,14 @@ EVENTS_PER_PAGE = 50
 async def _hit_sources(room: RoomRef, hits: list[Any]) -> tuple[dict[str, Event], dict[str, str]]:
     """What search hits name, to say them in words: the events, and each context entry's
     summary (or its type when it has none). A deleted one is simply absent."""
-    events = await room_selectors.event_get_many(
+    events = await events_selectors.event_get_many(
         room, [h["id"] for h in hits if h["kind"] == "event"]
     )
     summaries: dict[str, str] = {}
     for hit in hits:
         if hit["kind"] == "context" and hit["id"] not in summaries:
             try:
-                entry = await room_selectors.context_get(room, entry_id=hit["id"])
+                entry = await context_selectors.context_get(room, entry_id=hit["id"])
             except DomainError:
                 continue
             summaries[hit["id"]] = entry["summary"] or entry["type"].replace("_", " ")
@@ -333,22 +399,25 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
     error = ""
     if q:
         try:
-            hits = store.run_sync(
+            hits = engine_store.run_sync(
                 tool_run, viewer.caller, "search", {"roomId": found.room_id, "q": q, "limit": 50}
             )["hits"]
         except DomainError as exc:
             error = exc.message
-    page = store.run_sync(
-        room_selectors.event_page,
+    agents = [
+        row["agentId"] for row in engine_store.run_sync(presence_selectors.presence_list, ref)
+    ]
+    page = engine_store.run_sync(
+        events_selectors.event_page,
         ref,
         before=before,
         limit=EVENTS_PER_PAGE,
         agent=agent,
         type_=kind,
     )
-    plan = store.run_sync(room_selectors.plan_get, ref)
+    plan = engine_store.run_sync(plan_selectors.plan_get, ref)
     titles = {t["id"]: t["title"] for t in plan["tasks"]}
-    hit_events, summaries = store.run_sync(_hit_sources, ref, hits) if hits else ({}, {})
+    hit_events, summaries = engine_store.run_sync(_hit_sources, ref, hits) if hits else ({}, {})
     query = {k: v for k, v in (("agent", agent), ("type", kind)) if v}
     return render(
         request,
@@ -369,10 +438,21 @@ def room_events(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpRespo
             "query": query,
             "before": before,
             "titles": titles,
-            "event_types": sorted(EVENT_TYPES),
+            "agent_options": filter_options(sorted(agents), agent),
+            "type_options": filter_options(sorted(EVENT_TYPES), kind),
             "per_page": EVENTS_PER_PAGE,
         },
     )
+
+
+FILTER_OPTIONS_MAX = 200  # a room's agents can be many: the select lists this many at most
+
+
+def filter_options(known: list[str], chosen: str | None) -> list[str]:
+    """A filter select's values: the known ones (at most FILTER_OPTIONS_MAX), and the one in
+    the URL first when it is not among them, so a link with any value still filters."""
+    shown = known[:FILTER_OPTIONS_MAX]
+    return [chosen, *shown] if chosen and chosen not in shown else shown
 
 
 @team_view()
@@ -381,8 +461,10 @@ def context_entry(
 ) -> HttpResponse:
     found = room_of_viewer(viewer, room_id)
     try:
-        history = store.run_sync(
-            room_selectors.context_history, room_ref_read(viewer.caller, found), entry_id=entry_id
+        history = engine_store.run_sync(
+            context_selectors.context_history,
+            room_ref_read(viewer.caller, found),
+            entry_id=entry_id,
         )
     except DomainError:
         raise Http404("not found") from None
@@ -403,7 +485,7 @@ def _report(caller: Caller, found: Room) -> str:
     async def build() -> str:
         return await room_report(await access.room_access(caller, found.room_id, write=False))
 
-    return store.run_sync(build)
+    return engine_store.run_sync(build)
 
 
 @team_view()

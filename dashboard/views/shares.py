@@ -10,13 +10,19 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import expiry_from_form, public_url, room_of_viewer, room_ref_read
+from dashboard.views.common import (
+    expiry_from_form,
+    found_or_404,
+    public_url,
+    room_of_viewer,
+    room_ref_read,
+)
 from dashboard.views.rooms import live_context
-from rooms import clock, store
-from rooms import selectors as room_selectors
+from rooms import clock
 from rooms.errors import DomainError
+from rooms.selectors import room as room_selectors
+from rooms.store import engine as engine_store
 from tenants import access, people, selectors
-from tenants import errors as tenant_errors
 from tenants.auth import ShareToken, caller_resolve_sync
 from tenants.capabilities import Caller, Manage
 from tenants.models import Room
@@ -56,10 +62,7 @@ def shares(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
 @team_view(requires=Manage.INVITES)
 def share_revoke(request: HttpRequest, viewer: Viewer, room_id: str, link_id: int) -> HttpResponse:
     found = room_of_viewer(viewer, room_id)
-    try:
-        link = selectors.access_share_link_by_id(found, link_id)
-    except tenant_errors.NotFoundError:
-        raise Http404("not found") from None
+    link = found_or_404(selectors.access_share_link_by_id, found, link_id)
     people.share_link_revoke(link=link, actor=viewer.actor)
     return redirect("shares", room_id=found.room_id)
 
@@ -76,7 +79,7 @@ def _share(token: str) -> tuple[Room, Caller]:
 
 def shared_room(request: HttpRequest, token: str) -> HttpResponse:
     found, caller = _share(token)
-    snapshot = store.run_sync(room_selectors.room_snapshot, room_ref_read(caller, found))
+    snapshot = engine_store.run_sync(room_selectors.room_snapshot, room_ref_read(caller, found))
     response = render(
         request,
         "dashboard/shared.html",
@@ -89,7 +92,7 @@ def shared_room(request: HttpRequest, token: str) -> HttpResponse:
 
 def shared_room_live(request: HttpRequest, token: str) -> HttpResponse:
     found, caller = _share(token)
-    snapshot = store.run_sync(room_selectors.room_snapshot, room_ref_read(caller, found))
+    snapshot = engine_store.run_sync(room_selectors.room_snapshot, room_ref_read(caller, found))
     return render(
         request,
         "dashboard/_live.html",

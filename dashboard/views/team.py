@@ -3,6 +3,8 @@ team, acting for agents, the team's keys and its audit log."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
@@ -12,13 +14,11 @@ from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import SESSION_TEAM, Viewer, team_view
-from dashboard.views.common import mcp_url, public_url
+from dashboard.views.common import found_or_404, mcp_url, public_url
 from rooms import profiles
 from rooms.errors import DomainError
 from tenants import acting, people, selectors, services
-from tenants import errors as tenant_errors
 from tenants.capabilities import Manage
-from tenants.models import Membership
 
 
 @require_POST
@@ -84,7 +84,7 @@ def team_acting(request: HttpRequest, viewer: Viewer) -> HttpResponse:
 @require_POST
 @team_view(requires=Manage.TEAM)
 def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
-    membership = _membership(viewer, membership_id)
+    membership = found_or_404(selectors.access_membership_by_id, viewer.team, membership_id)
     form = forms.RoleForm(request.POST)
     if form.is_valid():
         try:
@@ -99,20 +99,12 @@ def member_role(request: HttpRequest, viewer: Viewer, membership_id: int) -> Htt
 @require_POST
 @team_view(requires=Manage.TEAM)
 def member_remove(request: HttpRequest, viewer: Viewer, membership_id: int) -> HttpResponse:
-    membership = _membership(viewer, membership_id)
+    membership = found_or_404(selectors.access_membership_by_id, viewer.team, membership_id)
     try:
         services.membership_remove(membership=membership, actor=viewer.actor)
     except DomainError as exc:
         return _team_page(request, viewer, error=exc)
     return redirect("team")
-
-
-def _membership(viewer: Viewer, membership_id: int) -> Membership:
-    try:
-        found: Membership = selectors.access_membership_by_id(viewer.team, membership_id)
-    except tenant_errors.NotFoundError:
-        raise Http404("not found") from None
-    return found
 
 
 def join(request: HttpRequest, token: str) -> HttpResponse:
@@ -173,10 +165,7 @@ def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
 
 @team_view(requires=Manage.KEYS)
 def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpResponse:
-    try:
-        key = selectors.access_key_by_id(viewer.caller, key_id)
-    except tenant_errors.NotFoundError:
-        raise Http404("not found") from None
+    key = found_or_404(selectors.access_key_by_id, viewer.caller, key_id)
     if request.method == "POST":
         services.api_key_revoke(key=key, actor=viewer.actor)
         return redirect("keys")
@@ -196,5 +185,18 @@ def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpRespons
 
 @team_view(requires=Manage.TEAM)
 def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
-    rows = selectors.audit_of_team(viewer.team.pk)[:500]
-    return render(request, "dashboard/audit.html", {"viewer": viewer, "rows": rows})
+    rows = list(selectors.audit_of_team(viewer.team.pk)[:500])
+    who = audit_people(row.actor for row in rows)
+    return render(
+        request,
+        "dashboard/audit.html",
+        {"viewer": viewer, "rows": [(row, who.get(row.actor, "")) for row in rows]},
+    )
+
+
+def audit_people(actors: Iterable[str]) -> dict[str, str]:
+    """The person behind each "user:<id>" actor, by email (the audit keeps the id, so a
+    renamed or deleted account still has its rows); an account gone since keeps its id."""
+    ids = {int(a[5:]) for a in actors if a.startswith("user:") and a[5:].isdigit()}
+    accounts = User.objects.filter(pk__in=ids).values_list("pk", "email", "username")
+    return {f"user:{pk}": email or username for pk, email, username in accounts}

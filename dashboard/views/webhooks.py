@@ -3,16 +3,15 @@ disable it."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import Viewer, team_view
-from dashboard.views.common import room_of_viewer
+from dashboard.views.common import found_or_404, room_of_viewer
 from rooms.errors import DomainError
-from tenants import errors as tenant_errors
 from tenants import selectors, webhooks
 from tenants.capabilities import Manage
 
@@ -59,9 +58,6 @@ def webhook_disable(
     request: HttpRequest, viewer: Viewer, room_id: str, webhook_id: int
 ) -> HttpResponse:
     found = room_of_viewer(viewer, room_id)
-    try:
-        hook = selectors.access_webhook_by_id(found, webhook_id)
-    except tenant_errors.NotFoundError:
-        raise Http404("not found") from None
+    hook = found_or_404(selectors.access_webhook_by_id, found, webhook_id)
     webhooks.webhook_disable(hook=hook, reason="disabled in the dashboard", actor=viewer.actor)
     return redirect("webhooks", room_id=found.room_id)

@@ -10,33 +10,34 @@ what comes back, and two kinds of line the loader reads:
   (rooms/scripts.py CONSTANTS), declared as Lua locals just before the file's body
   (`local SEARCH_FIELD_BYTES = 4096`). No file holds a placeholder that text replaces.
 
+One more name may be used: `room`, first, for a step that takes the room tail and runs
+without wrappers (`--- uses: room prelude`): it declares ROOM (below).
+
 The rest of the header is documentation and is not sent: a step's text is its libraries'
 and its own body, so the script Redis runs (and its SHA, which tests/rooms/test_lua_golden.py
 pins) is exactly what the files say. One name is the engine's, not a file's: `WAKE_VERB`
 (PUBLISH on one Redis, SPUBLISH on a cluster), declared first by rooms/store/engine.py
 `script_source`, and so is `TRACE` ('', the trace context a write records on its events:
-`write_step` declares it again for a call that carries one).
+`write_step` declares it again from the call's envelope).
+
+No script builds a key name. A step of a room that writes, indexes or is wrapped takes,
+after its own keys, the room tail: the keys rooms/keys.py ROOM_TAIL lists, in its order.
+Lua reads them by name from the table `ROOM` (`ROOM.meta`, `ROOM.holds`), which
+`write_step` declares for every write step and `uses: room` for the others; the libraries
+that use it (lib/search.lua, lib/holds.lua) leave it to them.
 
 A write step runs inside wrappers, which are Lua functions (rooms/lua/wrap/): `guard`,
 outermost, refuses a room that is gone or being archived; `present` makes the act of the
 agent it names presence, renewing what the agent holds; `keyed` records an idempotencyKey;
 `turn` takes a post only in the poster's turn. `write_step` composes them around the step's
-own text, `guard(present(keyed(turn(step, wrote_one, 4), wrote_one, 7), 0))()`, where
-`wrote_*` (wrap/wrote.lua) says which answers changed the room. A wrapper's header may name
+own text, `guard(present(keyed(step, wrote_ok)))()` (a post's step is `turn(step, wrote_ok)`
+there), where `wrote_*`
+(wrap/wrote.lua) says which answers changed the room. What they need arrives as one named
+envelope, the step's last argument, decoded once as `CALL` (rooms/store/engine.py
+`call_envelope`): a wrapper whose part the call does not carry (no idempotencyKey, no
+acting agent) leaves the step alone. A wrapper that answers for the step (a
+refusal, a replay) answers {CALL_ANSWER, its words as JSON}. A wrapper's header may name
 libraries it uses, as a step's does.
-
-No script builds a key name. A step of a room that writes, indexes or is wrapped takes,
-after its own keys, the room tail: sixteen keys in a fixed order, so the libraries and
-wrappers find them by position from the end (rooms/store/engine.py `room_tail`):
-
-    KEYS[#KEYS-15] claims   KEYS[#KEYS-14] claim_holders   KEYS[#KEYS-13] tasks
-    KEYS[#KEYS-12] leases   KEYS[#KEYS-11] lease_expiry   KEYS[#KEYS-10] agent_tags
-    KEYS[#KEYS-9] holds   KEYS[#KEYS-8] presence_rest   KEYS[#KEYS-7] presence
-    KEYS[#KEYS-6] idempotency   KEYS[#KEYS-5] idempotency_times
-    KEYS[#KEYS-4] search_events   KEYS[#KEYS-3] search_docs   KEYS[#KEYS-2] search_vocab
-    KEYS[#KEYS-1] owner   KEYS[#KEYS] meta
-
-Keys are added at its front, so a position counted from the end never moves.
 """
 
 from __future__ import annotations
@@ -46,17 +47,27 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
+from rooms.keys import ROOM_TAIL
+
 LUA = Path(__file__).resolve().parent
 HEADER = "---"
 USES = "--- uses:"
 CONSTANTS = "--- constants:"
 
-# Which answers of a write step changed the room (wrap/wrote.lua): {1, ...} for most;
-# every answer (heartbeat; release_lock answers either way); any but the quota's -1
-# (acquire_lock); a bare 1 (mark_event_read); {1 granted or 2 renewed, ...} (lease_claim).
-Wrote = Literal["one", "always", "unless_quota", "mark", "granted"]
-TURN_ARGS = 3  # the turn wrapper's arguments, after the keyed wrapper's (wrap/turn.lua)
-PRESENT_ARGS = 4  # the present wrapper's, last of all (wrap/present.lua)
+# Which answers of a write step changed the room (wrap/wrote.lua): {'ok', ...} for most;
+# every answer (heartbeat; release_lock answers either way); any but {'quota', ...}
+# (acquire_lock); {'granted' or 'renewed', ...} (lease_claim).
+Wrote = Literal["ok", "always", "unless_quota", "granted"]
+# The first word of a wrapper's own answer (wrap/wrote.lua `answered`).
+CALL_ANSWER = "__call"
+# The room tail by name: ROOM.<name> is its KEYS entry, counted from the end.
+ROOM_KEYS = (
+    "local ROOM = {}\n"
+    f"for i, name in ipairs({{{', '.join(repr(n) for n in ROOM_TAIL)}}}) do\n"
+    f"  ROOM[name] = KEYS[#KEYS - {len(ROOM_TAIL)} + i]\n"
+    "end\n"
+)
+WRAPPERS = ("wrap/wrote", "wrap/guard", "wrap/present", "wrap/keyed")
 
 
 @cache
@@ -87,7 +98,8 @@ def lua_literal(value: str | int) -> str:
 def _text(path: str, constants: Mapping[str, str | int]) -> str:
     uses, declared, body = _parts(path)
     own = "".join(f"local {name} = {lua_literal(constants[name])}\n" for name in declared)
-    return "".join(_text(lib, constants) for lib in uses) + own + body
+    libs = "".join(ROOM_KEYS if lib == "lib/room" else _text(lib, constants) for lib in uses)
+    return libs + own + body
 
 
 def assemble(path: str, constants: Mapping[str, str | int]) -> str:
@@ -97,34 +109,18 @@ def assemble(path: str, constants: Mapping[str, str | int]) -> str:
 
 
 @cache
-def write_step(
-    source: str, *, wrote: Wrote, keyed: bool, turn: bool, present: bool, traced: bool = False
-) -> str:
-    """A write step (`source`, an assembled script) inside its wrappers: always `guard`;
-    `present` for a call that names its acting agent (its four arguments come last but
-    one); `keyed` for a call with an idempotencyKey (its eight arguments follow the step's
-    own); `turn` for a post (its three arguments follow those); `traced` for a call that
-    carries trace context (rooms.traces: its traceparent is the last argument, and TRACE,
-    which lib/prelude.lua `append` records on each event; every other script's TRACE is
-    rooms/store/engine.py's ''). Cached: the store asks once per step and kind, and Redis
-    knows each result by its SHA."""
-    wrappers = ["wrap/wrote", "wrap/guard"]
-    step = "step"
-    traces = 1 if traced else 0
-    after = (PRESENT_ARGS if present else 0) + traces
-    if turn:
-        wrappers.append("wrap/turn")
-        step = f"turn({step}, wrote_{wrote}, {after})"
-        after += TURN_ARGS
-    if keyed:
-        wrappers.append("wrap/keyed")
-        step = f"keyed({step}, wrote_{wrote}, {after})"
-    if present:
-        wrappers.append("wrap/present")
-        step = f"present({step}, {traces})"
+def write_step(source: str, *, wrote: Wrote, post: bool = False) -> str:
+    """A write step (`source`, an assembled script) inside its wrappers, which read the
+    call's envelope (CALL, the last argument) and its room tail (ROOM) by name; `post`: a
+    step taken only in its poster's turn (event_append, message_send), inside the turn
+    wrapper too. Cached: the store asks once per step, and Redis knows each result by its
+    SHA."""
+    step = f"turn(step, wrote_{wrote})" if post else "step"
     return (
-        "".join(_text(path, {}) for path in wrappers)
-        + ("local TRACE = ARGV[#ARGV]\n" if traced else "")
+        ROOM_KEYS
+        + "local CALL = cjson.decode(ARGV[#ARGV])\n"
+        + "local TRACE = CALL.trace or ''\n"
+        + "".join(_text(path, {}) for path in (*WRAPPERS, *(("wrap/turn",) if post else ())))
         + f"local function step()\n{source}end\n"
-        + f"return guard({step})()\n"
+        + f"return guard(present(keyed({step}, wrote_{wrote})))()\n"
     )

@@ -11,8 +11,9 @@ them. Three kinds of detector run (the list is DETECTORS):
 - this service's own credentials: the key formats tenants/credentials.py mints (`rs_live_`,
   `rs_inv_`, `rs_share_`, `rs_join_`, `whsec_` then `secrets.token_urlsafe(32)`), anywhere
   in a string, even glued to a word (then the tail must look random, so
-  `users_live_dashboard_widgets` is not a key), and the deployment's static keys (the
-  secrets of settings.API_KEYS, matched exactly);
+  `users_live_dashboard_widgets` is not a key), also spelled with escapes (URL-encoded
+  `rs%5Flive%5F...`, JSON-escaped `rs\\u005flive...`: decoded, then looked for), and the
+  deployment's static keys (the secrets of settings.API_KEYS, matched exactly);
 - credential formats, each a regex that starts with the format's fixed prefix (`ghp_`,
   `sk-ant-api03-`, `AIza`, `AKIA`, `-----BEGIN ... PRIVATE KEY`, `eyJ...` JWTs ...) and is
   gated by that literal, and then checked: random-looking (two character classes, no run

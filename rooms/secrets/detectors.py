@@ -104,6 +104,37 @@ def _own_keys(text: str) -> Iterator[tuple[int, int, str]]:
         yield m.start(), m.end(), kind
 
 
+# Our keys spelled with escapes (issue 31, P4): URL-encoded (`rs%5Flive%5F...`, a key in a
+# query string) or JSON-escaped inside a string (`rs\\u005flive...`, a JSON document pasted
+# as text). Decoded, then looked for as above; a span is mapped back to the escaped text.
+_ESCAPE = re.compile(r"%(?P<pct>[0-9A-Fa-f]{2})|\\u(?P<uni>[0-9A-Fa-f]{4})")
+
+
+def _own_keys_escaped(text: str) -> Iterator[tuple[int, int, str]]:
+    decoded: list[str] = []
+    starts: list[int] = []  # where each decoded character starts in `text`
+    at = 0
+    for m in _ESCAPE.finditer(text):
+        decoded.extend(text[at : m.start()])
+        starts.extend(range(at, m.start()))
+        code = int(m.group("pct") or m.group("uni"), 16)
+        if m.group("pct") and code >= 0x80:  # a UTF-8 byte, never part of one of our keys
+            decoded.extend(m.group())
+            starts.extend(range(m.start(), m.end()))
+        else:
+            decoded.append(chr(code))
+            starts.append(m.start())
+        at = m.end()
+    if not starts:
+        return
+    decoded.extend(text[at:])
+    starts.extend(range(at, len(text)))
+    starts.append(len(text))
+    for start, end, kind in _own_keys("".join(decoded)):
+        if end - start != starts[end] - starts[start]:  # spelled with an escape
+            yield starts[start], starts[end], kind
+
+
 @lru_cache(maxsize=4)
 def _static_keys(raw: str) -> tuple[str, ...]:
     """The secrets of `API_KEYS=team:secret,team2:secret2` (tenants.credentials reads it
@@ -289,6 +320,7 @@ OWN_DETECTORS: tuple[Detector, ...] = (
         _own_keys,
         rank=0,
     ),
+    Detector("Roomservice key", ("%", "\\u"), _own_keys_escaped, rank=0),
 )
 
 # Each format: its kind (the marker's text), its pattern, the literals every match holds.

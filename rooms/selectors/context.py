@@ -6,7 +6,7 @@ import itertools
 import json
 from typing import Any, cast
 
-from rooms import clock, errors, store
+from rooms import clock, errors
 from rooms.diff import payload_diff, payload_paths_diff
 from rooms.records import (
     context_from_json,
@@ -17,11 +17,12 @@ from rooms.results import (
     ContextEntry,
     ContextHistory,
 )
+from rooms.store import context as context_store
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 
 async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFoundError:
-    sample = await store.context_hint_sample(room.keys, size=HINT_SAMPLE)
+    sample = await context_store.context_hint_sample(room.keys, size=HINT_SAMPLE)
     found = unknown_id(
         entry_id,
         sample,
@@ -36,7 +37,7 @@ async def context_not_found(room: RoomRef, entry_id: str) -> errors.ContextNotFo
 
 
 async def context_get(room: RoomRef, *, entry_id: str) -> ContextEntry:
-    found = await store.context_get(room.keys, entry_id)
+    found = await context_store.context_get(room.keys, entry_id)
     if found is None:
         raise await context_not_found(room, entry_id)
     return context_from_json(*found)
@@ -53,7 +54,7 @@ async def context_read(room: RoomRef, *, entry_id: str, agent_id: str | None) ->
     (by a caller that can write: a read-only one names no reader, so it cannot have others
     told of updates)."""
     entry = await context_get(room, entry_id=entry_id)
-    [readers] = await store.context_readers(
+    [readers] = await context_store.context_readers(
         room.keys,
         agent_id=_reader(room, agent_id),
         read=[(entry["id"], entry["version"])],
@@ -76,7 +77,7 @@ async def context_list(
 ) -> list[ContextEntry]:
     """Newest first (roomd's order is undefined). With `agent_id`, the versions listed are
     recorded as read by it."""
-    entries = [context_from_json(e, p) for e, p in await store.context_all(room.keys)]
+    entries = [context_from_json(e, p) for e, p in await context_store.context_all(room.keys)]
     listed = [
         e
         for e in entries
@@ -84,7 +85,7 @@ async def context_list(
     ]
     reader = _reader(room, agent_id)
     if reader is not None and listed:
-        await store.context_readers(
+        await context_store.context_readers(
             room.keys,
             agent_id=reader,
             read=[(e["id"], e["version"]) for e in listed],
@@ -159,7 +160,7 @@ async def context_history(room: RoomRef, *, entry_id: str) -> list[ContextEntry]
     carries `changes`: what differs from the version before it."""
     current = await context_get(room, entry_id=entry_id)
     previous: list[ContextEntry] = [
-        json.loads(v) for v in await store.context_history(room.keys, entry_id)
+        json.loads(v) for v in await context_store.context_history(room.keys, entry_id)
     ]
     for entry in previous:
         if entry.get("consuming_agents") == {}:  # type: ignore[comparison-overlap]  # cjson's {}
@@ -177,7 +178,7 @@ async def context_readers_attach(room: RoomRef, entries: list[ContextEntry]) -> 
     """Who read which version of each entry, and who is behind (records no read)."""
     if not entries:
         return
-    readers = await store.context_readers(
+    readers = await context_store.context_readers(
         room.keys,
         agent_id=None,
         read=[(e["id"], e["version"]) for e in entries],

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import AsyncGenerator, Iterable
 
-from rooms import clock, errors, store
+from rooms import clock, errors
 from rooms.records import (
     FIRST_EVENT_ID,
     LAST_EVENT_ID,
@@ -20,6 +20,10 @@ from rooms.results import (
     EventReads,
     ReadReceipt,
 )
+from rooms.selectors.messages import message_visible
+from rooms.store import events as events_store
+from rooms.store import wakeups as wakeups_store
+from rooms.store.events import StreamEntry
 from rooms.suggest import describe
 
 
@@ -27,12 +31,14 @@ async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundE
     if is_event_id(event_id):
         # Redis refuses an interval ending before 0-0 or starting after the largest id.
         before = (
-            await store.event_range(room.keys, start="-", end=f"({event_id}", count=2, reverse=True)
+            await events_store.event_range(
+                room.keys, start="-", end=f"({event_id}", count=2, reverse=True
+            )
             if event_id != FIRST_EVENT_ID
             else []
         )
         after = (
-            await store.event_range(
+            await events_store.event_range(
                 room.keys, start=f"({event_id}", end="+", count=1, reverse=False
             )
             if event_id != LAST_EVENT_ID
@@ -40,7 +46,7 @@ async def event_not_found(room: RoomRef, event_id: str) -> errors.EventNotFoundE
         )
         near = list(reversed(before)) + after
     else:
-        near = await store.event_range(room.keys, start="-", end="+", count=3, reverse=True)
+        near = await events_store.event_range(room.keys, start="-", end="+", count=3, reverse=True)
     pairs = [(eid, fields.get("type", "")) for eid, fields in near][:3]
     hint = (
         errors.EVENT_HINT_CLOSEST.format(closest=describe(pairs))
@@ -65,16 +71,30 @@ def since_bound(since: str) -> str | None:
     return f"{max(ms, -1) + 1}-0"
 
 
+def events_seen(room: RoomRef, entries: Iterable[StreamEntry]) -> list[Event]:
+    """The events of `entries` as this caller sees them: a message's event only when
+    message_visible lets it read the message (a guest: its own agent's); every other event
+    as it is."""
+    seen = []
+    for entry in entries:
+        event = event_from_entry(entry)
+        if event["type"] != "message" or message_visible(
+            room, event["from"], event.get("recipients", [])
+        ):
+            seen.append(event)
+    return seen
+
+
 async def event_list(room: RoomRef, *, since: str | None, limit: int, order: str) -> list[Event]:
     """Newest `limit` first by default (roomd); with order="asc" and `since`, the first
     `limit` after it, so a reader can page through the whole retained log."""
     start = since_bound(since) if since else "-"
     if start is None:
         return []
-    entries = await store.event_range(
+    entries = await events_store.event_range(
         room.keys, start=start, end="+", count=limit, reverse=(order == "desc")
     )
-    return [event_from_entry(e) for e in entries]
+    return events_seen(room, entries)
 
 
 async def event_get_many(room: RoomRef, event_ids: Iterable[str]) -> dict[str, Event]:
@@ -83,16 +103,16 @@ async def event_get_many(room: RoomRef, event_ids: Iterable[str]) -> dict[str, E
     found: dict[str, Event] = {}
     for event_id in dict.fromkeys(event_ids):
         if is_event_id(event_id):
-            entry = await store.event_get(room.keys, event_id)
-            if entry is not None:
-                found[event_id] = event_from_entry(entry)
+            entry = await events_store.event_get(room.keys, event_id)
+            for event in events_seen(room, [entry] if entry is not None else []):
+                found[event_id] = event
     return found
 
 
 async def event_reads_get(room: RoomRef, *, event_id: str) -> EventReads:
-    if not is_event_id(event_id) or await store.event_get(room.keys, event_id) is None:
+    if not is_event_id(event_id) or await events_store.event_get(room.keys, event_id) is None:
         raise await event_not_found(room, event_id)
-    raw = await store.event_reads(room.keys, event_id)
+    raw = await events_store.event_reads(room.keys, event_id)
     decoded = json.loads(raw) if raw else []
     reads: list[ReadReceipt] = decoded if isinstance(decoded, list) else []
     return {"eventId": event_id, "readBy": [r["agentId"] for r in reads], "reads": reads}
@@ -100,7 +120,7 @@ async def event_reads_get(room: RoomRef, *, event_id: str) -> EventReads:
 
 async def event_newest_id(room: RoomRef) -> str:
     """The id of the newest event, or "0-0" for an empty log."""
-    newest = await store.event_range(room.keys, start="-", end="+", count=1, reverse=True)
+    newest = await events_store.event_range(room.keys, start="-", end="+", count=1, reverse=True)
     return newest[0][0] if newest else "0-0"
 
 
@@ -111,23 +131,25 @@ async def event_follow(
     are written; None whenever `keepalive_seconds` pass quietly. Ends only when the caller
     stops iterating. Resuming with the last id seen gives no gap and no repeat."""
     if after is None or not is_event_id(after):
-        newest = await store.event_range(room.keys, start="-", end="+", count=1, reverse=True)
+        newest = await events_store.event_range(
+            room.keys, start="-", end="+", count=1, reverse=True
+        )
         cursor = newest[0][0] if newest else "0-0"
     else:
         cursor = after
     while True:
-        async with store.room_watch(room.keys) as woken:
+        async with wakeups_store.room_watch(room.keys) as woken:
             entries = (
-                await store.event_range(
+                await events_store.event_range(
                     room.keys, start=f"({cursor}", end="+", count=100, reverse=False
                 )
                 if cursor != LAST_EVENT_ID
                 else []
             )
             if entries:
-                for entry in entries:
-                    cursor = entry[0]
-                    yield event_from_entry(entry)
+                cursor = entries[-1][0]
+                for event in events_seen(room, entries):
+                    yield event
                 continue
             try:
                 await asyncio.wait_for(woken.wait(), keepalive_seconds)
@@ -161,7 +183,9 @@ async def event_page(
         # One more than a page unfiltered, so a log of exactly N pages ends without an
         # "older" link to an empty one.
         want = limit + 1 if agent is None and type_ is None else 200
-        entries = await store.event_range(room.keys, start="-", end=end, count=want, reverse=True)
+        entries = await events_store.event_range(
+            room.keys, start="-", end=end, count=want, reverse=True
+        )
         if not entries:
             return {"events": found, "older": None, "scanned": scanned}
         for at, entry in enumerate(entries):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rooms import store
 from rooms.records import (
     handoff_from_json,
 )
@@ -10,11 +9,12 @@ from rooms.refs import RoomRef
 from rooms.results import (
     Handoff,
 )
+from rooms.store import handoffs as handoffs_store
 
 
 async def handoffs_all(room: RoomRef) -> list[Handoff]:
     """Every kept handoff, oldest first."""
-    return [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]
+    return [handoff_from_json(raw) for raw in await handoffs_store.handoffs_all(room.keys)]
 
 
 async def handoffs_pending(room: RoomRef, agent_id: str) -> list[Handoff]:

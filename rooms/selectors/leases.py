@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Literal
 
-from rooms import clock, errors, store
+from rooms import clock, errors
 from rooms.overlaps import (
     leases_live,
     leases_overlapping,
@@ -19,11 +19,12 @@ from rooms.results import (
     LeaseCheck,
     LeaseList,
 )
+from rooms.store import leases as leases_store
 
 
 async def leases_now(room: RoomRef, overlapping: str | None) -> list[str]:
     """The live leases' JSON, all of them or those whose path overlaps `overlapping`."""
-    view, now = await store.leases_view(room.keys), clock.now_ms()
+    view, now = await leases_store.leases_view(room.keys), clock.now_ms()
     if overlapping is None:
         return [raw for _, raw in leases_live(view, now)]
     found = await matched(view, lambda: leases_overlapping(view, overlapping, now))
@@ -81,8 +82,8 @@ async def drift_check(room: RoomRef, *, agent_id: str, path: str, sha256: str) -
     """SAFE: no noted read, or the file is as read. MINOR: it changed, nobody else leases
     it. CRITICAL: it changed, and another agent holds a lease on it now."""
     normal = file_one(path)
-    baseline_json, leases = await store.file_drift(room.keys, agent_id=agent_id, path=normal)
-    view, now = store.LeaseView("", leases), clock.now_ms()
+    baseline_json, leases = await leases_store.file_drift(room.keys, agent_id=agent_id, path=normal)
+    view, now = leases_store.LeaseView("", leases), clock.now_ms()
     overlapping = await matched(view, lambda: leases_overlapping(view, normal, now))
     others = [(held, raw) for held, raw in overlapping if held["holder"] != agent_id]
     # An exclusive lease first: it is the one that keeps the agent off the file.

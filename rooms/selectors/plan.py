@@ -6,7 +6,7 @@ import json
 import math
 from typing import Any, cast
 
-from rooms import clock, errors, store
+from rooms import clock, errors
 from rooms.records import (
     KnownJson,
     dumps,
@@ -29,11 +29,13 @@ from rooms.selectors.context import context_list
 from rooms.selectors.events import event_page
 from rooms.selectors.handoffs import handoffs_all
 from rooms.selectors.reviews import review_list
+from rooms.store import leases as leases_store
+from rooms.store import plan as plan_store
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 
 async def plan_get(room: RoomRef) -> Plan:
-    stored = await store.plan_read(room.keys)
+    stored = await plan_store.plan_read(room.keys)
     created = stored.created_at or clock.now_iso()
     tasks = [task_from_json(t) for t in stored.tasks]
     held = _leases_held(stored)
@@ -54,7 +56,7 @@ async def plan_view(room: RoomRef) -> Plan:
     from theirs (records.KnownJson), so an unchanged task is neither decoded nor encoded
     again. Equal to plan_get's plan, its text equal to dumps of it
     (tests/rooms/test_plan_view.py)."""
-    stored = await store.plan_read(room.keys)
+    stored = await plan_store.plan_read(room.keys)
     created = stored.created_at or clock.now_iso()
     held = _leases_held(stored) if stored.leases else {}
     tasks: list[Task] = []
@@ -82,7 +84,7 @@ async def plan_view(room: RoomRef) -> Plan:
     return cast(Plan, plan)
 
 
-def _leases_held(stored: store.StoredPlan) -> dict[str, list[Lease]]:
+def _leases_held(stored: plan_store.StoredPlan) -> dict[str, list[Lease]]:
     """task id -> its live leases, of a plan's stored leases."""
     now = clock.now_ms()
     held: dict[str, list[Lease]] = {}
@@ -94,7 +96,7 @@ def _leases_held(stored: store.StoredPlan) -> dict[str, list[Lease]]:
 
 
 async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundError:
-    sample = await store.task_hint_sample(room.keys, size=HINT_SAMPLE)
+    sample = await plan_store.task_hint_sample(room.keys, size=HINT_SAMPLE)
     found = unknown_id(
         task_id,
         sample,
@@ -109,7 +111,7 @@ async def task_not_found(room: RoomRef, task_id: str) -> errors.TaskNotFoundErro
 
 
 async def task_get(room: RoomRef, *, task_id: str) -> Task:
-    raw = await store.task_get(room.keys, task_id)
+    raw = await plan_store.task_get(room.keys, task_id)
     if raw is None:
         raise await task_not_found(room, task_id)
     return task_from_json(raw)
@@ -215,7 +217,7 @@ async def task_detail(room: RoomRef, *, task_id: str) -> TaskDetail:
     leases = [
         lease
         for lease in (
-            lease_from_json(raw) for raw in await store.leases_live(room.keys, now_ms=now)
+            lease_from_json(raw) for raw in await leases_store.leases_live(room.keys, now_ms=now)
         )
         if lease.get("taskId") == task_id
     ]

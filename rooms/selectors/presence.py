@@ -6,9 +6,10 @@ from collections.abc import Collection
 
 from django.conf import settings
 
-from rooms import clock, store
+from rooms import clock
 from rooms.refs import RoomRef
 from rooms.results import AgentPresence, PresenceState
+from rooms.store import presence as presence_store
 
 
 def presence_state(last_ms: int, *, resting: bool, now_ms: int) -> PresenceState:
@@ -44,5 +45,5 @@ def presence_rows(
 
 
 async def presence_list(room: RoomRef) -> list[AgentPresence]:
-    seen, resting = await store.presence_all(room.keys)
+    seen, resting = await presence_store.presence_all(room.keys)
     return presence_rows(seen, resting=resting)

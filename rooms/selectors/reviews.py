@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import json
 
-from rooms import errors, store
+from rooms import errors
 from rooms.refs import RoomRef
 from rooms.results import (
     Review,
 )
+from rooms.store import reviews as reviews_store
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 
 async def review_list(room: RoomRef, *, status: str | None) -> list[Review]:
     """Newest first; only those of `status` when given."""
-    reviews: list[Review] = [json.loads(r) for r in await store.reviews_list(room.keys)]
+    reviews: list[Review] = [json.loads(r) for r in await reviews_store.reviews_list(room.keys)]
     return [r for r in reviews if status is None or r["status"] == status]
 
 
 async def review_not_found(room: RoomRef, review_id: str) -> errors.ReviewNotFoundError:
-    reviews: list[Review] = [json.loads(r) for r in await store.reviews_list(room.keys)]
+    reviews: list[Review] = [json.loads(r) for r in await reviews_store.reviews_list(room.keys)]
     sample = [
         (r["id"], f"{r['targetType']} {r['targetId']} ({r['status']})")
         for r in reviews[:HINT_SAMPLE]

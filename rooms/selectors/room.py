@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from rooms import clock, store
+from rooms import clock
 from rooms.records import (
     lease_from_json,
 )
@@ -22,22 +22,26 @@ from rooms.results import (
     RoomState,
     RoomWaiting,
 )
-from rooms.selectors import event_list, presence_list
 from rooms.selectors.context import context_list, context_readers_attach
+from rooms.selectors.events import event_list
 from rooms.selectors.handoffs import handoffs_all
 from rooms.selectors.leases import lease_list
 from rooms.selectors.locks import lock_list
 from rooms.selectors.messages import message_rows
 from rooms.selectors.plan import plan_get
+from rooms.selectors.presence import presence_list
 from rooms.selectors.reviews import review_list
 from rooms.selectors.vars import var_list
+from rooms.store import events as events_store
+from rooms.store import leases as leases_store
+from rooms.store import room as room_store
 
 SNAPSHOT_MESSAGES = 20  # the newest messages a person watching the room sees
 
 
 async def room_info(room: RoomRef) -> RoomInfo:
     """Every count exact, in one O(1) step."""
-    counts = await store.room_counts(room.keys)
+    counts = await room_store.room_counts(room.keys)
     return {
         "roomId": room.room_id,
         "ownerTeamId": str(room.team_id),
@@ -55,7 +59,7 @@ async def room_analytics(room: RoomRef, *, days: int) -> RoomAnalytics:
     never the log itself."""
     now = clock.now_ms()
     online_ms = int(settings.PRESENCE_ONLINE_SECONDS) * 1000
-    activity = await store.room_activity(room.keys, online_since_ms=now - online_ms)
+    activity = await room_store.room_activity(room.keys, online_since_ms=now - online_ms)
     statuses = activity.statuses
     total = len(statuses)
     done = statuses.count("done")
@@ -111,12 +115,12 @@ async def room_snapshot(room: RoomRef, *, events: int = 50) -> RoomSnapshot:
         "plan": await plan_get(room),
         "presence": await presence_list(room),
         "events": await event_list(room, since=None, limit=events, order="desc"),
-        "event_count": await store.event_count(room.keys),
+        "event_count": await events_store.event_count(room.keys),
         "context": context,
         "vars": (await var_list(room))["vars"],
         "locks": await lock_list(room),
         "leases": sorted(
-            (lease_from_json(raw) for raw in await store.leases_live(room.keys, now_ms=now)),
+            (lease_from_json(raw) for raw in await leases_store.leases_live(room.keys, now_ms=now)),
             key=lambda lease: (lease["path"], lease["holder"]),
         ),
         "messages": await message_rows(room, sender=None, limit=SNAPSHOT_MESSAGES),
@@ -173,7 +177,7 @@ async def room_live(room: RoomRef) -> RoomLive:
     waiting = room_waiting(
         snapshot, await review_list(room, status="pending"), await handoffs_all(room)
     )
-    mode = await store.room_mode_get(room.keys)
+    mode = await room_store.room_mode_get(room.keys)
     return {
         "snapshot": snapshot,
         "agents": agents_at_work(snapshot),

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rooms import clock, errors, idempotency, selectors, store
+from rooms import clock, errors, idempotency
 from rooms.ids import new_id
 from rooms.names import attributed
 from rooms.quotas import quota_error
@@ -20,16 +20,19 @@ from rooms.results import (
     ContextEntry,
 )
 from rooms.schemas import CONTEXT_PAYLOADS
+from rooms.selectors import context as context_selectors
+from rooms.store import context as context_store
+from rooms.store import engine as engine_store
 from rooms.suggest import LABEL_CHARS
 
 
 async def context_delete(room: RoomRef, *, entry_id: str, agent_id: str | None) -> ContextDeleted:
     """The entry and its whole history go; consumers see a context_deleted event."""
-    gone = await store.context_delete(
+    gone = await context_store.context_delete(
         room.keys, entry_id=entry_id, by=attributed(agent_id), keyed=room.call, actor=room.actor
     )
     if gone is None:
-        raise await selectors.context_not_found(room, entry_id)
+        raise await context_selectors.context_not_found(room, entry_id)
     return {"deleted": True, "id": entry_id}
 
 
@@ -67,8 +70,23 @@ async def context_write(
     consuming_agents: list[str],
     payload: dict[str, Any],
     author: str,
+    supersedes: str | None = None,
 ) -> ContextEntry:
-    """A typed entry at version 1.0; its consumers get a `context_available` event."""
+    """A typed entry at version 1.0; its consumers get a `context_available` event. With
+    `supersedes`, the next version of that entry instead (context_update's one atomic step
+    and its `context_updated`), so an agent publishing its contract again needs no second
+    tool: write_context's answer for a new entry stays version 1.0 (roomd's)."""
+    if supersedes is not None:
+        return await context_update(
+            room,
+            entry_id=supersedes,
+            author=author,
+            summary=summary,
+            consuming_agents=consuming_agents,
+            payload=payload,
+            expected_version=None,
+            type_=type_,
+        )
     _validate_payload(type_, payload)
     author = attributed(author)
     consumers = list(dict.fromkeys(consuming_agents))
@@ -92,7 +110,7 @@ async def context_write(
     }
     stored = {k: v for k, v in entry.items() if k != "payload"}
     minted = idempotency.minted(room.call, {"entry": entry})
-    written = await store.context_write(
+    written = await context_store.context_write(
         room.keys,
         entry_id=entry["id"],
         entry_json=dumps(stored),
@@ -104,7 +122,7 @@ async def context_write(
         keyed=room.call,
         actor=room.actor,
     )
-    if isinstance(written, store.AtQuota):
+    if isinstance(written, engine_store.AtQuota):
         raise quota_error("ROOM_CONTEXT_MAX", written.used)
     entry = idempotency.minted_final(room.call, minted)["entry"]
     return entry
@@ -123,16 +141,24 @@ async def context_update(
     consuming_agents: list[str] | None,
     payload: dict[str, Any] | None,
     expected_version: str | None,
+    type_: str | None = None,
 ) -> ContextEntry:
     """Bump the version (1.0 -> 1.1 -> ...), keep the previous one in history. Concurrent
-    updates each get their own version; with `expected_version` a stale writer is told."""
-    type_: str | None = None
+    updates each get their own version; with `expected_version` a stale writer is told.
+    `type_`: the type the caller means (write_context's supersedes), refused if not the
+    entry's."""
     if payload is not None or summary is not None:
-        current = await store.context_get(room.keys, entry_id)
+        current = await context_store.context_get(room.keys, entry_id)
         if current is None:
-            raise await selectors.context_not_found(room, entry_id)
+            raise await context_selectors.context_not_found(room, entry_id)
         # The type never changes, so validating against it before the atomic step is safe.
-        type_ = context_from_json(*current)["type"]
+        stored = context_from_json(*current)["type"]
+        if type_ is not None and type_ != stored:
+            raise errors.ToolArgumentsError(
+                errors.CONTEXT_SUPERSEDES_TYPE.format(entry_id=entry_id, stored=stored, type=type_),
+                extra={"field": "supersedes", "type": stored},
+            )
+        type_ = stored
         if payload is not None:
             _validate_payload(type_, payload)
     changes: dict[str, Any] = {"author": attributed(author)}
@@ -140,7 +166,7 @@ async def context_update(
         changes["summary"] = summary
     if consuming_agents is not None:
         changes["consuming_agents"] = list(dict.fromkeys(consuming_agents))
-    result = await store.context_update(
+    result = await context_store.context_update(
         room.keys,
         entry_id=entry_id,
         changes_json=dumps(changes),
@@ -152,7 +178,7 @@ async def context_update(
         actor=room.actor,
     )
     if result is None:
-        raise await selectors.context_not_found(room, entry_id)
+        raise await context_selectors.context_not_found(room, entry_id)
     if isinstance(result, str):
         raise errors.ContextVersionConflictError(
             errors.CONTEXT_VERSION_CONFLICT.format(

@@ -8,7 +8,7 @@ import contextlib
 import time
 from typing import Any
 
-from rooms import clock, errors, memory, selectors, store, turns
+from rooms import clock, errors, memory, turns
 from rooms.names import attributed
 from rooms.quotas import quota_error
 from rooms.records import (
@@ -25,6 +25,14 @@ from rooms.results import (
     Unread,
     Waited,
 )
+from rooms.selectors import events as events_selectors
+from rooms.selectors import handoffs as handoffs_selectors
+from rooms.selectors import plan as plan_selectors
+from rooms.selectors import presence as presence_selectors
+from rooms.store import engine as engine_store
+from rooms.store import events as events_store
+from rooms.store import messages as messages_store
+from rooms.store import wakeups as wakeups_store
 
 # The types the server itself writes: an agent posting one would forge the room's history.
 RESERVED_EVENT_TYPES = (
@@ -61,14 +69,14 @@ RESERVED_EVENT_TYPES = (
 
 async def event_delete(room: RoomRef, *, event_id: str, agent_id: str | None) -> EventDeleted:
     """One event out of the log, in place: events appended meanwhile are never lost."""
-    if not is_event_id(event_id) or not await store.event_delete(
+    if not is_event_id(event_id) or not await events_store.event_delete(
         room.keys,
         event_id=event_id,
         by=attributed(agent_id),
         keyed=room.call,
         actor=room.actor,
     ):
-        raise await selectors.event_not_found(room, event_id)
+        raise await events_selectors.event_not_found(room, event_id)
     return {"deleted": True, "eventId": event_id}
 
 
@@ -92,8 +100,8 @@ async def event_post(
         )
     sender = attributed(from_)
     if reply_to is not None and not is_event_id(reply_to):
-        raise await selectors.event_not_found(room, reply_to)
-    eid = await store.event_append(
+        raise await events_selectors.event_not_found(room, reply_to)
+    eid = await events_store.event_append(
         room.keys,
         type_=type_,
         from_=sender,
@@ -106,14 +114,14 @@ async def event_post(
     )
     if eid is None:
         assert reply_to is not None
-        raise await selectors.event_not_found(room, reply_to)
+        raise await events_selectors.event_not_found(room, reply_to)
     fields = {"type": type_, "from": sender, "to": to, "payload": dumps(payload)}
     if reply_to:
         fields["reply_to_id"] = reply_to
     return event_from_entry((eid, fields))
 
 
-def _empty_reason(batch: store.UnreadBatch) -> str:
+def _empty_reason(batch: events_store.UnreadBatch) -> str:
     if batch.log_length == 0:
         return "No unread events: this room's event log is empty."
     return (
@@ -124,10 +132,10 @@ def _empty_reason(batch: store.UnreadBatch) -> str:
 
 async def _unread(
     room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool, gathered: bool = False
-) -> store.UnreadBatch:
+) -> events_store.UnreadBatch:
     """`gathered`: share the script call with the room's other reads of this moment (the
     waiters one write wakes)."""
-    read = store.UnreadRead(
+    read = events_store.UnreadRead(
         cursors_key=room.cursors_key,
         cursor_field=room.cursor_field(agent_id),
         agent_id=agent_id,
@@ -135,9 +143,9 @@ async def _unread(
         addressed_only=addressed_only,
     )
     if gathered:
-        batch = await store.event_read_unread_gathered(room.keys, read)
+        batch = await events_store.event_read_unread_gathered(room.keys, read)
     else:
-        batch = await store.event_read_unread(
+        batch = await events_store.event_read_unread(
             room.keys,
             cursors_key=read.cursors_key,
             cursor_field=read.cursor_field,
@@ -145,7 +153,7 @@ async def _unread(
             limit=read.limit,
             addressed_only=read.addressed_only,
         )
-    if isinstance(batch, store.AtQuota):
+    if isinstance(batch, engine_store.AtQuota):
         raise quota_error("ROOM_CURSORS_MAX", batch.used)
     return batch
 
@@ -159,10 +167,11 @@ async def event_take_unread(
         room, agent_id=attributed(agent_id), limit=limit, addressed_only=addressed_only
     )
     result: Unread = {
-        "events": [event_from_entry(e) for e in batch.events],
+        "events": events_selectors.events_seen(room, batch.events),
         "cursor": batch.cursor,
-        "count": len(batch.events),
+        "count": 0,
     }
+    result["count"] = len(result["events"])
     if not batch.events:
         result["message"] = _empty_reason(batch)
     return result
@@ -170,7 +179,7 @@ async def event_take_unread(
 
 async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> EventMarked:
     agent = attributed(agent_id)
-    ok = is_event_id(event_id) and await store.event_mark_read(
+    ok = is_event_id(event_id) and await events_store.event_mark_read(
         room.keys,
         event_id=event_id,
         agent_id=agent,
@@ -178,10 +187,10 @@ async def event_mark_read(room: RoomRef, *, event_id: str, agent_id: str) -> Eve
         keyed=room.call,
         actor=room.actor,
     )
-    if isinstance(ok, store.AtQuota):
+    if isinstance(ok, engine_store.AtQuota):
         raise quota_error("EVENT_READS_MAX", ok.used)
     if not ok:
-        raise await selectors.event_not_found(room, event_id)
+        raise await events_selectors.event_not_found(room, event_id)
     return {"eventId": event_id, "agentId": agent, "ok": True}
 
 
@@ -191,20 +200,21 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
     in its inbox (not read by this call), and who is here."""
     agent = attributed(agent_id)
     batch = await _unread(room, agent_id=agent, limit=50, addressed_only=False)
-    my_tasks = await selectors.task_list_for_agent(room, agent_id=agent)
-    presence = await selectors.presence_list(room)
-    messages = await store.message_inbox(
+    my_tasks = await plan_selectors.task_list_for_agent(room, agent_id=agent)
+    presence = await presence_selectors.presence_list(room)
+    messages = await messages_store.message_inbox(
         room.keys, agent_id=agent, limit=0, unread_only=True, mark=False, now_ms=clock.now_ms()
     )
-    offered = await selectors.handoffs_pending(room, agent)
+    offered = await handoffs_selectors.handoffs_pending(room, agent)
     inherited = await memory.memory_summary(room)
     return {
         "agentId": agent,
         "roomId": room.room_id,
         "myTasks": my_tasks,
-        "unreadEvents": [event_from_entry(e) for e in batch.events],
+        "unreadEvents": events_selectors.events_seen(room, batch.events),
         "newContextCount": batch.context_changed,
-        "unreadMessages": messages.unread,
+        # A guest counts only its own agent's (rooms.selectors.messages.message_guard).
+        "unreadMessages": messages.unread if room.reader in (None, agent) else 0,
         "pendingHandoffs": offered,
         "inheritedContext": inherited,
         "presence": presence,
@@ -231,20 +241,24 @@ async def event_wait(
     capped = timeout_ms > WAIT_MAX_MS
     deadline = time.monotonic() + applied / 1000
     while True:
-        async with store.room_watch(room.keys) as woken:
+        async with wakeups_store.room_watch(room.keys) as woken:
             batch = await _unread(
                 room, agent_id=agent, limit=limit, addressed_only=addressed_only, gathered=True
             )
-            if batch.events:
+            # A guest passes over others' messages and waits on (rooms.selectors.messages).
+            seen = events_selectors.events_seen(room, batch.events)
+            if seen:
                 return {
-                    "events": [event_from_entry(e) for e in batch.events],
+                    "events": seen,
                     "cursor": batch.cursor,
-                    "count": len(batch.events),
+                    "count": len(seen),
                     "timedOut": False,
                     "timeoutMs": applied,
                     "capped": capped,
                 }
             remaining = deadline - time.monotonic()
+            if batch.events and remaining > 0:
+                continue  # only others' messages: read on
             if remaining <= 0:
                 return {
                     "events": [],

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 
-from rooms import clock, errors, store
+from rooms import clock, errors
 from rooms.ids import new_id
 from rooms.quotas import quota_error
 from rooms.records import dumps, handoff_from_json, task_from_json
 from rooms.refs import RoomRef
 from rooms.results import Handoff, Task
-from rooms.selectors import context_not_found, task_not_found
+from rooms.selectors.context import context_not_found
+from rooms.selectors.plan import task_not_found
 from rooms.services.messages import agent_not_found
+from rooms.store import handoffs as handoffs_store
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 
@@ -44,7 +46,7 @@ async def handoff_offer(
         "status": "offered",
         "at": clock.iso_from_ms(now),
     }
-    step = await store.handoff_offer(
+    step = await handoffs_store.handoff_offer(
         room.keys,
         task_id=task_id,
         sender=sender,
@@ -99,7 +101,7 @@ async def handoff_answer(
     room: RoomRef, *, handoff_id: str, agent_id: str, accept: bool, note: str | None
 ) -> Handoff:
     now = clock.now_ms()
-    step = await store.handoff_resolve(
+    step = await handoffs_store.handoff_resolve(
         room.keys,
         handoff_id=handoff_id,
         agent_id=agent_id,
@@ -111,7 +113,7 @@ async def handoff_answer(
         actor=room.actor,
     )
     if step.outcome == "unknown":
-        kept = [handoff_from_json(raw) for raw in await store.handoffs_all(room.keys)]
+        kept = [handoff_from_json(raw) for raw in await handoffs_store.handoffs_all(room.keys)]
         found = unknown_id(
             handoff_id,
             [(h["id"], f"{h['taskId']} → {h['to']}") for h in kept],

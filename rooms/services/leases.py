@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from rooms import clock, errors, idempotency, store
+from rooms import clock, errors, idempotency
 from rooms.ids import new_id
 from rooms.overlaps import (
     lease_decide,
@@ -31,8 +31,9 @@ from rooms.results import (
     LeaseConflict,
     LeaseReleased,
 )
-from rooms.selectors import task_not_found
 from rooms.selectors.leases import file_one, leases_now
+from rooms.selectors.plan import task_not_found
+from rooms.store import leases as leases_store
 from rooms.suggest import unknown_id
 
 HINT_SAMPLE = 100
@@ -63,9 +64,9 @@ async def lease_claim(
     normal = path_normalize(path)
     lease_id = new_id("l_")
 
-    async def claim(view: store.LeaseView) -> store.LeaseStep:
+    async def claim(view: leases_store.LeaseView) -> leases_store.LeaseStep:
         now = clock.now_ms()
-        return await store.lease_claim(
+        return await leases_store.lease_claim(
             room.keys,
             lease_id=lease_id,
             agent_id=agent_id,
@@ -145,7 +146,7 @@ async def _lease_change(
     ttl_seconds: int,
 ) -> Lease:
     normal = path_normalize(path) if path is not None and lease_id is None else None
-    step = await store.lease_change(
+    step = await leases_store.lease_change(
         room.keys,
         agent_id=agent_id,
         lease_id=lease_id,
@@ -200,7 +201,7 @@ async def file_read_note(room: RoomRef, *, agent_id: str, path: str, sha256: str
     # A retry with the same idempotencyKey answers the first call's time.
     now = int(idempotency.minted(room.call, {"at_ms": clock.now_ms()})["at_ms"])
     digest = sha256.lower()
-    used = await store.file_read_note(
+    used = await leases_store.file_read_note(
         room.keys,
         agent_id=agent_id,
         path=normal,

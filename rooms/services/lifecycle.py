@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from rooms import store
 from rooms.refs import RoomRef
 from rooms.results import RoomStatus
+from rooms.store import room as room_store
 
 Status = Literal["active", "paused", "completed", "archived"]
 
@@ -19,7 +19,7 @@ async def room_status_set(room: RoomRef, *, status: Status, agent_id: str) -> Ro
     """A live room's own status (archiving moves the room out of Redis: tenants.archives,
     which the doors call for "archived", and for any status of an archived room)."""
     assert status != "archived", "archiving is tenants.archives' move"
-    previous, _ = await store.room_status_set(
+    previous, _ = await room_store.room_status_set(
         room.keys, status=status, by=agent_id, keyed=room.call, actor=room.actor
     )
     return {"roomId": room.room_id, "status": status, "previousStatus": previous}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rooms import clock, idempotency, store
+from rooms import clock, idempotency
 from rooms.names import attributed
 from rooms.quotas import quota_error
 from rooms.refs import RoomRef
@@ -10,6 +10,8 @@ from rooms.results import (
     LockGranted,
     LockReleased,
 )
+from rooms.store import engine as engine_store
+from rooms.store import locks as locks_store
 
 
 async def lock_acquire(
@@ -17,7 +19,7 @@ async def lock_acquire(
 ) -> LockGranted:
     agent = attributed(agent_id)
     minted = idempotency.minted(room.call, {"now": clock.now_ms()})
-    grant = await store.lock_acquire(
+    grant = await locks_store.lock_acquire(
         room.keys,
         resource=resource,
         agent_id=agent,
@@ -26,7 +28,7 @@ async def lock_acquire(
         keyed=room.call,
         actor=room.actor,
     )
-    if isinstance(grant, store.AtQuota):
+    if isinstance(grant, engine_store.AtQuota):
         raise quota_error("ROOM_LOCKS_MAX", grant.used)
     now = idempotency.minted_final(room.call, minted)["now"]
     return {
@@ -40,7 +42,7 @@ async def lock_acquire(
 
 
 async def lock_release(room: RoomRef, *, resource: str, agent_id: str) -> LockReleased:
-    released, holder = await store.lock_release(
+    released, holder = await locks_store.lock_release(
         room.keys,
         resource=resource,
         agent_id=attributed(agent_id),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from typing import Any, cast
 
-from rooms import clock, errors, store, turns
+from rooms import clock, errors, turns
 from rooms.ids import new_id
 from rooms.overlaps import leases_overlapping, matched, on_lease_view
 from rooms.paths import path_normalize
@@ -30,7 +30,10 @@ from rooms.results import (
     MessageAcked,
     MessageSent,
 )
-from rooms.selectors import presence_list
+from rooms.selectors.messages import message_guard
+from rooms.selectors.presence import presence_list
+from rooms.store import leases as leases_store
+from rooms.store import messages as messages_store
 from rooms.suggest import HINT_SAMPLE, unknown_id
 
 TAG_MAX = 64
@@ -118,12 +121,12 @@ async def message_send(
         "expiresAt": clock.iso_from_ms(expires_ms) if expires_ms else None,
     }
 
-    async def send(view: store.LeaseView) -> store.MessageStep:
+    async def send(view: leases_store.LeaseView) -> messages_store.MessageStep:
         holders = None
         if kind == "file":
             found = await matched(view, lambda: leases_overlapping(view, value, now))
             holders = (view.generation, [(str(h["holder"]), str(h["id"])) for h, _ in found])
-        return await store.message_send(
+        return await messages_store.message_send(
             room.keys,
             sender=sender,
             kind=kind,
@@ -144,7 +147,7 @@ async def message_send(
     if kind == "file":
         step = await on_lease_view(room.keys, send)
     else:
-        step = await send(store.LeaseView("", []))
+        step = await send(leases_store.LeaseView("", []))
     if step.outcome == "unknown_agent":
         raise agent_not_found(value, step.known)
     if step.outcome == "unknown_reply":
@@ -165,7 +168,7 @@ async def message_send(
 async def _message_not_found(
     room: RoomRef, message_id: str, *, field: str = "messageId"
 ) -> errors.MessageNotFoundError:
-    sample = await store.message_hint_sample(room.keys, size=HINT_SAMPLE)
+    sample = await messages_store.message_hint_sample(room.keys, size=HINT_SAMPLE)
     found = unknown_id(
         message_id,
         sample,
@@ -182,7 +185,8 @@ async def _message_not_found(
 async def message_inbox(room: RoomRef, *, agent_id: str, limit: int, unread_only: bool) -> Inbox:
     """The agent's messages, oldest first; those returned unread are read from now on (not
     for a read-only caller, who only looks). An empty inbox says why."""
-    read = await store.message_inbox(
+    message_guard(room, agent_id)
+    read = await messages_store.message_inbox(
         room.keys,
         agent_id=agent_id,
         limit=limit,
@@ -219,7 +223,7 @@ async def message_inbox(room: RoomRef, *, agent_id: str, limit: int, unread_only
 
 
 async def message_ack(room: RoomRef, *, agent_id: str, message_id: str) -> MessageAcked:
-    step = await store.message_ack(
+    step = await messages_store.message_ack(
         room.keys,
         agent_id=agent_id,
         message_id=message_id,

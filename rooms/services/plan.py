@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from rooms import clock, errors, idempotency, selectors, store
+from rooms import clock, errors, idempotency
 from rooms.ids import new_id
 from rooms.keys import RoomKeys
 from rooms.names import attributed
@@ -25,6 +25,10 @@ from rooms.results import (
     TaskDeletedResult,
 )
 from rooms.schemas import MAX_DEPENDS_ON
+from rooms.selectors import plan as plan_selectors
+from rooms.store import engine as engine_store
+from rooms.store import leases as leases_store
+from rooms.store import plan as plan_store
 from rooms.suggest import LABEL_CHARS
 
 
@@ -55,7 +59,7 @@ async def task_add(
         task["priority"] = priority
     warnings: list[str] = []
     if task["depends_on"]:
-        exists = await store.tasks_exist(room.keys, task["depends_on"])
+        exists = await plan_store.tasks_exist(room.keys, task["depends_on"])
         missing = [d for d, there in zip(task["depends_on"], exists, strict=True) if not there]
         if missing:
             warnings.append(
@@ -65,7 +69,7 @@ async def task_add(
             )
     # What a retry with the same idempotencyKey must answer: the first call's task.
     minted = idempotency.minted(room.call, {"task": task, "warnings": warnings})
-    added = await store.task_add(
+    added = await plan_store.task_add(
         room.keys,
         task_id=task["id"],
         task_json=dumps(task),
@@ -75,7 +79,7 @@ async def task_add(
         keyed=room.call,
         actor=room.actor,
     )
-    if isinstance(added, store.AtQuota):
+    if isinstance(added, engine_store.AtQuota):
         raise quota_error("ROOM_TASKS_MAX", added.used)
     minted = idempotency.minted_final(room.call, minted)
     task, warnings = minted["task"], minted["warnings"]
@@ -127,13 +131,13 @@ async def task_update(
 
 async def _task_changed(
     room: RoomRef, task_id: str, changes: dict[str, Any], expected_version: int | None
-) -> tuple[store.TaskStep, Task]:
+) -> tuple[plan_store.TaskStep, Task]:
     """The update script's one step with `changes`, and the task after it; an unknown task
     and a stale expectedVersion are refused here, for every tool that changes a task so."""
     if expected_version is not None:
         changes = {**changes, "expected_version": expected_version}
     now = clock.now_ms()
-    step = await store.task_update(
+    step = await plan_store.task_update(
         room.keys,
         task_id=task_id,
         changes_json=dumps(changes),
@@ -143,7 +147,7 @@ async def _task_changed(
         actor=room.actor,
     )
     if step.outcome == "unknown":
-        raise await selectors.task_not_found(room, task_id)
+        raise await plan_selectors.task_not_found(room, task_id)
     current = task_from_json(step.task_json)
     if step.outcome == "stale":
         raise _version_conflict(current, expected_version)
@@ -197,9 +201,9 @@ async def task_claim(
     wanted = list(dict.fromkeys(path_normalize(p) for p in paths or []))
     lease_ids = [new_id("l_") for _ in wanted]
 
-    async def claim(view: store.LeaseView) -> store.TaskStep:
+    async def claim(view: leases_store.LeaseView) -> plan_store.TaskStep:
         now = clock.now_ms()
-        return await store.task_claim(
+        return await plan_store.task_claim(
             room.keys,
             task_id=task_id,
             agent_id=agent_id,
@@ -220,9 +224,9 @@ async def task_claim(
     if wanted:
         step = await on_lease_view(room.keys, claim)
     else:
-        step = await claim(store.LeaseView("", []))
+        step = await claim(leases_store.LeaseView("", []))
     if step.outcome == "unknown":
-        raise await selectors.task_not_found(room, task_id)
+        raise await plan_selectors.task_not_found(room, task_id)
     current = task_from_json(step.task_json)
     state = _task_state(current)
     if step.outcome == "done":
@@ -276,7 +280,7 @@ def _json_list(raw: str) -> list[str]:
 
 async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str | None) -> Task:
     """Back to pending and unowned, by its owner only; its lease goes with it."""
-    step = await store.task_release(
+    step = await plan_store.task_release(
         room.keys,
         task_id=task_id,
         agent_id=agent_id,
@@ -286,7 +290,7 @@ async def task_release(room: RoomRef, *, task_id: str, agent_id: str, note: str 
         actor=room.actor,
     )
     if step.outcome == "unknown":
-        raise await selectors.task_not_found(room, task_id)
+        raise await plan_selectors.task_not_found(room, task_id)
     current = task_from_json(step.task_json)
     if step.outcome == "done":
         raise errors.TaskClaimError(
@@ -330,7 +334,7 @@ async def task_add_dependency(
             errors.DEPENDENCY_SELF.format(task_id=task_id), extra={"fields": ["dependsOn"]}
         )
     most = MAX_DEPENDS_ON
-    step = await store.task_add_dependency(
+    step = await plan_store.task_add_dependency(
         room.keys,
         task_id=task_id,
         depends_on=depends_on,
@@ -342,9 +346,9 @@ async def task_add_dependency(
         actor=room.actor,
     )
     if step.outcome == "unknown":
-        raise await selectors.task_not_found(room, task_id)
+        raise await plan_selectors.task_not_found(room, task_id)
     if step.outcome == "unknown_dependency":
-        missing = await selectors.task_not_found(room, depends_on)
+        missing = await plan_selectors.task_not_found(room, depends_on)
         hint = missing.message.split(". ", 1)[1] if ". " in missing.message else ""
         raise errors.TaskNotFoundError(
             errors.DEPENDENCY_UNKNOWN.format(depends_on=depends_on, hint=hint),
@@ -373,7 +377,7 @@ async def task_delete(
 ) -> TaskDeletedResult:
     """Gone from the plan, its claim with it; the tasks that depended on it are named (their
     dependency is now unmet)."""
-    step = await store.task_delete(
+    step = await plan_store.task_delete(
         room.keys,
         task_id=task_id,
         by=attributed(agent_id),
@@ -383,7 +387,7 @@ async def task_delete(
         actor=room.actor,
     )
     if step.outcome == "unknown":
-        raise await selectors.task_not_found(room, task_id)
+        raise await plan_selectors.task_not_found(room, task_id)
     if step.outcome == "stale":
         raise _version_conflict(task_from_json(step.task_json), expected_version)
     result: TaskDeletedResult = {"deleted": True, "taskId": task_id}
@@ -411,13 +415,13 @@ async def claims_sweep() -> int:
     lapsed = 0
     for _ in range(SWEEP_PASSES):
         now = clock.now_ms()
-        due = await store.claims_due(now, SWEEP_ROOMS_PER_PASS)
+        due = await plan_store.claims_due(now, SWEEP_ROOMS_PER_PASS)
         if not due:
             break
         for room_id in due:
             keys = RoomKeys(room_id)
-            n, _ = await store.claims_expire(keys, now_ms=now, now_iso=clock.iso_from_ms(now))
-            lapsed += n + await store.claims_due_settle(
+            n, _ = await plan_store.claims_expire(keys, now_ms=now, now_iso=clock.iso_from_ms(now))
+            lapsed += n + await plan_store.claims_due_settle(
                 keys, now_ms=now, now_iso=clock.iso_from_ms(now)
             )
     return lapsed

@@ -9,13 +9,16 @@ from typing import TypeVar
 
 from django.conf import settings
 
-from rooms import clock, idempotency, selectors, store
+from rooms import clock, idempotency
 from rooms.names import attributed
 from rooms.refs import RoomRef
 from rooms.results import (
     Heartbeat,
     Left,
 )
+from rooms.selectors import presence as presence_selectors
+from rooms.store import presence as presence_store
+from rooms.store import room as room_store
 
 T = TypeVar("T")
 
@@ -33,8 +36,10 @@ async def presence_beside(room: RoomRef, work: Awaitable[T]) -> T:
     """`work`'s result; for a read that names its acting agent (room.actor), that agent is
     also marked present, and what it holds renewed, in a step sent at the same time as the
     work's, so the call waits no longer (a write does it inside its own step). The step's
-    own failure is not the work's."""
-    if not room.actor:
+    own failure is not the work's. A guest's read marks only its own agent present (the one
+    whose messages it reads: message_visible's reader); naming another, it is refused or
+    reads what any agent may, and it must not make that agent look here."""
+    if not room.actor or (room.reader is not None and room.actor != room.reader):
         return await work
     now = clock.now_ms()
     seen = (room.room_id, room.actor)
@@ -43,7 +48,7 @@ async def presence_beside(room: RoomRef, work: Awaitable[T]) -> T:
     if len(_read_presence) >= READS_PRESENT_MAX:
         _read_presence.clear()
     _read_presence[seen] = now
-    touched = asyncio.ensure_future(store.presence_touch(room.keys, agent_id=room.actor))
+    touched = asyncio.ensure_future(presence_store.presence_touch(room.keys, agent_id=room.actor))
     try:
         return await work
     finally:
@@ -56,7 +61,7 @@ async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
     """Out of presence (an agent_left event when it was there); its cursor stays."""
     agent = attributed(agent_id)
     minted = idempotency.minted(room.call, {"now": clock.now_ms()})
-    left, seen = await store.presence_leave(
+    left, seen = await room_store.presence_leave(
         room.keys,
         agent_id=agent,
         shown=int(settings.HEARTBEAT_PRESENCE_MAX),
@@ -64,7 +69,11 @@ async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:
         actor=room.actor,
     )
     now = idempotency.minted_final(room.call, minted)["now"]
-    return {"left": left, "agentId": agent, "agents": selectors.presence_rows(seen, now_ms=now)}
+    return {
+        "left": left,
+        "agentId": agent,
+        "agents": presence_selectors.presence_rows(seen, now_ms=now),
+    }
 
 
 async def presence_heartbeat(
@@ -76,7 +85,7 @@ async def presence_heartbeat(
     made presence by its wrapper (that would end the rest it starts)."""
     agent = attributed(agent_id)
     minted = idempotency.minted(room.call, {"now": clock.now_ms()})
-    total, seen, resting = await store.presence_beat(
+    total, seen, resting = await presence_store.presence_beat(
         room.keys,
         agent_id=agent,
         now_ms=minted["now"],
@@ -89,6 +98,6 @@ async def presence_heartbeat(
     now = idempotency.minted_final(room.call, minted)["now"]
     return {
         "agentId": agent,
-        "presence": selectors.presence_rows(seen, now_ms=now, resting=resting),
+        "presence": presence_selectors.presence_rows(seen, now_ms=now, resting=resting),
         "presenceTotal": total,
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rooms import clock, errors, idempotency, selectors, store
+from rooms import clock, errors, idempotency
 from rooms.ids import new_id
 from rooms.names import attributed
 from rooms.quotas import quota_error
@@ -15,6 +15,11 @@ from rooms.refs import RoomRef
 from rooms.results import (
     Review,
 )
+from rooms.selectors import context as context_selectors
+from rooms.selectors import plan as plan_selectors
+from rooms.selectors import reviews as reviews_selectors
+from rooms.store import engine as engine_store
+from rooms.store import reviews as reviews_store
 
 
 async def review_request(
@@ -44,7 +49,7 @@ async def review_request(
         "createdAt": clock.now_iso(),
     }
     minted = idempotency.minted(room.call, {"review": review})
-    done = await store.review_request(
+    done = await reviews_store.review_request(
         room.keys,
         review_id=review["id"],
         review_json=dumps(review),
@@ -57,9 +62,9 @@ async def review_request(
     )
     if done is None:
         if target_type == "task":
-            raise await selectors.task_not_found(room, target_id)
-        raise await selectors.context_not_found(room, target_id)
-    if isinstance(done, store.AtQuota):
+            raise await plan_selectors.task_not_found(room, target_id)
+        raise await context_selectors.context_not_found(room, target_id)
+    if isinstance(done, engine_store.AtQuota):
         raise quota_error("ROOM_REVIEWS_MAX", done.used)
     review = idempotency.minted_final(room.call, minted)["review"]
     return review
@@ -69,7 +74,7 @@ async def review_resolve(
     room: RoomRef, *, review_id: str, agent_id: str, approve: bool, note: str | None
 ) -> Review:
     """Approved or rejected by the named reviewer, once; the requester is told."""
-    step = await store.review_resolve(
+    step = await reviews_store.review_resolve(
         room.keys,
         review_id=review_id,
         agent_id=agent_id,
@@ -80,7 +85,7 @@ async def review_resolve(
         actor=room.actor,
     )
     if step.outcome == "unknown":
-        raise await selectors.review_not_found(room, review_id)
+        raise await reviews_selectors.review_not_found(room, review_id)
     review: Review = json.loads(step.review_json)
     if step.outcome == "not_reviewer":
         raise errors.ReviewRefusedError(

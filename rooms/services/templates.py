@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rooms import clock, errors, store, templates
+from rooms import clock, errors, templates
 from rooms.ids import new_id
 from rooms.names import attributed
 from rooms.quotas import quota_error
@@ -14,6 +14,7 @@ from rooms.results import (
     RoomFromTemplate,
     Task,
 )
+from rooms.store import plan as plan_store
 from rooms.suggest import LABEL_CHARS
 
 
@@ -41,7 +42,7 @@ async def room_from_template(
         if spec.priority is not None:
             task["priority"] = spec.priority
         tasks.append(task)
-    outcome, count = await store.plan_create(
+    outcome, count = await plan_store.plan_create(
         room.keys,
         [(t["id"], dumps(t), t["title"][:LABEL_CHARS]) for t in tasks],
         now_iso=now,

@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from rooms import store
 from rooms.names import attributed
 from rooms.quotas import quota_error
 from rooms.refs import RoomRef
 from rooms.results import (
     VarSet,
 )
+from rooms.store import engine as engine_store
+from rooms.store import vars as vars_store
 
 
 async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> VarSet:
-    written = await store.var_set(
+    written = await vars_store.var_set(
         room.keys,
         key=key,
         value=value,
@@ -20,6 +21,6 @@ async def var_set(room: RoomRef, *, key: str, value: str, agent_id: str) -> VarS
         keyed=room.call,
         actor=room.actor,
     )
-    if isinstance(written, store.AtQuota):
+    if isinstance(written, engine_store.AtQuota):
         raise quota_error("ROOM_VARS_MAX", written.used)
     return {"key": key, "value": value}

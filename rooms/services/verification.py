@@ -14,13 +14,17 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from rooms import clock, errors, store
+from rooms import clock, errors
 from rooms.ids import new_id
 from rooms.quotas import quota_error
 from rooms.records import dumps, task_from_json
 from rooms.refs import RoomRef
 from rooms.results import Evidence, Review, RoomMode, Task
-from rooms.selectors import review_not_found, task_not_found
+from rooms.selectors.plan import task_not_found
+from rooms.selectors.reviews import review_not_found
+from rooms.store import plan as plan_store
+from rooms.store import reviews as reviews_store
+from rooms.store import room as room_store
 
 
 async def task_submit(
@@ -39,7 +43,7 @@ async def task_submit(
         "status": "pending",
         "createdAt": now,
     }
-    step = await store.task_submit(
+    step = await plan_store.task_submit(
         room.keys,
         task_id=task_id,
         agent_id=agent_id,
@@ -84,7 +88,7 @@ async def task_submit(
 async def task_verify(
     room: RoomRef, *, task_id: str, agent_id: str, accept: bool, note: str | None
 ) -> Task:
-    step = await store.review_resolve(
+    step = await reviews_store.review_resolve(
         room.keys,
         review_id="",
         agent_id=agent_id,
@@ -150,7 +154,7 @@ async def room_mode_set(
         changes["editRefusals"] = edit_refusals
     if not changes:
         raise errors.ToolArgumentsError(errors.ROOM_MODE_EMPTY)
-    raw, turn = await store.room_mode_set(
+    raw, turn = await room_store.room_mode_set(
         room.keys, changes_json=dumps(changes), keyed=room.call, actor=room.actor
     )
     mode = json.loads(raw)

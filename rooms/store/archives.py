@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from rooms import clock, scripts
 from rooms.keys import RoomKeys
 from rooms.keys import claims_due as claims_due_key
 from rooms.store.connections import Store, client, raw_client
-from rooms.store.engine import _awaited, _eval, _run
+from rooms.store.engine import awaited, named, run, run_on
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,13 +36,13 @@ async def room_freeze(keys: RoomKeys) -> str | None:
     """The room's status before this archive (it is "archiving" now, and every write step
     is refused), or None when Redis holds no room (it is marked "archiving" all the same,
     so no first touch makes one meanwhile)."""
-    res = await _run(scripts.FREEZE_ROOM_SCRIPT, [keys.owner, keys.meta], [TOMBSTONE_MS])
+    res = await run(scripts.FREEZE_ROOM_SCRIPT, [keys.owner, keys.meta], [TOMBSTONE_MS])
     return None if res is None else str(res)
 
 
 async def room_thaw(keys: RoomKeys, status: str) -> None:
     """The archive was not recorded: the room takes writes again, in `status`."""
-    await _run(scripts.THAW_ROOM_SCRIPT, [keys.meta], [status])
+    await run(scripts.THAW_ROOM_SCRIPT, [keys.meta], [status])
 
 
 # Chunks a snapshot is read in and a load written in: each command is short.
@@ -57,9 +57,7 @@ async def room_snapshot(keys: RoomKeys) -> list[RawKey]:
     parts = keys.snapshot_parts()
     names = list(parts)
     staged = [keys.staged(token, part) for part in names]
-    rows = await _run(
-        scripts.COPY_ROOM_SCRIPT, [*parts.values(), *staged], [len(names), STAGING_MS]
-    )
+    rows = await run(scripts.COPY_ROOM_SCRIPT, [*parts.values(), *staged], [len(names), STAGING_MS])
     r = raw_client()
     out: list[RawKey] = []
     try:
@@ -72,19 +70,19 @@ async def room_snapshot(keys: RoomKeys) -> list[RawKey]:
             else:
                 out.append(RawKey(part, kind, at, await _items(r, key, kind)))
     finally:
-        await _awaited(client().unlink(*staged))
+        await awaited(client().unlink(*staged))
     return out
 
 
 async def _items(r: Store, key: str, kind: str) -> list[bytes]:
     if kind == "string":
-        return [cast("bytes", await _awaited(r.get(key)))]
+        return [cast("bytes", await awaited(r.get(key)))]
     items: list[bytes] = []
     if kind in ("list", "zset"):
         start = 0
         while True:
             # Through a script: its answer is Redis's own (redis-py turns scores into floats).
-            got = await _eval(
+            got = await run_on(
                 r, scripts.RANGE_CHUNK_SCRIPT, [key], [kind, start, start + SNAPSHOT_CHUNK - 1]
             )
             items += got
@@ -130,6 +128,10 @@ async def _entries(r: Store, key: str) -> list[tuple[bytes, list[bytes]]]:
         start = "(" + out[-1][0].decode()
 
 
+# A snapshot put back (load_room.lua), or a view's load that left a room in place.
+RoomLoad = Literal["loaded", "kept"]
+
+
 async def room_load(
     keys: RoomKeys,
     raw: list[RawKey],
@@ -159,15 +161,16 @@ async def room_load(
             await _staged_write(r, staged[where - 1], key)
             ids = key.stream_ids or (b"", b"", b"")
             tail += [where, key.expire_at_ms, *ids]
-        res = await _run(
+        res = await run(
             scripts.LOAD_ROOM_SCRIPT,
             [keys.owner, keys.meta, *parts.values(), *staged],
             [team_id, status, ttl_ms, clock.now_ms(), "1" if view else "0", len(names), *tail],
         )
     except BaseException:
-        await _awaited(r.unlink(*staged))
+        await awaited(r.unlink(*staged))
         raise
-    return int(res) == 1
+    loaded: RoomLoad = named(res, RoomLoad)
+    return loaded == "loaded"
 
 
 async def _staged_write(r: Store, key: str, raw: RawKey) -> None:
@@ -207,9 +210,9 @@ async def room_claims_due_restore(keys: RoomKeys) -> None:
     """A restored room's leased claims are the sweeper's again (its index is one key of
     its own, outside the room's slot, so not part of the load's step)."""
     r = client()
-    first = await _awaited(r.zrange(keys.claims, 0, 0, withscores=True))
+    first = await awaited(r.zrange(keys.claims, 0, 0, withscores=True))
     if first:
-        await _awaited(r.zadd(claims_due_key(), {keys.room_id: int(first[0][1])}, lt=True))
+        await awaited(r.zadd(claims_due_key(), {keys.room_id: int(first[0][1])}, lt=True))
 
 
 async def room_loading(keys: RoomKeys, *, seconds: int) -> bool:

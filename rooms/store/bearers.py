@@ -4,13 +4,15 @@ owners, activity marks and warned room ids, and what goes when a room or a team 
 
 from __future__ import annotations
 
+from typing import Literal
+
 from rooms import scripts
-from rooms.keys import BearerKeys, RoomKeys, TeamKeys, open_slots
+from rooms.keys import BearerKeys, RoomKeys, TeamKeys, hook_notice, open_slots
 from rooms.keys import claims_due as claims_due_key
 from rooms.store.archives import TOMBSTONE_MS
 from rooms.store.budgets import team_epoch_bump
 from rooms.store.connections import client, limiter
-from rooms.store.engine import _awaited, _run, _ttl
+from rooms.store.engine import awaited, idle_ttl_ms, named, run
 
 
 async def bearer_cached(digest: str) -> tuple[str | None, int]:
@@ -21,15 +23,23 @@ async def bearer_cached(digest: str) -> tuple[str | None, int]:
     return (str(cached) if cached is not None else None), int(generation or 0)
 
 
+# A bearer's cache fill (fill_bearer.lua): made, or dropped (a revocation moved its
+# generation since it was read).
+BearerFill = Literal["cached", "revoked"]
+# A room's owner cached (owner_cache.lua), or nothing made: it is being or was archived.
+OwnerCache = Literal["recorded", "archiving"]
+
+
 async def bearer_cache_fill(digest: str, value: str, *, ttl_seconds: int, generation: int) -> bool:
     """Cache `value` unless the digest was revoked since `generation` was read."""
     keys = BearerKeys(digest)
-    res = await _run(
+    res = await run(
         scripts.FILL_BEARER_SCRIPT,
         [keys.cache, keys.generation],
         [value, ttl_seconds * 1000, generation],
     )
-    return int(res) == 1
+    filled: BearerFill = named(res, BearerFill)
+    return filled == "cached"
 
 
 async def bearers_forget(digests: list[str]) -> None:
@@ -37,7 +47,7 @@ async def bearers_forget(digests: list[str]) -> None:
     digest, so no request already in flight can put it back."""
     for digest in digests:
         keys = BearerKeys(digest)
-        await _run(scripts.FORGET_BEARER_SCRIPT, [keys.cache, keys.generation], [])
+        await run(scripts.FORGET_BEARER_SCRIPT, [keys.cache, keys.generation], [])
 
 
 async def bearer_generation(digest: str) -> int:
@@ -50,10 +60,11 @@ async def room_owner_cache(keys: RoomKeys, team_id: str, *, recorded: str = "") 
     room whose keys Redis lost, the status the database records. False when the room is
     being archived or was just archived: nothing is made (a first touch racing an archive
     must not bring the room back to life)."""
-    res = await _run(
-        scripts.OWNER_CACHE_SCRIPT, [keys.owner, keys.meta], [team_id, _ttl(), recorded]
+    res = await run(
+        scripts.OWNER_CACHE_SCRIPT, [keys.owner, keys.meta], [team_id, idle_ttl_ms(), recorded]
     )
-    return int(res) == 1
+    cached: OwnerCache = named(res, OwnerCache)
+    return cached == "recorded"
 
 
 async def room_activity_due(keys: RoomKeys, *, every_seconds: int) -> bool:
@@ -67,6 +78,11 @@ async def room_id_warned(team_id: int, room_id: str, *, seconds: int) -> bool:
     return not await client().set(TeamKeys(team_id).room_warned(room_id), "1", nx=True, ex=seconds)
 
 
+async def hook_notice_due(session_digest: str, *, seconds: int) -> bool:
+    """True once for a hook session within `seconds` (and records that it was told)."""
+    return bool(await client().set(hook_notice(session_digest), "1", nx=True, ex=seconds))
+
+
 async def room_forget(keys: RoomKeys, *, tombstone: bool = False) -> None:
     """Delete every key of a room (the room, or its team, was deleted; or it was archived):
     its durable keys, its live locks, and the activity mark. An archive's forget leaves a
@@ -77,9 +93,9 @@ async def room_forget(keys: RoomKeys, *, tombstone: bool = False) -> None:
     # UNLINK: a large room's memory is freed off Redis's main thread.
     await r.unlink(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
     if tombstone:
-        await _awaited(r.hset(keys.meta, "status", "archived"))
-        await _awaited(r.pexpire(keys.meta, TOMBSTONE_MS))
-    await _awaited(r.zrem(claims_due_key(), keys.room_id))
+        await awaited(r.hset(keys.meta, "status", "archived"))
+        await awaited(r.pexpire(keys.meta, TOMBSTONE_MS))
+    await awaited(r.zrem(claims_due_key(), keys.room_id))
 
 
 async def team_budget_forget(team_id: int) -> None:

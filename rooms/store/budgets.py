@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
+from typing import Any, Literal
 
 from rooms import scripts
 from rooms.keys import TeamKeys, open_slots, rate_window
 from rooms.store.connections import StoreDown, client, limiter
-from rooms.store.engine import _eval, _in_flight, _run
+from rooms.store.engine import in_flight, named, run, run_on
+
+# A budget step's outcomes: charged; the bucket's own window full; a guest's team's guests'
+# window together full (the ceiling). A rate window and a slot set answer "ok" or "full".
+BudgetOutcome = Literal["ok", "full", "ceiling"]
+AdmitOutcome = Literal["ok", "full"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,21 +46,26 @@ async def budget_step(
     limiter does not answer."""
     keys = TeamKeys(team_id)
     if ceiling is None:
-        res = await _eval(
+        res = await run_on(
             limiter(),
             scripts.BUDGET_STEP_SCRIPT,
             [keys.calls(bucket), keys.epoch],
             [now_ms, window_ms, limit, member],
         )
-        return BudgetStep(int(res[0]) == 1, int(res[1]), int(res[2]))
+        return _budget_step(res)
     shared, shared_limit = ceiling
-    res = await _eval(
+    res = await run_on(
         limiter(),
         scripts.BUDGET_STEP_GUEST_SCRIPT,
         [keys.calls(bucket), keys.calls(shared), keys.epoch],
         [now_ms, window_ms, limit, shared_limit, member],
     )
-    return BudgetStep(int(res[0]) == 1, int(res[1]), int(res[2]), by_ceiling=int(res[3]) == 2)
+    return _budget_step(res)
+
+
+def _budget_step(res: Any) -> BudgetStep:
+    outcome: BudgetOutcome = named(res, BudgetOutcome)
+    return BudgetStep(outcome == "ok", int(res[1]), int(res[2]), by_ceiling=outcome == "ceiling")
 
 
 async def team_epoch_bump(team_id: int) -> int:
@@ -67,13 +78,14 @@ async def rate_window_hit(
 ) -> tuple[bool, int]:
     """(allowed, remaining) or (False, retry-after ms). Raises the client's error when the
     limiter's Redis does not answer; the caller decides to fail open."""
-    res = await _eval(
+    res = await run_on(
         limiter(),
         scripts.SLIDING_WINDOW_SCRIPT,
         [rate_window(bucket)],
         [now_ms, window_ms, limit, member],
     )
-    return int(res[0]) == 1, int(res[1])
+    outcome: AdmitOutcome = named(res, AdmitOutcome)
+    return outcome == "ok", int(res[1])
 
 
 LimiterError = StoreDown
@@ -96,10 +108,11 @@ async def rate_window_clear(bucket: str) -> None:
 async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, cap: int) -> bool:
     """Take (or renew) one of `cap` slots of `bucket`; False when all are taken. Slots are
     leases: a server that dies without releasing frees them when they lapse."""
-    res = await _run(
+    res = await run(
         scripts.ADMIT_SLOT_SCRIPT, [open_slots(bucket)], [slot_id, now_ms, lease_ms, cap]
     )
-    return int(res) == 1
+    outcome: AdmitOutcome = named(res, AdmitOutcome)
+    return outcome == "ok"
 
 
 async def slots_admit(
@@ -108,12 +121,13 @@ async def slots_admit(
     """Take (or renew) `slot_id` in every (bucket, cap) at once, in one step: 0 when taken,
     else the 1-based index of the first bucket that is full (then none is taken). The
     buckets must share a hash tag (one cluster slot). Leases, as in `slot_admit`."""
-    res = await _run(
+    res = await run(
         scripts.ADMIT_SLOTS_SCRIPT,
         [open_slots(bucket) for bucket, _ in buckets],
         [slot_id, now_ms, lease_ms, *(cap for _, cap in buckets)],
     )
-    return int(res)
+    outcome: AdmitOutcome = named(res, AdmitOutcome)
+    return 0 if outcome == "ok" else int(res[1])
 
 
 async def slot_release(bucket: str, slot_id: str) -> None:
@@ -125,33 +139,24 @@ _releasing: dict[int, tuple[asyncio.AbstractEventLoop, list[tuple[str, str]]]] =
 
 def slot_release_soon(bucket: str, slot_id: str) -> None:
     """Give a slot back without waiting for it: the releases of one turn of the event loop
-    (the waiters one write woke) go in one pipeline. With Redis away the slot's lease
-    lapses by itself."""
+    (the waiters one write woke) go in one pipeline, a step in flight from the first (so a
+    loop's pools close only after it: engine.pending_settled). With Redis away the slot's
+    lease lapses by itself."""
     loop = asyncio.get_running_loop()
     pending = _releasing.get(id(loop))
     if pending is None or pending[0] is not loop:  # none yet, or a closed loop's (same id)
         pending = _releasing[id(loop)] = (loop, [])
-        loop.call_soon(_releases_run)
+        in_flight(_releases_step(loop))
     pending[1].append((bucket, slot_id))
 
 
-def _releases_taken(loop: asyncio.AbstractEventLoop) -> list[tuple[str, str]]:
+async def _releases_step(loop: asyncio.AbstractEventLoop) -> None:
+    """The releases asked for until this step first runs (the turn after the first)."""
     found = _releasing.get(id(loop))
     if found is None or found[0] is not loop:
-        return []
+        return
     del _releasing[id(loop)]
-    return found[1]
-
-
-def _releases_run() -> None:
-    pending = _releases_taken(asyncio.get_running_loop())
-    if pending:
-        task = asyncio.get_running_loop().create_task(_releases_step(pending))
-        _in_flight.add(task)
-        task.add_done_callback(_in_flight.discard)
-
-
-async def _releases_step(pending: list[tuple[str, str]]) -> None:
+    pending = found[1]
     by_bucket: dict[str, list[str]] = {}
     for bucket, slot_id in pending:
         by_bucket.setdefault(bucket, []).append(slot_id)

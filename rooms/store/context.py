@@ -11,7 +11,7 @@ from django.conf import settings
 
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
-from rooms.store.engine import AtQuota, _event_args, _pairs, _run, _run_write, _ttl
+from rooms.store.engine import AtQuota, event_args, idle_ttl_ms, pairs, run, run_write
 
 
 async def context_write(
@@ -28,7 +28,7 @@ async def context_write(
     actor: str | None,
 ) -> str | AtQuota:
     """The context_available event id, or AtQuota (ROOM_CONTEXT_MAX)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.WRITE_CONTEXT_SCRIPT,
         [
@@ -46,8 +46,8 @@ async def context_write(
             entry_id,
             entry_json,
             payload_json,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             author,
             to,
             event_payload_json,
@@ -57,7 +57,7 @@ async def context_write(
         keyed=keyed,
         actor=actor,
     )
-    return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
+    return str(res[1]) if res[0] == "ok" else AtQuota(int(res[1]))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ async def context_update(
 ) -> ContextUpdated | str | None:
     """The update, or the current version string when `expected_version` is stale, or None
     for an unknown entry. The oldest superseded versions past CONTEXT_VERSIONS_KEPT go."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.UPDATE_CONTEXT_SCRIPT,
         [
@@ -103,18 +103,17 @@ async def context_update(
             payload_json or "",
             expected_version or "",
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             int(settings.CONTEXT_VERSIONS_KEPT),
             label,
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 0:
+    if res[0] == "unknown":
         return None
-    if code == -1:
+    if res[0] == "stale":
         return str(res[1])
     return ContextUpdated(
         entry_json=str(res[1]),
@@ -131,14 +130,14 @@ async def context_readers(
     each entry's readers, oldest read first ([{a, v, at}])."""
     if not read:
         return []
-    res = await _run(
+    res = await run(
         scripts.CONTEXT_READERS_SCRIPT,
         [keys.context_readers],
         [
             agent_id or "",
             now_ms,
             int(settings.CONTEXT_READERS_KEPT),
-            _ttl(),
+            idle_ttl_ms(),
             *(part for pair in read for part in pair),
         ],
     )
@@ -147,7 +146,7 @@ async def context_readers(
 
 async def context_get(keys: RoomKeys, entry_id: str) -> tuple[str, str] | None:
     """(entry JSON without payload, payload JSON), or None."""
-    res = await _run(scripts.CONTEXT_GET_SCRIPT, [keys.context, keys.context_payloads], [entry_id])
+    res = await run(scripts.CONTEXT_GET_SCRIPT, [keys.context, keys.context_payloads], [entry_id])
     if not res:
         return None
     return str(res[0]), str(res[1])
@@ -155,15 +154,15 @@ async def context_get(keys: RoomKeys, entry_id: str) -> tuple[str, str] | None:
 
 async def context_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, str]]:
     """(id, "type: summary" cut short) of the `size` newest entries: no payload is read."""
-    res = await _run(
+    res = await run(
         scripts.CONTEXT_HINTS_SCRIPT, [keys.context_created, keys.context_labels], [size]
     )
-    return _pairs(res)
+    return pairs(res)
 
 
 async def context_history(keys: RoomKeys, entry_id: str) -> list[str]:
     """Every superseded version of one entry (full JSON each), oldest first."""
-    res = await _run(
+    res = await run(
         scripts.CONTEXT_HISTORY_SCRIPT,
         [keys.context_version_index, keys.context_versions],
         [entry_id],
@@ -173,12 +172,12 @@ async def context_history(keys: RoomKeys, entry_id: str) -> list[str]:
 
 async def context_all(keys: RoomKeys) -> list[tuple[str, str]]:
     """Every entry as (entry JSON, payload JSON), newest first."""
-    res = await _run(
+    res = await run(
         scripts.CONTEXT_ALL_SCRIPT,
         [keys.context_created, keys.context, keys.context_payloads],
         [],
     )
-    return _pairs(res)
+    return pairs(res)
 
 
 async def context_delete(
@@ -190,7 +189,7 @@ async def context_delete(
     actor: str | None,
 ) -> str | None:
     """The deleted entry's JSON (without its payload), or None for an unknown entry."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.DELETE_CONTEXT_SCRIPT,
         [
@@ -205,8 +204,8 @@ async def context_delete(
             keys.events,
             keys.reads,
         ],
-        [entry_id, by, _ttl(), *_event_args(keys)],
+        [entry_id, by, idle_ttl_ms(), *event_args(keys)],
         keyed=keyed,
         actor=actor,
     )
-    return str(res[2]) if int(res[0]) == 1 else None
+    return str(res[2]) if res[0] == "ok" else None

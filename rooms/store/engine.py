@@ -1,12 +1,13 @@
 """The store's engine: how every step of the package reaches Redis.
 
 Scripts are loaded and run here (EVALSHA, and EVAL where a node does not know one yet; each
-round trip timed in STORE_SECONDS), and `_run_write` wraps a tool's one write step in the
-room's guard, its idempotency record and its turn. Also the store's life on an event loop
-(run_sync, close_client, pending_settled, store_health) and what every domain module shares:
-RoomMissing, KeyReused, AtQuota, the room's idle TTL and the event log's caps. The
-underscored helpers are the package's own: its domain modules import them by name, and
-nothing outside rooms/store does.
+round trip timed in STORE_SECONDS), and `run_write` wraps a tool's one write step in the
+room's guard, its acting agent's presence, its idempotency record and its turn. Also the
+store's life on an event loop (run_sync, close_client, pending_settled, store_health) and
+what every domain module shares: RoomMissing, KeyReused, AtQuota, the room's idle TTL and
+the event log's caps. Its public
+names are what the domain modules use (`run`, `run_on`, `run_write`, `in_flight` ...); its
+underscored ones are its own (tests/test_import_graph.py holds both).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import asyncio
 import hashlib
 import json
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from asgiref.sync import SyncToAsync, async_to_sync
 from django.conf import settings
@@ -25,7 +26,7 @@ from prometheus_client import Histogram
 from redis.exceptions import NoScriptError
 
 from rooms import clock, errors, idempotency, lua, traces, turns
-from rooms.keys import RoomKeys
+from rooms.keys import ROOM_TAIL, RoomKeys
 from rooms.store.connections import Store, StoreDown, client, clients_close, cluster_mode
 from rooms.store.wakeups import hubs_close
 
@@ -44,10 +45,17 @@ T = TypeVar("T")
 _in_flight: set[asyncio.Task[None]] = set()
 
 
+def in_flight(step: Coroutine[Any, Any, None]) -> None:
+    """Start `step` on the running loop, awaited by nobody but pending_settled."""
+    task = asyncio.get_running_loop().create_task(step)
+    _in_flight.add(task)
+    task.add_done_callback(_in_flight.discard)
+
+
 async def store_health(timeout: float) -> str | None:
     """None when Redis answers a PING within `timeout` seconds, else what went wrong."""
     try:
-        await asyncio.wait_for(_awaited(client().ping()), timeout)
+        await asyncio.wait_for(awaited(client().ping()), timeout)
     except StoreDown as exc:
         return f"{type(exc).__name__}: {exc}"[:200] or "no answer"
     return None
@@ -62,14 +70,8 @@ async def close_client() -> None:
 
 
 async def pending_settled() -> None:
-    """Carry out this loop's deferred slot releases, and wait for its steps in flight."""
-    # Here, not at the top: budgets runs its steps through this module.
-    from rooms.store.budgets import _releases_step, _releases_taken
-
+    """Wait for this loop's steps in flight (its deferred slot releases among them)."""
     loop = asyncio.get_running_loop()
-    pending = _releases_taken(loop)
-    if pending:
-        await _releases_step(pending)
     tasks = [t for t in _in_flight if t.get_loop() is loop]
     if tasks:
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -116,7 +118,7 @@ def _script(source: str) -> _Script:
     return found
 
 
-async def _eval(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
+async def run_on(r: Store, source: str, keys: list[str], args: list[Any]) -> Any:
     """One script step, timed (STORE_SECONDS: the store's round trips)."""
     started = time.perf_counter()
     try:
@@ -135,15 +137,15 @@ async def _eval_step(r: Store, source: str, keys: list[str], args: list[Any]) ->
     if where not in _loaded:
         # The first time on this node, by this client: EVAL (no NOSCRIPT round trip, and no
         # storm of them when a burst of calls meets a fresh node at once).
-        result = await _awaited(r.eval(script.text, len(keys), *keys, *args))
+        result = await awaited(r.eval(script.text, len(keys), *keys, *args))
         if len(_loaded) > 100_000:
             _loaded.clear()
         _loaded.add(where)
         return result
     try:
-        return await _awaited(r.evalsha(script.sha, len(keys), *keys, *args))
+        return await awaited(r.evalsha(script.sha, len(keys), *keys, *args))
     except NoScriptError:
-        return await _awaited(r.eval(script.text, len(keys), *keys, *args))
+        return await awaited(r.eval(script.text, len(keys), *keys, *args))
 
 
 # (client, node, script sha): scripts this process has seen a node run.
@@ -164,8 +166,8 @@ def _node_name(r: Store, keys: list[str]) -> str:
     return ""
 
 
-async def _run(source: str, keys: list[str], args: list[Any]) -> Any:
-    return await _eval(client(), source, keys, args)
+async def run(source: str, keys: list[str], args: list[Any]) -> Any:
+    return await run_on(client(), source, keys, args)
 
 
 class RoomMissing(Exception):
@@ -175,43 +177,29 @@ class RoomMissing(Exception):
 
 
 class KeyReused(Exception):
-    """The call's idempotencyKey was used in the room for another call (`tool`)."""
+    """The call's idempotencyKey was used in the room for another call (`tool`), or, when
+    `outdated`, for this same call by an older server, whose record this one cannot replay."""
 
-    def __init__(self, tool: str) -> None:
+    def __init__(self, tool: str, *, outdated: bool = False) -> None:
         super().__init__(tool)
         self.tool = tool
+        self.outdated = outdated
 
 
 def room_tail(room: RoomKeys) -> list[str]:
-    """The keys a room step that writes, indexes or is wrapped takes after its own, in the
-    order its libraries and wrappers find them by, from the end (rooms/lua/__init__.py):
-    no script builds a key name."""
-    return [
-        room.claims,
-        room.claim_holders,
-        room.tasks,
-        room.leases,
-        room.lease_expiry,
-        room.agent_tags,
-        room.holds,
-        room.presence_rest,
-        room.presence,
-        room.idempotency,
-        room.idempotency_times,
-        *room.search,
-        room.owner,
-        room.meta,
-    ]
+    """The keys a room step that writes, indexes or is wrapped takes after its own
+    (rooms.keys ROOM_TAIL, which its Lua reads by name): no script builds a key name."""
+    return [getattr(room, name) for name in ROOM_TAIL]
 
 
-async def _run_write(
+async def run_write(
     room: RoomKeys,
     source: str,
     keys: list[str],
     args: list[Any],
     *,
     keyed: idempotency.KeyedCall | None,
-    wrote: lua.Wrote = "one",
+    wrote: lua.Wrote = "ok",
     turn: turns.TurnClaim | None = None,
     actor: str | None,
 ) -> Any:
@@ -220,74 +208,80 @@ async def _run_write(
     (and hands the service back what it minted then) without running the script again.
     Raises KeyReused for the key of another call. `keyed`: the call's key (None without
     one). `turn`: the step is a post, taken only in the poster's turn (rooms.turns), in
-    this same step. `actor`: the agent the call names as acting (tenants.calls), which
-    the step marks present and whose claims and file leases it renews (wrap/present.lua)."""
-    keys = [*keys, *room_tail(room)]
-    tail: list[Any] = [] if turn is None else turn.args()
-    if actor:
-        tail += [actor, clock.now_ms(), int(settings.ROOM_AGENTS_MAX), _ttl()]
-    trace = traces.TRACEPARENT.get()
-    if trace:
-        tail.append(trace)
-    call = keyed
-    script = lua.write_step(
-        source,
-        wrote=wrote,
-        keyed=call is not None,
-        turn=turn is not None,
-        present=bool(actor),
-        traced=bool(trace),
+    this same step. `actor`: the agent the call names as acting (calls.runner), which
+    the step marks present and whose claims and file leases it renews (wrap/present.lua).
+    What the wrappers need arrives as one named envelope, the step's last argument
+    (`call_envelope`)."""
+    if keyed is not None:
+        assert not keyed.written, "a keyed tool call has exactly one write step"
+        keyed.written = True
+    envelope = call_envelope(keyed=keyed, turn=turn, actor=actor)
+    res = await run(
+        lua.write_step(source, wrote=wrote, post=turn is not None),
+        [*keys, *room_tail(room)],
+        [*args, envelope],
     )
-    if call is None:
-        return _room_live(room, await _run(script, keys, [*args, *tail]), None)
-    assert not call.written, "a keyed tool call has exactly one write step"
-    call.written = True
-    res = await _run(
-        script,
-        keys,
-        [
-            *args,
-            call.key,
-            call.fingerprint,
-            call.tool,
-            json.dumps(call.minted, separators=(",", ":")),
-            clock.now_ms(),
-            int(settings.IDEMPOTENCY_WINDOW_SECONDS) * 1000,
-            int(settings.ROOM_IDEMPOTENCY_KEYS_MAX),
-            int(settings.ROOM_IDEMPOTENCY_BYTES_MAX),
-            *tail,
-        ],
-    )
-    res = _room_live(room, res, call)
-    if isinstance(res, list) and res and res[0] == "__keyed":
-        if res[1] == "reused":
-            raise KeyReused(str(res[2]))
-        call.replayed = True
-        call.minted = json.loads(str(res[3]))
-        return _as_redis_answer(json.loads(str(res[2])))
-    return res
-
-
-def _room_live(room: RoomKeys, res: Any, call: idempotency.KeyedCall | None) -> Any:
-    """The write step's answer, unless its guard refused it (the room was being archived,
-    archived, or deleted between the access check and the step): nothing was written."""
-    if isinstance(res, list) and len(res) == 4 and res[0] == "__turn":
-        raise errors.TurnRefusedError.of(str(res[1]), str(res[2]), str(res[3]))
-    if isinstance(res, list) and len(res) == 2 and res[0] == "__room":
-        if res[1] == "gone":
-            if call is not None:
-                call.written = False  # refused before its key was looked at: it may retry
+    if not (isinstance(res, list) and len(res) == 2 and res[0] == lua.CALL_ANSWER):
+        return res
+    said = json.loads(str(res[1]))
+    if "turn" in said:
+        refused = said["turn"]
+        raise errors.TurnRefusedError.of(refused["rule"], refused["holder"], refused["detail"])
+    if "room" in said:
+        if said["room"] == "gone":
+            unwritten(keyed)  # refused before its key was looked at: it may retry
             raise RoomMissing(room.room_id)
         raise errors.RoomClosedError(
             errors.ROOM_ARCHIVED.format(room_id=room.room_id)
-            if res[1] == "archived"
+            if said["room"] == "archived"
             else errors.ROOM_ARCHIVING.format(room_id=room.room_id),
-            extra={"roomId": room.room_id, "status": str(res[1])},
+            extra={"roomId": room.room_id, "status": said["room"]},
         )
-    return res
+    assert keyed is not None, said
+    if "reused" in said:
+        raise KeyReused(said["reused"])
+    if "outdated" in said:
+        raise KeyReused(said["outdated"], outdated=True)
+    keyed.replayed = True
+    keyed.minted = json.loads(said["minted"])
+    return _as_redis_answer(json.loads(said["replay"]))
 
 
-def _unwritten(call: idempotency.KeyedCall | None) -> None:
+def call_envelope(
+    *, keyed: idempotency.KeyedCall | None, turn: turns.TurnClaim | None, actor: str | None
+) -> str:
+    """What a write step's wrappers read (rooms/lua/wrap/), by name: `keyed` the
+    idempotencyKey's record, `turn` the post's turn, `present` the acting agent, `trace`
+    the call's trace context; each only when the call has it (its wrapper then does
+    nothing)."""
+    call: dict[str, Any] = {}
+    if keyed is not None:
+        call["keyed"] = {
+            "key": keyed.key,
+            "fingerprint": keyed.fingerprint,
+            "tool": keyed.tool,
+            "minted": json.dumps(keyed.minted, separators=(",", ":")),
+            "now": clock.now_ms(),
+            "window": int(settings.IDEMPOTENCY_WINDOW_SECONDS) * 1000,
+            "most": int(settings.ROOM_IDEMPOTENCY_KEYS_MAX),
+            "most_bytes": int(settings.ROOM_IDEMPOTENCY_BYTES_MAX),
+        }
+    if turn is not None:
+        call["turn"] = turn.envelope()
+    if actor:
+        call["present"] = {
+            "agent": actor,
+            "now": clock.now_ms(),
+            "most": int(settings.ROOM_AGENTS_MAX),
+            "ttl": idle_ttl_ms(),
+        }
+    trace = traces.TRACEPARENT.get()
+    if trace:
+        call["trace"] = trace
+    return json.dumps(call, separators=(",", ":"))
+
+
+def unwritten(call: idempotency.KeyedCall | None) -> None:
     """The step wrote nothing and its call will run it again (decided on a newer view)."""
     if call is not None:
         call.written = False
@@ -305,22 +299,22 @@ def _as_redis_answer(value: Any) -> Any:
     return value
 
 
-async def _awaited(result: Any) -> Any:
+async def awaited(result: Any) -> Any:
     """redis-py types its async commands as `Awaitable[T] | T`; on the asyncio client they
     are always awaitables."""
     return await result
 
 
-def _ttl() -> int:
+def idle_ttl_ms() -> int:
     return int(settings.ROOM_IDLE_TTL_SECONDS) * 1000
 
 
-def _event_keys(keys: RoomKeys) -> list[str]:
+def event_keys(keys: RoomKeys) -> list[str]:
     """What every event-appending script takes to keep the log in its caps."""
     return [keys.events, keys.meta, keys.reads]
 
 
-def _event_args(keys: RoomKeys) -> list[Any]:
+def event_args(keys: RoomKeys) -> list[Any]:
     return [int(settings.ROOM_EVENT_CAP), int(settings.ROOM_EVENT_BYTES_MAX), keys.wake]
 
 
@@ -331,6 +325,15 @@ class AtQuota:
     used: int
 
 
-def _pairs(res: Any) -> list[tuple[str, str]]:
+def named(res: Any, outcomes: Any) -> Any:
+    """The outcome a step's answer names first (its script's header lists them), checked
+    against `outcomes`, the Literal of the step's outcomes in Python."""
+    name = str(res[0])
+    if name not in get_args(outcomes):
+        raise ValueError(f"a step answered {name!r}, none of {get_args(outcomes)}")
+    return name
+
+
+def pairs(res: Any) -> list[tuple[str, str]]:
     it = iter(res)
     return [(str(a), str(b)) for a, b in zip(it, it, strict=True)]

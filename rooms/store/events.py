@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 from django.conf import settings
 
@@ -14,13 +14,14 @@ from rooms.keys import RoomKeys
 from rooms.store.connections import client
 from rooms.store.engine import (
     AtQuota,
-    _awaited,
-    _event_args,
-    _event_keys,
-    _in_flight,
-    _run,
-    _run_write,
-    _ttl,
+    awaited,
+    event_args,
+    event_keys,
+    idle_ttl_ms,
+    in_flight,
+    named,
+    run,
+    run_write,
 )
 
 StreamEntry = tuple[str, dict[str, str]]
@@ -48,18 +49,16 @@ async def event_append(
 ) -> str | None:
     """The new event id, or None when `reply_to` names no event in the log. Taken only in
     `turn` (a post: rooms.turns)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.POST_EVENT_SCRIPT,
-        _event_keys(keys),
-        [type_, from_, to, payload_json, reply_to or "", _ttl(), *_event_args(keys)],
+        event_keys(keys),
+        [type_, from_, to, payload_json, reply_to or "", idle_ttl_ms(), *event_args(keys)],
         turn=turn,
         keyed=keyed,
         actor=actor,
     )
-    if int(res[0]) == 0:
-        return None
-    return str(res[1])
+    return None if res[0] == "unknown" else str(res[1])
 
 
 async def event_range(
@@ -94,6 +93,9 @@ class UnreadBatch:
 
 
 UNREAD_SCAN_STEP = 1000
+# A read of the unread events: it moved the cursor (or found nothing new), or the new cursor
+# would pass ROOM_CURSORS_MAX (lib/read_unread.lua).
+UnreadOutcome = Literal["ok", "quota"]
 
 
 async def event_read_unread(
@@ -106,7 +108,8 @@ async def event_read_unread(
     addressed_only: bool,
 ) -> UnreadBatch | AtQuota:
     """Take up to `limit` events after the agent's cursor (`cursor_field` of `cursors_key`),
-    moving it atomically. `agent_id` is whom `addressed_only` matches events against.
+    moving it atomically. `agent_id` is whom `addressed_only` matches events against, and
+    whose messages already read with inbox are passed over (one read position per agent).
 
     With `addressed_only`, events for others are skipped; one script call scans at most
     UNREAD_SCAN_STEP entries (so Redis is never blocked for long), and we call again while
@@ -115,31 +118,32 @@ async def event_read_unread(
     events: list[StreamEntry] = []
     first: UnreadBatch | None = None
     while True:
-        res = await _run(
+        res = await run(
             scripts.READ_UNREAD_SCRIPT,
-            [keys.events, cursors_key, keys.context_changed],
+            [keys.events, cursors_key, keys.context_changed, keys.deliveries],
             [
                 cursor_field,
                 limit - len(events),
                 "1" if addressed_only else "0",
-                _ttl(),
+                idle_ttl_ms(),
                 UNREAD_SCAN_STEP,
                 agent_id,
                 int(settings.ROOM_CURSORS_MAX),
             ],
         )
-        if res[0] == -1:  # a Lua number only there; else the cursor, a string
+        outcome: UnreadOutcome = named(res, UnreadOutcome)
+        if outcome == "quota":
             return AtQuota(int(res[1]))
         step = UnreadBatch(
-            cursor=str(res[0]),
-            previous_cursor=str(res[1]),
-            log_length=int(res[2]),
-            context_changed=int(res[3]),
-            events=[_entry(e) for e in res[5:]],
+            cursor=str(res[1]),
+            previous_cursor=str(res[2]),
+            log_length=int(res[3]),
+            context_changed=int(res[4]),
+            events=[_entry(e) for e in res[6:]],
         )
         first = first or step
         events += step.events
-        if int(res[4]) == 0 or len(events) >= limit:
+        if int(res[5]) == 0 or len(events) >= limit:
             return UnreadBatch(
                 cursor=step.cursor,
                 previous_cursor=first.previous_cursor,
@@ -165,7 +169,7 @@ async def event_read_unread_many(
 ) -> list[UnreadBatch | AtQuota]:
     """Each read's first step (as event_read_unread's), all in one atomic script: the
     cursors move one after the other, so two reads of one cursor never share an event."""
-    args: list[Any] = [_ttl(), UNREAD_SCAN_STEP, int(settings.ROOM_CURSORS_MAX)]
+    args: list[Any] = [idle_ttl_ms(), UNREAD_SCAN_STEP, int(settings.ROOM_CURSORS_MAX)]
     for read in reads:
         which = "1" if read.cursors_key == keys.cursors else "2"
         args += [
@@ -175,25 +179,26 @@ async def event_read_unread_many(
             "1" if read.addressed_only else "0",
             read.agent_id,
         ]
-    replies, raw_entries = await _run(
+    replies, raw_entries = await run(
         scripts.READ_UNREAD_MANY_SCRIPT,
-        [keys.events, keys.cursors, keys.cursors_readonly, keys.context_changed],
+        [keys.events, keys.cursors, keys.cursors_readonly, keys.context_changed, keys.deliveries],
         args,
     )
     entries = {str(e[0]): _entry(e) for e in raw_entries}
     out: list[UnreadBatch | AtQuota] = []
     for reply in replies:
-        if reply[0] == -1:
+        outcome: UnreadOutcome = named(reply, UnreadOutcome)
+        if outcome == "quota":
             out.append(AtQuota(int(reply[1])))
             continue
         out.append(
             UnreadBatch(
-                cursor=str(reply[0]),
-                previous_cursor=str(reply[1]),
-                log_length=int(reply[2]),
-                context_changed=int(reply[3]),
-                events=[entries[str(x)] for x in reply[5:]],
-                capped=int(reply[4]) == 1,
+                cursor=str(reply[1]),
+                previous_cursor=str(reply[2]),
+                log_length=int(reply[3]),
+                context_changed=int(reply[4]),
+                events=[entries[str(x)] for x in reply[6:]],
+                capped=int(reply[5]) == 1,
             )
         )
     return out
@@ -247,11 +252,7 @@ def _gathered_run(slot: tuple[int, str], keys: RoomKeys) -> None:
     del _gathering[slot]
     pending = found[1]
     for k in range(0, len(pending), READS_PER_STEP):
-        task = asyncio.get_running_loop().create_task(
-            _gathered_step(keys, pending[k : k + READS_PER_STEP])
-        )
-        _in_flight.add(task)
-        task.add_done_callback(_in_flight.discard)
+        in_flight(_gathered_step(keys, pending[k : k + READS_PER_STEP]))
 
 
 async def _gathered_step(
@@ -282,22 +283,21 @@ async def event_mark_read(
     actor: str | None,
 ) -> bool | AtQuota:
     """True recorded, False unknown event, AtQuota (EVENT_READS_MAX)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.MARK_EVENT_READ_SCRIPT,
         [keys.events, keys.reads],
-        [event_id, agent_id, now_iso, _ttl(), int(settings.EVENT_READS_MAX)],
-        wrote="mark",
+        [event_id, agent_id, now_iso, idle_ttl_ms(), int(settings.EVENT_READS_MAX)],
         keyed=keyed,
         actor=actor,
     )
-    if isinstance(res, list):
+    if res[0] == "quota":
         return AtQuota(int(res[1]))
-    return int(res) == 1
+    return bool(res[0] == "ok")
 
 
 async def event_reads(keys: RoomKeys, event_id: str) -> str | None:
-    return cast("str | None", await _awaited(client().hget(keys.reads, event_id)))
+    return cast("str | None", await awaited(client().hget(keys.reads, event_id)))
 
 
 async def event_delete(
@@ -309,12 +309,12 @@ async def event_delete(
     actor: str | None,
 ) -> bool:
     """False for an unknown event."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.DELETE_EVENT_SCRIPT,
         [keys.events, keys.meta, keys.reads],
-        [event_id, by, _ttl(), *_event_args(keys)],
+        [event_id, by, idle_ttl_ms(), *event_args(keys)],
         keyed=keyed,
         actor=actor,
     )
-    return int(res[0]) == 1
+    return bool(res[0] == "ok")

@@ -12,7 +12,7 @@ from django.conf import settings
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
 from rooms.store.connections import client
-from rooms.store.engine import _awaited, _event_args, _run_write, _ttl
+from rooms.store.engine import awaited, event_args, idle_ttl_ms, named, run_write
 from rooms.store.plan import _task_keys
 
 HandoffOutcome = Literal[
@@ -60,7 +60,7 @@ async def handoff_offer(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> HandoffStep:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.HANDOFF_OFFER_SCRIPT,
         [
@@ -80,29 +80,28 @@ async def handoff_offer(
             json.dumps(context_ids),
             now_ms,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             int(settings.ROOM_HANDOFFS_MAX),
             hint_sample,
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 1:
+    outcome: HandoffOutcome = named(res, HandoffOutcome)
+    if outcome == "ok":
         return HandoffStep("ok", str(res[1]), event_id=str(res[2]))
-    if code == 0:
+    if outcome == "unknown":
         return HandoffStep("unknown")
-    if code == -4:
+    if outcome == "unknown_agent":
         return HandoffStep("unknown_agent", known=[str(a) for a in res[1]])
-    if code == -5:
+    if outcome == "unknown_context":
         return HandoffStep("unknown_context", missing=str(res[1]))
-    if code == -6:
+    if outcome == "quota":
         return HandoffStep("quota", used=int(res[1]))
-    if code == -3:
+    if outcome == "offered":
         return HandoffStep("offered", str(res[2]), str(res[1]))
-    outcomes: dict[int, HandoffOutcome] = {-1: "done", -2: "not_owner"}
-    return HandoffStep(outcomes[code], task_json=str(res[1]))
+    return HandoffStep(outcome, task_json=str(res[1]))
 
 
 async def handoff_resolve(
@@ -117,7 +116,7 @@ async def handoff_resolve(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> HandoffStep:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.HANDOFF_RESOLVE_SCRIPT,
         [*_task_keys(keys), keys.handoffs],
@@ -128,28 +127,27 @@ async def handoff_resolve(
             note or "",
             now_ms,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 0:
+    outcome: HandoffOutcome = named(res, HandoffOutcome)
+    if outcome == "unknown":
         return HandoffStep("unknown")
-    if code == 1:
+    if outcome == "ok":
         return HandoffStep("ok", str(res[1]), str(res[2]), str(res[3]))
-    if code == -4:
+    if outcome == "void":
         return HandoffStep("void", str(res[1]), str(res[2]))
-    outcomes: dict[int, HandoffOutcome] = {-2: "not_receiver", -3: "resolved"}
-    return HandoffStep(outcomes[code], str(res[1]))
+    return HandoffStep(outcome, str(res[1]))
 
 
 async def handoffs_all(keys: RoomKeys) -> list[str]:
     """Every kept handoff's JSON, oldest first (at most ROOM_HANDOFFS_MAX)."""
     r = client()
-    ids = cast("list[str]", await _awaited(r.zrange(keys.handoff_order, 0, -1)))
+    ids = cast("list[str]", await awaited(r.zrange(keys.handoff_order, 0, -1)))
     if not ids:
         return []
-    found = await _awaited(r.hmget(keys.handoffs, ids))
+    found = await awaited(r.hmget(keys.handoffs, ids))
     return [str(v) for v in found if v is not None]

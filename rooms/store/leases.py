@@ -12,9 +12,9 @@ from django.conf import settings
 
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
-from rooms.store.engine import _event_args, _run, _run_write, _ttl, _unwritten
+from rooms.store.engine import event_args, idle_ttl_ms, named, run, run_write, unwritten
 
-LEASES_MOVED = -9  # a lease script's answer: a lease was granted since the view it was given
+LEASES_MOVED = "moved"  # a lease script's answer: a lease was granted since the view it had
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ class LeaseDecision:
 
 
 async def leases_view(keys: RoomKeys) -> LeaseView:
-    res = await _run(scripts.LEASES_VIEW_SCRIPT, [keys.leases, keys.meta], [])
+    res = await run(scripts.LEASES_VIEW_SCRIPT, [keys.leases, keys.meta], [])
     return LeaseView(str(res[0]), [str(x) for x in res[1]])
 
 
@@ -90,7 +90,7 @@ async def lease_claim(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> LeaseStep:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.LEASE_CLAIM_SCRIPT,
         [keys.leases, keys.lease_expiry, keys.meta, keys.events, keys.reads, keys.tasks],
@@ -102,8 +102,8 @@ async def lease_claim(
             task_id or "",
             reason or "",
             now_ms,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             lease_id,
             int(settings.ROOM_LEASES_MAX),
             decided.generation,
@@ -114,19 +114,18 @@ async def lease_claim(
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 1:
+    outcome: LeaseOutcome = named(res, LeaseOutcome)
+    if outcome == "granted":
         return LeaseStep("granted", str(res[1]), str(res[2]))
-    if code == 2:
+    if outcome == "renewed":
         return LeaseStep("renewed", str(res[1]))
-    if code == 0:
+    if outcome == "conflict":
         return LeaseStep("conflict", conflicts_json=str(res[1]))
-    if code == -1:
+    if outcome == "quota":
         return LeaseStep("quota", used=int(res[1]))
-    if code == LEASES_MOVED:
-        _unwritten(keyed)
-        return LeaseStep("moved")
-    return LeaseStep("unknown_task")
+    if outcome == LEASES_MOVED:
+        unwritten(keyed)
+    return LeaseStep(outcome)
 
 
 async def lease_change(
@@ -141,7 +140,7 @@ async def lease_change(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> LeaseStep:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.LEASE_CHANGE_SCRIPT,
         [keys.leases, keys.lease_expiry, keys.meta, keys.events, keys.reads],
@@ -152,18 +151,18 @@ async def lease_change(
             "release" if release else "renew",
             ttl_ms,
             now_ms,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 1:
+    outcome: LeaseOutcome = named(res, LeaseOutcome)
+    if outcome == "ok":
         return LeaseStep("ok", str(res[1]), str(res[2]))
-    if code == -2:
+    if outcome == "not_holder":
         return LeaseStep("not_holder", str(res[1]))
-    return LeaseStep("unknown")
+    return LeaseStep(outcome)
 
 
 async def file_read_note(
@@ -176,18 +175,18 @@ async def file_read_note(
     actor: str | None,
 ) -> int | None:
     """None when noted; the reads noted in the room when it is at ROOM_FILE_READS_MAX."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.NOTE_READ_SCRIPT,
         [keys.file_reads],
-        [f"{agent_id}\n{path}", record_json, int(settings.ROOM_FILE_READS_MAX), _ttl()],
+        [f"{agent_id}\n{path}", record_json, int(settings.ROOM_FILE_READS_MAX), idle_ttl_ms()],
         keyed=keyed,
         actor=actor,
     )
-    return None if int(res[0]) == 1 else int(res[1])
+    return None if res[0] == "ok" else int(res[1])
 
 
 async def file_drift(keys: RoomKeys, *, agent_id: str, path: str) -> tuple[str | None, list[str]]:
     """(the agent's noted read of the path, every lease's JSON) in one step."""
-    res = await _run(scripts.DRIFT_SCRIPT, [keys.file_reads, keys.leases], [f"{agent_id}\n{path}"])
+    res = await run(scripts.DRIFT_SCRIPT, [keys.file_reads, keys.leases], [f"{agent_id}\n{path}"])
     return (str(res[0]) or None), [str(x) for x in res[1]]

@@ -9,7 +9,7 @@ from django.conf import settings
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
 from rooms.store.connections import client
-from rooms.store.engine import AtQuota, _run_write, _ttl
+from rooms.store.engine import AtQuota, idle_ttl_ms, run_write
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,19 +30,19 @@ async def lock_acquire(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> LockGrant | AtQuota:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.ACQUIRE_LOCK_SCRIPT,
         [keys.lock(resource), keys.fence, keys.lock_index, keys.lock_tokens],
-        [agent_id, ttl_ms, now_ms, resource, _ttl(), int(settings.ROOM_LOCKS_MAX)],
+        [agent_id, ttl_ms, now_ms, resource, idle_ttl_ms(), int(settings.ROOM_LOCKS_MAX)],
         wrote="unless_quota",
         keyed=keyed,
         actor=actor,
     )
-    if int(res[0]) == -1:
+    if res[0] == "quota":
         return AtQuota(int(res[1]))
     return LockGrant(
-        acquired=int(res[0]) == 1,
+        acquired=res[0] == "ok",
         holder=str(res[1]) if res[1] else None,
         token=int(res[2]),
         remaining_ms=max(int(res[3]), 0),
@@ -57,7 +57,7 @@ async def lock_release(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> tuple[bool, str | None]:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.RELEASE_LOCK_SCRIPT,
         [keys.lock(resource), keys.lock_index, keys.lock_tokens],
@@ -66,7 +66,7 @@ async def lock_release(
         keyed=keyed,
         actor=actor,
     )
-    return int(res[0]) == 1, (str(res[1]) if len(res) > 1 else None)
+    return res[0] == "ok", (str(res[1]) if len(res) > 1 else None)
 
 
 async def lock_all(keys: RoomKeys, *, now_ms: int) -> list[tuple[str, str, int]]:

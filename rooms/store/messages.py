@@ -12,7 +12,7 @@ from django.conf import settings
 from rooms import idempotency, scripts, turns
 from rooms.keys import RoomKeys
 from rooms.store.connections import client
-from rooms.store.engine import _event_args, _run, _run_write, _ttl, _unwritten
+from rooms.store.engine import event_args, idle_ttl_ms, named, run, run_write, unwritten
 from rooms.store.leases import LEASES_MOVED
 
 MessageOutcome = Literal[
@@ -60,7 +60,7 @@ async def message_send(
 ) -> MessageStep:
     """`holders` (a file: selector): the lease generation the service matched the glob on,
     and the (agent, lease id) pairs it found; "moved" when a lease was granted since."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.SEND_MESSAGE_SCRIPT,
         [
@@ -84,8 +84,8 @@ async def message_send(
             reply_to or "",
             expires_ms,
             now_ms,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             int(settings.ROOM_MESSAGES_MAX),
             int(settings.ROOM_DELIVERIES_MAX),
             int(settings.ROOM_MESSAGE_BYTES_MAX),
@@ -98,15 +98,14 @@ async def message_send(
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 1:
+    if res[0] == "ok":
         return MessageStep("sent", str(res[1]), str(res[2]))
-    if code == LEASES_MOVED:
-        _unwritten(keyed)
-        return MessageStep("moved")
-    if code == -4:
+    outcome: MessageOutcome = named(res, MessageOutcome)
+    if outcome == LEASES_MOVED:
+        unwritten(keyed)
+    if outcome == "unknown_agent":
         return MessageStep("unknown_agent", known=[str(a) for a in res[1]])
-    return MessageStep("unknown_reply")
+    return MessageStep(outcome)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +122,10 @@ async def message_inbox(
 ) -> InboxRead:
     """The agent's deliveries; with `mark`, the unread ones returned are read from now on,
     in the same step. Never an idempotent write: it answers what is unread now."""
-    res = await _run(
+    res = await run(
         scripts.INBOX_SCRIPT,
         [keys.messages, keys.deliveries, keys.inbox, keys.message_stats],
-        [agent_id, limit, "1" if unread_only else "0", now_ms, _ttl(), "1" if mark else "0"],
+        [agent_id, limit, "1" if unread_only else "0", now_ms, idle_ttl_ms(), "1" if mark else "0"],
     )
     head = res[0]
     return InboxRead(
@@ -147,22 +146,22 @@ async def message_ack(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> MessageStep:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.ACK_MESSAGE_SCRIPT,
         [keys.messages, keys.deliveries, keys.message_stats, keys.meta, keys.events, keys.reads],
-        [agent_id, message_id, now_ms, _ttl(), *_event_args(keys)],
+        [agent_id, message_id, now_ms, idle_ttl_ms(), *event_args(keys)],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 1:
+    if res[0] == "ok":
         return MessageStep("acked", str(res[1]), str(res[3]), at_ms=int(res[2]))
-    if code == -2:
+    outcome: MessageOutcome = named(res, MessageOutcome)
+    if outcome == "not_recipient":
         return MessageStep("not_recipient", str(res[1]))
-    if code == -5:
+    if outcome == "expired":
         return MessageStep("expired", str(res[1]), at_ms=int(res[2]))
-    return MessageStep("unknown")
+    return MessageStep(outcome)
 
 
 async def messages_sent(
@@ -170,7 +169,7 @@ async def messages_sent(
 ) -> list[tuple[str, list[str]]]:
     """The newest `limit` kept messages of a sender (of anyone: None), each with its
     deliveries' state values in the order of its recipients."""
-    res = await _run(
+    res = await run(
         scripts.SENT_MESSAGES_SCRIPT,
         [keys.messages, keys.deliveries, keys.outbox, keys.message_order],
         [agent_id or "", limit],

@@ -16,16 +16,17 @@ from rooms.keys import claims_due as claims_due_key
 from rooms.store.connections import client
 from rooms.store.engine import (
     AtQuota,
-    _awaited,
-    _event_args,
-    _pairs,
-    _run,
-    _run_write,
-    _ttl,
-    _unwritten,
+    awaited,
+    event_args,
+    idle_ttl_ms,
+    named,
+    pairs,
     room_tail,
+    run,
+    run_write,
+    unwritten,
 )
-from rooms.store.leases import LEASES_MOVED, LeaseDecision
+from rooms.store.leases import LeaseDecision
 
 
 async def task_add(
@@ -40,7 +41,7 @@ async def task_add(
     actor: str | None,
 ) -> str | AtQuota:
     """The task_added event id, or AtQuota (ROOM_TASKS_MAX)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.ADD_TASK_SCRIPT,
         [keys.tasks, keys.task_order, keys.meta, keys.events, keys.reads, keys.task_titles],
@@ -48,8 +49,8 @@ async def task_add(
             task_id,
             task_json,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             by,
             int(settings.ROOM_TASKS_MAX),
             label,
@@ -57,7 +58,7 @@ async def task_add(
         keyed=keyed,
         actor=actor,
     )
-    return str(res[1]) if int(res[0]) == 1 else AtQuota(int(res[1]))
+    return str(res[1]) if res[0] == "ok" else AtQuota(int(res[1]))
 
 
 PlanCreateOutcome = Literal["ok", "exists", "quota"]
@@ -74,25 +75,24 @@ async def plan_create(
 ) -> tuple[PlanCreateOutcome, int]:
     """Write a whole plan ((id, JSON, label) per task) into a room that has none, in one
     step: ("ok", tasks added), ("exists", tasks already there) or ("quota", tasks asked)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.CREATE_PLAN_SCRIPT,
         [keys.tasks, keys.task_order, keys.meta, keys.events, keys.reads, keys.task_titles],
         [
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             by,
             int(settings.ROOM_TASKS_MAX),
             len(tasks),
             *(part for task in tasks for part in task),
         ],
-        wrote="one",
         keyed=keyed,
         actor=actor,
     )
-    outcomes: dict[int, PlanCreateOutcome] = {1: "ok", 0: "exists", -1: "quota"}
-    return outcomes[int(res[0])], int(res[1])
+    outcome: PlanCreateOutcome = named(res, PlanCreateOutcome)
+    return outcome, int(res[1])
 
 
 # What a step that changes one task answered (TaskStep.outcome): each step answers some of
@@ -130,18 +130,6 @@ class TaskStep:
     used: int = 0  # "lease_quota": the room's live leases
 
 
-_TASK_OUTCOMES: dict[int, TaskOutcome] = {
-    1: "ok",
-    0: "unknown",
-    -1: "stale",
-    -2: "owned",
-    -3: "unmet",
-    -4: "leased",
-    -5: "lease_quota",
-    -6: "unverified",
-}
-
-
 def _task_keys(keys: RoomKeys) -> list[str]:
     """The keys of every script that changes a task (rooms/lua/lib/tasks.lua)."""
     return [
@@ -156,27 +144,26 @@ def _task_keys(keys: RoomKeys) -> list[str]:
     ]
 
 
-def _task_step(
-    res: Any, outcomes: dict[int, TaskOutcome], keyed: idempotency.KeyedCall | None = None
-) -> TaskStep:
-    code = int(res[0])
-    if code == 0:
+def _task_step(res: Any, keyed: idempotency.KeyedCall | None = None) -> TaskStep:
+    """A task step's answer, by the outcome it names (rooms/lua/plan/<step>.lua)."""
+    outcome: TaskOutcome = named(res, TaskOutcome)
+    if outcome == "unknown":
         return TaskStep("unknown")
-    if code == LEASES_MOVED:
-        _unwritten(keyed)
+    if outcome == "moved":
+        unwritten(keyed)
         return TaskStep("moved")
     task_json = str(res[1])
-    if code == 1:
+    if outcome == "ok":
         return TaskStep(
             "ok", task_json, str(res[2]), leases_json=str(res[3]) if len(res) > 3 else "[]"
         )
-    if code == -3:
+    if outcome == "unmet":
         return TaskStep("unmet", task_json, unmet=json.loads(str(res[2])))
-    if code == -4:
+    if outcome == "leased":
         return TaskStep("leased", task_json, leases_json=str(res[2]))
-    if code == -5:
+    if outcome == "lease_quota":
         return TaskStep("lease_quota", task_json, used=int(res[2]))
-    return TaskStep(outcomes[code], task_json)
+    return TaskStep(outcome, task_json)
 
 
 async def task_update(
@@ -191,7 +178,7 @@ async def task_update(
 ) -> TaskStep:
     """ok, unknown, stale (expectedVersion) or owned (another agent's task in progress, and
     the writer is not its owner)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.UPDATE_TASK_SCRIPT,
         _task_keys(keys),
@@ -199,15 +186,15 @@ async def task_update(
             task_id,
             changes_json,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             int(settings.TASK_NOTES_KEPT),
             now_ms,
         ],
         keyed=keyed,
         actor=actor,
     )
-    return _task_step(res, _TASK_OUTCOMES)
+    return _task_step(res)
 
 
 async def task_claim(
@@ -229,7 +216,7 @@ async def task_claim(
     since `leases_seen`'s view: nothing written, decide again). A leased claim is also
     marked in the sweeper's index (a second, single-key step: the index is not in the
     room's slot)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.CLAIM_TASK_SCRIPT,
         _task_keys(keys),
@@ -239,8 +226,8 @@ async def task_claim(
             now_iso,
             now_ms,
             lease_ms,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             json.dumps(paths),
             paths_ms,
             json.dumps(lease_ids),
@@ -252,10 +239,10 @@ async def task_claim(
         keyed=keyed,
         actor=actor,
     )
-    step = _task_step(res, {**_TASK_OUTCOMES, -1: "done"}, keyed)
+    step = _task_step(res, keyed)
     if step.outcome == "ok" and lease_ms > 0:
         expires = now_ms + lease_ms
-        await _awaited(client().zadd(claims_due_key(), {keys.room_id: expires}, lt=True))
+        await awaited(client().zadd(claims_due_key(), {keys.room_id: expires}, lt=True))
     return step
 
 
@@ -270,7 +257,7 @@ async def task_release(
     actor: str | None,
 ) -> TaskStep:
     """ok, unknown, done or owned (not the agent's)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.RELEASE_TASK_SCRIPT,
         _task_keys(keys),
@@ -280,13 +267,13 @@ async def task_release(
             now_iso,
             note or "",
             int(settings.TASK_NOTES_KEPT),
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
         ],
         keyed=keyed,
         actor=actor,
     )
-    return _task_step(res, {**_TASK_OUTCOMES, -1: "done"})
+    return _task_step(res)
 
 
 # The most claims one sweep step lapses in one room (a room with more due goes again).
@@ -295,7 +282,7 @@ CLAIMS_LAPSED_PER_STEP = 100
 
 async def claims_due(now_ms: int, limit: int) -> list[str]:
     """The rooms whose earliest claim expiry (as the sweeper's index has it) has passed."""
-    raw = await _awaited(
+    raw = await awaited(
         client().zrangebyscore(claims_due_key(), "-inf", now_ms, start=0, num=limit)
     )
     return [str(room_id) for room_id in raw]
@@ -304,10 +291,10 @@ async def claims_due(now_ms: int, limit: int) -> list[str]:
 async def claims_expire(keys: RoomKeys, *, now_ms: int, now_iso: str) -> tuple[int, int]:
     """(claims lapsed, the room's earliest remaining expiry ms or -1): one step in the
     room's slot."""
-    res = await _run(
+    res = await run(
         scripts.EXPIRE_CLAIMS_SCRIPT,
         [*_task_keys(keys), *room_tail(keys)],
-        [now_ms, now_iso, _ttl(), *_event_args(keys), CLAIMS_LAPSED_PER_STEP],
+        [now_ms, now_iso, idle_ttl_ms(), *event_args(keys), CLAIMS_LAPSED_PER_STEP],
     )
     return int(res[0]), int(float(res[1]))
 
@@ -318,15 +305,15 @@ async def claims_due_settle(keys: RoomKeys, *, now_ms: int, now_iso: str) -> int
     of this is covered: before the second look, that look sees it; after the removal, its
     own ZADD LT adds the member again. Returns the claims the second look lapsed."""
     r = client()
-    await _awaited(r.zrem(claims_due_key(), keys.room_id))
+    await awaited(r.zrem(claims_due_key(), keys.room_id))
     lapsed, next_ms = await claims_expire(keys, now_ms=now_ms, now_iso=now_iso)
     if next_ms >= 0:
-        await _awaited(r.zadd(claims_due_key(), {keys.room_id: next_ms}, lt=True))
+        await awaited(r.zadd(claims_due_key(), {keys.room_id: next_ms}, lt=True))
     return lapsed
 
 
 async def task_get(keys: RoomKeys, task_id: str) -> str | None:
-    return cast("str | None", await _awaited(client().hget(keys.tasks, task_id)))
+    return cast("str | None", await awaited(client().hget(keys.tasks, task_id)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +325,7 @@ class StoredPlan:
 
 
 async def plan_read(keys: RoomKeys) -> StoredPlan:
-    res = await _run(
+    res = await run(
         scripts.READ_PLAN_SCRIPT, [keys.meta, keys.task_order, keys.tasks, keys.leases], []
     )
     return StoredPlan(
@@ -353,10 +340,10 @@ async def tasks_exist(keys: RoomKeys, task_ids: list[str]) -> list[bool]:
     """Which of these ids name tasks of the room (one HMGET of the short labels)."""
     if not task_ids:
         return []
-    found = await _awaited(client().hmget(keys.task_titles, task_ids))
+    found = await awaited(client().hmget(keys.task_titles, task_ids))
     missing = [i for i, v in zip(task_ids, found, strict=True) if v is None]
     if missing:  # rooms written before task_titles existed: ask the tasks themselves
-        there = await _awaited(client().hmget(keys.tasks, missing))
+        there = await awaited(client().hmget(keys.tasks, missing))
         known = {i for i, v in zip(missing, there, strict=True) if v is not None}
         return [v is not None or i in known for i, v in zip(task_ids, found, strict=True)]
     return [True] * len(task_ids)
@@ -364,8 +351,8 @@ async def tasks_exist(keys: RoomKeys, task_ids: list[str]) -> list[bool]:
 
 async def task_hint_sample(keys: RoomKeys, *, size: int) -> list[tuple[str, str]]:
     """(id, short title) of the room's `size` newest tasks: what a miss is compared with."""
-    res = await _run(scripts.TASK_HINTS_SCRIPT, [keys.task_order, keys.task_titles], [size])
-    return _pairs(res)
+    res = await run(scripts.TASK_HINTS_SCRIPT, [keys.task_order, keys.task_titles], [size])
+    return pairs(res)
 
 
 DependencyOutcome = Literal[
@@ -395,7 +382,7 @@ async def task_add_dependency(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> DependencyStep:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.ADD_DEPENDENCY_SCRIPT,
         [keys.tasks, keys.meta, keys.events, keys.reads],
@@ -405,22 +392,19 @@ async def task_add_dependency(
             by,
             "" if expected_version is None else expected_version,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             most,
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 0:
-        return DependencyStep("unknown")
-    if code == -5:
-        return DependencyStep("unknown_dependency")
-    if code == -4:
+    outcome: DependencyOutcome = named(res, DependencyOutcome)
+    if outcome in ("unknown", "unknown_dependency"):
+        return DependencyStep(outcome)
+    if outcome == "cycle":
         return DependencyStep("cycle", cycle=[str(x) for x in json.loads(str(res[1]))])
-    outcomes: dict[int, DependencyOutcome] = {1: "ok", 2: "already", -1: "stale", -6: "full"}
-    return DependencyStep(outcomes[code], str(res[1]))
+    return DependencyStep(outcome, str(res[1]))
 
 
 TaskDeleteOutcome = Literal["ok", "unknown", "stale"]
@@ -445,7 +429,7 @@ async def task_delete(
     keyed: idempotency.KeyedCall | None,
     actor: str | None,
 ) -> TaskDeleted:
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.DELETE_TASK_SCRIPT,
         [
@@ -465,16 +449,16 @@ async def task_delete(
             by,
             "" if expected_version is None else expected_version,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 0:
+    outcome: TaskDeleteOutcome = named(res, TaskDeleteOutcome)
+    if outcome == "unknown":
         return TaskDeleted("unknown")
-    if code == -1:
+    if outcome == "stale":
         return TaskDeleted("stale", str(res[1]))
     dependents = json.loads(str(res[2]))
     return TaskDeleted("ok", str(res[3]), dependents if isinstance(dependents, list) else [])
@@ -493,7 +477,7 @@ async def task_submit(
     actor: str | None,
 ) -> TaskStep:
     """ok, unknown, done, not_owner, submitted (one awaits verification) or quota."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.SUBMIT_TASK_SCRIPT,
         [*_task_keys(keys), keys.reviews, keys.review_order],
@@ -503,18 +487,17 @@ async def task_submit(
             review_json,
             review_id,
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             int(settings.ROOM_REVIEWS_MAX),
             evidence_json,
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == -4:
+    outcome: TaskOutcome = named(res, TaskOutcome)
+    if outcome == "quota":
         return TaskStep("quota", used=int(res[1]))
-    if code == 0:
+    if outcome == "unknown":
         return TaskStep("unknown")
-    outcomes: dict[int, TaskOutcome] = {1: "ok", -1: "done", -2: "not_owner", -3: "submitted"}
-    return TaskStep(outcomes[code], str(res[1]), str(res[2]) if code == 1 else "")
+    return TaskStep(outcome, str(res[1]), str(res[2]) if outcome == "ok" else "")

@@ -11,7 +11,7 @@ from django.conf import settings
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
 from rooms.store.connections import client
-from rooms.store.engine import _run_write, _ttl
+from rooms.store.engine import idle_ttl_ms, run_write
 
 
 async def presence_beat(
@@ -28,14 +28,14 @@ async def presence_beat(
     """(agents the room remembers, the `shown` most recently seen with their times, those of
     them resting). With `tags`, they replace the agent's tags (what `tag:` selectors
     reach). `idle`: the agent rests until its next act (a session's end)."""
-    total, res, rested = await _run_write(
+    total, res, rested = await run_write(
         keys,
         scripts.HEARTBEAT_SCRIPT,
         [keys.presence, keys.claims, keys.claim_holders, keys.tasks, keys.agent_tags],
         [
             agent_id,
             now_ms,
-            _ttl(),
+            idle_ttl_ms(),
             int(settings.ROOM_AGENTS_MAX),
             shown,
             json.dumps(tags, ensure_ascii=False) if tags is not None else "",
@@ -65,6 +65,6 @@ async def presence_all(keys: RoomKeys) -> tuple[list[tuple[str, int]], set[str]]
 async def presence_touch(keys: RoomKeys, *, agent_id: str) -> None:
     """A read's presence: the agent present as of now and what it holds renewed, in a step
     of its own (its wrapper does it all: rooms/lua/wrap/present.lua)."""
-    await _run_write(
+    await run_write(
         keys, scripts.PRESENCE_TOUCH_SCRIPT, [], [], wrote="always", keyed=None, actor=agent_id
     )

@@ -11,7 +11,7 @@ from django.conf import settings
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
 from rooms.store.connections import client
-from rooms.store.engine import AtQuota, _awaited, _event_args, _run_write, _ttl
+from rooms.store.engine import AtQuota, awaited, event_args, idle_ttl_ms, named, run_write
 
 
 async def review_request(
@@ -27,7 +27,7 @@ async def review_request(
     actor: str | None,
 ) -> str | AtQuota | None:
     """The review_requested event id; AtQuota (ROOM_REVIEWS_MAX); None: no such target."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.REQUEST_REVIEW_SCRIPT,
         [
@@ -46,17 +46,16 @@ async def review_request(
             target_id,
             requested_by,
             reviewer,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             int(settings.ROOM_REVIEWS_MAX),
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 0:
+    if res[0] == "unknown":
         return None
-    return str(res[1]) if code == 1 else AtQuota(int(res[1]))
+    return str(res[1]) if res[0] == "ok" else AtQuota(int(res[1]))
 
 
 ReviewOutcome = Literal[
@@ -90,7 +89,7 @@ async def review_resolve(
 ) -> ReviewStep:
     """A review resolved by its reviewer; a submission by anyone but its submitter, its
     task moved in the same step. With `task_id`, the task's pending submission."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.RESOLVE_REVIEW_SCRIPT,
         [
@@ -110,33 +109,27 @@ async def review_resolve(
             status,
             note or "",
             now_iso,
-            _ttl(),
-            *_event_args(keys),
+            idle_ttl_ms(),
+            *event_args(keys),
             task_id or "",
             int(settings.TASK_NOTES_KEPT),
         ],
         keyed=keyed,
         actor=actor,
     )
-    code = int(res[0])
-    if code == 0:
+    outcome: ReviewOutcome = named(res, ReviewOutcome)
+    if outcome == "unknown":
         return ReviewStep("unknown")
-    if code == 1:
+    if outcome == "ok":
         return ReviewStep("ok", str(res[1]), str(res[3]))
-    outcomes: dict[int, ReviewOutcome] = {
-        -2: "resolved",
-        -3: "not_reviewer",
-        -4: "own_submission",
-        -5: "not_submitted",
-    }
-    return ReviewStep(outcomes[code], str(res[1]))
+    return ReviewStep(outcome, str(res[1]))
 
 
 async def reviews_list(keys: RoomKeys) -> list[str]:
     """Every review's JSON, newest first (at most ROOM_REVIEWS_MAX)."""
     r = client()
-    ids = await _awaited(r.zrevrange(keys.review_order, 0, -1))
+    ids = await awaited(r.zrevrange(keys.review_order, 0, -1))
     if not ids:
         return []
-    found = await _awaited(r.hmget(keys.reviews, ids))
+    found = await awaited(r.hmget(keys.reviews, ids))
     return [str(v) for v in found if v is not None]

@@ -5,27 +5,42 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from rooms import idempotency, scripts
 from rooms.keys import RoomKeys
 from rooms.store.connections import client
-from rooms.store.engine import _awaited, _event_args, _run, _run_write, _ttl, room_tail
+from rooms.store.engine import (
+    awaited,
+    event_args,
+    idle_ttl_ms,
+    named,
+    room_tail,
+    run,
+    run_write,
+)
+
+# Who owns the room, as access_room answers it: the caller's team, nobody Redis knows of
+# (and no claim was asked), another team.
+RoomOwner = Literal["ours", "unowned", "others"]
+# Whether a leaver was present (its leaving is an event) or not.
+LeaveOutcome = Literal["left", "absent"]
 
 
 async def room_access(
     keys: RoomKeys, *, team_id: str, now_iso: str, claim: bool
-) -> tuple[int, str]:
-    """(1 the team owns the room, 0 Redis knows no owner (and no claim was asked), -1 another
-    team owns it; the room's status when owned). With `claim`, an unowned room becomes the
-    team's. Refreshes the room's idle TTL when the team owns it."""
+) -> tuple[RoomOwner, str]:
+    """(who owns the room, RoomOwner; its status when it is "ours", else ""). With `claim`,
+    an unowned room becomes the team's. Refreshes the room's idle TTL when the team owns
+    it."""
     rest = [k for k in keys.durable() if k not in (keys.owner, keys.meta)]
-    res = await _run(
+    res = await run(
         scripts.ACCESS_ROOM_SCRIPT,
         [keys.owner, keys.meta, *rest],
-        [team_id, _ttl(), now_iso, "1" if claim else "0"],
+        [team_id, idle_ttl_ms(), now_iso, "1" if claim else "0"],
     )
-    return int(res[0]), (str(res[2]) if int(res[0]) == 1 else "")
+    owner: RoomOwner = named(res, RoomOwner)
+    return owner, (str(res[2]) if owner == "ours" else "")
 
 
 async def room_status_set(
@@ -37,11 +52,11 @@ async def room_status_set(
     actor: str | None,
 ) -> tuple[str, str]:
     """(the previous status, the room_status_changed event id or "" if unchanged)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.SET_ROOM_STATUS_SCRIPT,
         [keys.meta, keys.events, keys.reads],
-        [status, by, _ttl(), *_event_args(keys)],
+        [status, by, idle_ttl_ms(), *event_args(keys)],
         wrote="always",
         keyed=keyed,
         actor=actor,
@@ -52,17 +67,17 @@ async def room_status_set(
 async def room_status_event(keys: RoomKeys, *, status: str, previous: str, by: str) -> str:
     """The log's room_status_changed event of an archive or a restore (not a write step: an
     archiving room refuses those)."""
-    res = await _run(
+    res = await run(
         scripts.STATUS_EVENT_SCRIPT,
         [keys.meta, keys.events, keys.reads, *room_tail(keys)],
-        [status, previous, by, _ttl(), *_event_args(keys)],
+        [status, previous, by, idle_ttl_ms(), *event_args(keys)],
     )
     return str(res)
 
 
 async def room_mode_get(keys: RoomKeys) -> dict[str, Any]:
     """The room's mode (set_room_mode), {} when none was set."""
-    raw = await _awaited(client().hget(keys.meta, "mode"))
+    raw = await awaited(client().hget(keys.meta, "mode"))
     found = json.loads(raw) if raw else {}
     return found if isinstance(found, dict) else {}
 
@@ -75,11 +90,11 @@ async def room_mode_set(
     actor: str | None,
 ) -> tuple[str, str]:
     """(the room's mode JSON after merging `changes_json` into it, who holds the turn)."""
-    res = await _run_write(
+    res = await run_write(
         keys,
         scripts.SET_ROOM_MODE_SCRIPT,
         [keys.meta],
-        [changes_json, _ttl()],
+        [changes_json, idle_ttl_ms()],
         wrote="always",
         keyed=keyed,
         actor=actor,
@@ -96,17 +111,18 @@ async def presence_leave(
     actor: str | None,
 ) -> tuple[bool, list[tuple[str, int]]]:
     """(whether the agent was in presence, the `shown` most recently seen still there)."""
-    left, res = await _run_write(
+    answer = await run_write(
         keys,
         scripts.LEAVE_ROOM_SCRIPT,
         [keys.presence, keys.meta, keys.events, keys.reads, keys.agent_tags],
-        [agent_id, _ttl(), *_event_args(keys), shown],
+        [agent_id, idle_ttl_ms(), *event_args(keys), shown],
         wrote="always",
         keyed=keyed,
         actor=actor,
     )
-    it = iter(res)
-    return int(left) == 1, [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
+    it = iter(answer[1])
+    left = named(answer, LeaveOutcome) == "left"
+    return left, [(str(a), int(float(s))) for a, s in zip(it, it, strict=True)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +135,7 @@ class RoomCounts:
 
 
 async def room_counts(keys: RoomKeys) -> RoomCounts:
-    res = await _run(
+    res = await run(
         scripts.ROOM_INFO_SCRIPT,
         [keys.meta, keys.presence, keys.tasks, keys.context, keys.events],
         [],
@@ -141,7 +157,7 @@ class RoomActivity:
 
 
 async def room_activity(keys: RoomKeys, *, online_since_ms: int) -> RoomActivity:
-    res = await _run(
+    res = await run(
         scripts.ROOM_ANALYTICS_SCRIPT,
         [keys.meta, keys.presence, keys.tasks, keys.context, keys.events],
         [online_since_ms],

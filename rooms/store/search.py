@@ -4,10 +4,11 @@ what a room held before the index existed (rooms/lua/search/)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from rooms import scripts
 from rooms.keys import RoomKeys
-from rooms.store.engine import _run, room_tail
+from rooms.store.engine import named, room_tail, run
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +29,7 @@ async def search_candidates(
 ) -> tuple[int, list[SearchCandidate]]:
     """The room's documents (tasks, context entries, retained events) and the best `want`
     for the query's groups ("=word" / "*prefix"), in one step over the index."""
-    res = await _run(
+    res = await run(
         scripts.SEARCH_SCRIPT,
         [
             keys.search_events,
@@ -55,12 +56,16 @@ async def search_candidates(
     return int(res[0]), found
 
 
+# One reindex step: nothing of `what` is left to index, or call again from the next start.
+ReindexStep = Literal["done", "more"]
+
+
 async def search_reindex_step(
     keys: RoomKeys, *, what: str, most: int, start: int
 ) -> tuple[bool, int, int]:
     """One bounded step of indexing what a room held before the index existed (`what`:
     events, tasks or context): (done, indexed, the next start)."""
-    res = await _run(
+    res = await run(
         scripts.SEARCH_REINDEX_SCRIPT,
         [
             keys.meta,
@@ -74,4 +79,5 @@ async def search_reindex_step(
         ],
         [what, most, start],
     )
-    return bool(int(res[0])), int(res[1]), int(res[2])
+    step: ReindexStep = named(res, ReindexStep)
+    return step == "done", int(res[1]), int(res[2])

@@ -9,7 +9,7 @@ import redis.asyncio as aioredis
 
 from rooms.keys import revocations_channel, webhooks_channel
 from rooms.store.connections import StoreDown, client
-from rooms.store.engine import _awaited
+from rooms.store.engine import awaited
 
 
 async def revocation_publish(refs: list[str]) -> None:
@@ -31,7 +31,7 @@ async def broker_health(url: str, timeout: float) -> str | None:
         socket_timeout=timeout,
     )
     try:
-        await asyncio.wait_for(_awaited(broker.ping()), timeout)
+        await asyncio.wait_for(awaited(broker.ping()), timeout)
     except StoreDown as exc:
         return f"{type(exc).__name__}: {exc}"[:200] or "no answer"
     finally:

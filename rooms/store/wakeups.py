@@ -24,7 +24,6 @@ import logging
 import time
 import weakref
 from collections.abc import AsyncIterator, Callable
-from typing import Protocol
 
 import redis.asyncio as aioredis
 from django.conf import settings
@@ -58,13 +57,6 @@ SHARD_LINGER_SECONDS = 30.0
 # trying again (no storm of reconnections while a node fails over).
 SHARD_RETRY_SECONDS = 0.5
 SHARD_PING_SECONDS = 15.0
-
-
-class Hub(Protocol):
-    async def watch(self, room_id: str) -> asyncio.Event: ...
-    def unwatch(self, room_id: str, woken: asyncio.Event) -> None: ...
-    def waiting(self) -> int: ...
-    async def close(self) -> None: ...
 
 
 class _Waiters:

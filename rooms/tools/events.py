@@ -6,30 +6,45 @@ from pydantic import TypeAdapter
 
 from rooms import results as r
 from rooms import schemas as s
-from rooms import (
-    selectors,
-    services,
-)
 from rooms.refs import RoomRef
+from rooms.selectors import events as events_selectors
+from rooms.services import events as events_services
 from rooms.tools.rows import room_tool
 
 _EVENT = TypeAdapter(r.Event)
 
 
-@room_tool("post_event", s.PostEventInput, _EVENT, read_only=False, idempotent=False)
+@room_tool(
+    "post_event",
+    s.PostEventInput,
+    _EVENT,
+    read_only=False,
+    idempotent=False,
+    section="event-log",
+    roomd=True,
+)
 async def post_event(room: RoomRef, a: s.PostEventInput) -> r.Event:
     """Call to signal something short-lived to the room (an open type string such as
     peer_request). For a durable request write a change_request context entry; for some agents,
     send_message."""
-    return await services.event_post(room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload)
+    return await events_services.event_post(
+        room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload
+    )
 
 
-@room_tool("read_events", s.ReadEventsInput, TypeAdapter(list[r.Event]), read_only=True)
+@room_tool(
+    "read_events",
+    s.ReadEventsInput,
+    TypeAdapter(list[r.Event]),
+    read_only=True,
+    section="event-log",
+    roomd=True,
+)
 async def read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
     """Read the log without moving your cursor: the newest `limit` events, newest first; with
     since (an ISO time or an event id) only later ones; with order='asc' the first `limit` after
     since, to page through the whole log. To catch up, call get_unread_events."""
-    return await selectors.event_list(room, since=a.since, limit=a.limit, order=a.order)
+    return await events_selectors.event_list(room, since=a.since, limit=a.limit, order=a.order)
 
 
 @room_tool(
@@ -38,11 +53,13 @@ async def read_events(room: RoomRef, a: s.ReadEventsInput) -> list[r.Event]:
     TypeAdapter(r.Unread),
     read_only=True,
     idempotent=False,
+    section="event-log",
+    roomd=True,
 )
 async def get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unread:
     """Call to catch up: the events you have not been given yet, oldest first, up to limit; your
     cursor moves past them, so each reaches you exactly once. Call again while count == limit."""
-    return await services.event_take_unread(
+    return await events_services.event_take_unread(
         room, agent_id=a.agentId, limit=a.limit, addressed_only=a.addressedOnly
     )
 
@@ -54,13 +71,15 @@ async def get_unread_events(room: RoomRef, a: s.GetUnreadEventsInput) -> r.Unrea
     read_only=True,
     idempotent=False,
     waits=True,
+    section="event-log",
+    core=True,
+    roomd=True,
 )
 async def wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
-    """Call when you wait on others, instead of polling: like get_unread_events, but when
-    nothing is unread it waits (up to timeoutMs, at most 30,000: a longer ask is cut and says
-    capped: true) and returns the moment another agent writes to the room; {events: [],
-    timedOut: true} if nothing came: call again to keep waiting."""
-    return await services.event_wait(
+    """Call to wait on others instead of polling: your unread events, oldest first, each given
+    once (a message you read in inbox is not given again); when none, it waits up to
+    timeoutMs for the next write. {events: [], timedOut: true}: call again."""
+    return await events_services.event_wait(
         room,
         agent_id=a.agentId,
         timeout_ms=a.timeoutMs,
@@ -69,23 +88,45 @@ async def wait_for_events(room: RoomRef, a: s.WaitForEventsInput) -> r.Waited:
     )
 
 
-@room_tool("mark_event_read", s.MarkEventReadInput, TypeAdapter(r.EventMarked), read_only=False)
+@room_tool(
+    "mark_event_read",
+    s.MarkEventReadInput,
+    TypeAdapter(r.EventMarked),
+    read_only=False,
+    section="event-log",
+    roomd=True,
+)
 async def mark_event_read(room: RoomRef, a: s.MarkEventReadInput) -> r.EventMarked:
     """Call to acknowledge one event explicitly: a read receipt (see get_event_reads)."""
-    return await services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId)
+    return await events_services.event_mark_read(room, event_id=a.eventId, agent_id=a.agentId)
 
 
-@room_tool("get_event_reads", s.GetEventReadsInput, TypeAdapter(r.EventReads), read_only=True)
+@room_tool(
+    "get_event_reads",
+    s.GetEventReadsInput,
+    TypeAdapter(r.EventReads),
+    read_only=True,
+    section="event-log",
+    roomd=True,
+)
 async def get_event_reads(room: RoomRef, a: s.GetEventReadsInput) -> r.EventReads:
     """Call to see who has marked an event as read, and when."""
-    return await selectors.event_reads_get(room, event_id=a.eventId)
+    return await events_selectors.event_reads_get(room, event_id=a.eventId)
 
 
-@room_tool("reply_to_event", s.ReplyToEventInput, _EVENT, read_only=False, idempotent=False)
+@room_tool(
+    "reply_to_event",
+    s.ReplyToEventInput,
+    _EVENT,
+    read_only=False,
+    idempotent=False,
+    section="event-log",
+    roomd=True,
+)
 async def reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
     """Call to answer an event (a peer_request, a question): an event linked to it by
     reply_to_id."""
-    return await services.event_post(
+    return await events_services.event_post(
         room, type_=a.type, from_=a.from_, to=a.to, payload=a.payload, reply_to=a.replyToId
     )
 
@@ -96,20 +137,10 @@ async def reply_to_event(room: RoomRef, a: s.ReplyToEventInput) -> r.Event:
     TypeAdapter(r.EventDeleted),
     read_only=False,
     idempotent=False,
+    section="event-log",
+    roomd=True,
 )
 async def delete_event(room: RoomRef, a: s.DeleteEventInput) -> r.EventDeleted:
     """Call to remove one event posted by mistake, in place (events posted meanwhile are never
     lost). Emits event_deleted."""
-    return await services.event_delete(room, event_id=a.eventId, agent_id=a.agentId)
-
-
-TOOLS = (
-    post_event,
-    read_events,
-    get_unread_events,
-    wait_for_events,
-    mark_event_read,
-    get_event_reads,
-    reply_to_event,
-    delete_event,
-)
+    return await events_services.event_delete(room, event_id=a.eventId, agent_id=a.agentId)

@@ -63,8 +63,18 @@ class _Row(Generic[In, Out]):
     # room the door makes for it, from its arguments and the caller's team (tenants.access.
     # room_made creates it whether or not first touch claims rooms).
     makes_room: Callable[[Any, int], str] | None = field(default=None, repr=False)
+    # The docs/protocol.md section that says what the tool guarantees (its anchor: "plan",
+    # "typed-context"); docs/tools.md links each tool to it.
+    section: str = field(kw_only=True)
+    # The tool profiles that list it besides full, which lists every tool (rooms/profiles.py):
+    # core, the everyday workflow; roomd, one of roomd's tools (docs/protocol.md "Whose tools").
+    core: bool = field(default=False, kw_only=True)
+    roomd: bool = field(default=False, kw_only=True)
 
-    def input_schema(self) -> dict[str, Any]:
+    def input_schema(self, compact: bool = False) -> dict[str, Any]:
+        """The arguments' JSON schema; `compact` for the core profile (compact_schema)."""
+        if compact:
+            return _compact_input(self.input_model)
         return _input_schema(self.input_model)
 
     def output_schema(self) -> dict[str, Any]:
@@ -209,6 +219,69 @@ def _plain(
     return out
 
 
+# The shared arguments' long texts, as a compact list says them: roomId and idempotencyKey
+# say nothing (the server's instructions name the rooms and say once what the key does);
+# the full texts are rooms/schemas.py's.
+COMPACT_TEXTS: dict[str, str | None] = {
+    s.ROOM_ID_TEXT: None,
+    s.IDEMPOTENCY_TEXT: None,
+    s.AGENT_ID_TEXT: "Your agent name.",
+}
+# Bounds a client never needs to form a call: the server checks each and its refusal names
+# the field and the bound.
+_COMPACT_DROPS = frozenset(
+    {"minLength", "maxLength", "pattern", "minItems", "maxItems", "additionalProperties"}
+)
+_NULL = {"type": "null"}
+
+
+def compact_schema(node: Any) -> Any:
+    """A schema that asks no more of a client than `node`, in a third of the bytes (issue
+    31: core's descriptions and input schemas within 12 KB): an optional argument's
+    `anyOf [X, null]` with `default: null` is X (leaving it out is how a client says null),
+    string bounds are left to the server, and the shared arguments' long texts are
+    COMPACT_TEXTS. The server validates every call with the full model, so what it accepts
+    and refuses does not change."""
+    if not isinstance(node, dict):
+        return node
+    out = {k: v for k, v in node.items() if k not in _COMPACT_DROPS}
+    branches = out.get("anyOf")
+    if (
+        isinstance(branches, list)
+        and len(branches) == 2
+        and _NULL in branches
+        and out.get("default", 0) is None
+    ):
+        del out["anyOf"], out["default"]
+        out = {**compact_schema(next(b for b in branches if b != _NULL)), **out}
+    if out.get("description") in COMPACT_TEXTS:
+        said = COMPACT_TEXTS[out.pop("description")]
+        if said:
+            out["description"] = said
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: compact_schema(v) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = compact_schema(out["items"])
+    return out
+
+
+@cache
+def _compact_input(model: type[BaseModel]) -> dict[str, Any]:
+    """compact_schema's, and one name for the acting agent: a tool whose actor is `from`
+    (or `author`, `requestedBy`) lists that one, required, without its `agentId` alias
+    (which the server still takes)."""
+    out: dict[str, Any] = compact_schema(_input_schema(model))
+    wires = s.actor_alternates(model)
+    if wires:
+        properties = dict(out["properties"])
+        del properties[s.ACTOR_ALTERNATE]
+        for wire in wires:
+            properties[wire] = {**properties[wire], "description": "Your agent name."}
+        out["properties"] = properties
+        out["required"] = [*out.get("required", []), *wires]
+    return out
+
+
 @cache
 def _output_schema(name: str, output: TypeAdapter[Any]) -> dict[str, Any]:
     raw = output.json_schema(by_alias=True)
@@ -259,6 +332,9 @@ def room_tool(
     lifecycle: bool = False,
     makes_room: Callable[[Any, int], str] | None = None,
     presence: bool = True,
+    section: str,
+    core: bool = False,
+    roomd: bool = False,
 ) -> Callable[[Callable[[RoomRef, RoomIn], Awaitable[Out]]], RoomTool[RoomIn, Out]]:
     """The row of a tool on one room, from its adapter (see the module's docstring)."""
 
@@ -276,6 +352,9 @@ def room_tool(
             lifecycle=lifecycle,
             makes_room=makes_room,
             presence=presence,
+            section=section,
+            core=core,
+            roomd=roomd,
             run=run,
         )
 
@@ -288,13 +367,24 @@ def caller_tool(
     output: TypeAdapter[Out],
     *,
     read_only: bool,
+    section: str,
+    core: bool = False,
+    roomd: bool = False,
 ) -> Callable[[Callable[[CallerScope, In], Awaitable[Out]]], CallerTool[In, Out]]:
     """The row of a tool that names no room, from its adapter."""
 
     def row(run: Callable[[CallerScope, In], Awaitable[Out]]) -> CallerTool[In, Out]:
         assert run.__doc__, f"tool {name}: its adapter's docstring is its description"
         return CallerTool(
-            name, input_model, output, _description(run), read_only=read_only, run=run
+            name,
+            input_model,
+            output,
+            _description(run),
+            read_only=read_only,
+            section=section,
+            core=core,
+            roomd=roomd,
+            run=run,
         )
 
     return row

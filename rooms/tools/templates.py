@@ -6,15 +6,20 @@ from pydantic import TypeAdapter
 
 from rooms import results as r
 from rooms import schemas as s
-from rooms import (
-    services,
-    templates,
-)
+from rooms import templates
 from rooms.refs import RoomRef
+from rooms.services import templates as templates_services
 from rooms.tools.rows import CallerScope, caller_tool, room_tool
 
 
-@caller_tool("list_templates", s.ListTemplatesInput, TypeAdapter(r.TemplateList), read_only=True)
+@caller_tool(
+    "list_templates",
+    s.ListTemplatesInput,
+    TypeAdapter(r.TemplateList),
+    read_only=True,
+    section="rooms-and-templates",
+    roomd=True,
+)
 async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.TemplateList:
     """Call before create_room_from_template: the plans a room can start from (id, name, what it
     is for, how many tasks)."""
@@ -29,6 +34,8 @@ async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.Templ
     makes_room=lambda a, team: templates.template_room_id(
         a.templateId, team_id=team, idempotency_key=a.idempotencyKey
     ),
+    section="rooms-and-templates",
+    roomd=True,
 )
 async def create_room_from_template(
     room: RoomRef, a: s.CreateRoomFromTemplateInput
@@ -36,10 +43,6 @@ async def create_room_from_template(
     """Call to start a room with a template's plan (list_templates): its tasks and dependencies
     in one step. Leave roomId out for a new room. A room that has a plan already is refused,
     never overwritten."""
-    return await services.room_from_template(room, template_id=a.templateId, agent_id=a.agentId)
-
-
-TOOLS = (
-    list_templates,
-    create_room_from_template,
-)
+    return await templates_services.room_from_template(
+        room, template_id=a.templateId, agent_id=a.agentId
+    )

@@ -6,35 +6,47 @@ from pydantic import TypeAdapter
 
 from rooms import results as r
 from rooms import schemas as s
-from rooms import (
-    selectors,
-    services,
-)
 from rooms.refs import RoomRef
+from rooms.selectors import vars as vars_selectors
+from rooms.services import vars as vars_services
 from rooms.tools.rows import room_tool
 
 
-@room_tool("set_shared_var", s.SetSharedVarInput, TypeAdapter(r.VarSet), read_only=False)
+@room_tool(
+    "set_shared_var",
+    s.SetSharedVarInput,
+    TypeAdapter(r.VarSet),
+    read_only=False,
+    section="shared-variables",
+    roomd=True,
+)
 async def set_shared_var(room: RoomRef, a: s.SetSharedVarInput) -> r.VarSet:
     """Call to share a small fact (a port, a staging URL) as a string. Emits shared_var_set."""
-    return await services.var_set(room, key=a.key, value=a.value, agent_id=a.agentId)
+    return await vars_services.var_set(room, key=a.key, value=a.value, agent_id=a.agentId)
 
 
-@room_tool("get_shared_var", s.GetSharedVarInput, TypeAdapter(r.VarGot), read_only=True)
+@room_tool(
+    "get_shared_var",
+    s.GetSharedVarInput,
+    TypeAdapter(r.VarGot),
+    read_only=True,
+    section="shared-variables",
+    roomd=True,
+)
 async def get_shared_var(room: RoomRef, a: s.GetSharedVarInput) -> r.VarGot:
     """Call to read one shared variable: {key, value, found}; the value is the string that was
     set."""
-    return await selectors.var_get(room, key=a.key)
+    return await vars_selectors.var_get(room, key=a.key)
 
 
-@room_tool("list_shared_vars", s.ListSharedVarsInput, TypeAdapter(r.VarList), read_only=True)
+@room_tool(
+    "list_shared_vars",
+    s.ListSharedVarsInput,
+    TypeAdapter(r.VarList),
+    read_only=True,
+    section="shared-variables",
+    roomd=True,
+)
 async def list_shared_vars(room: RoomRef, a: s.ListSharedVarsInput) -> r.VarList:
     """Call to see every shared variable of the room."""
-    return await selectors.var_list(room)
-
-
-TOOLS = (
-    set_shared_var,
-    get_shared_var,
-    list_shared_vars,
-)
+    return await vars_selectors.var_list(room)

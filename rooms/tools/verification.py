@@ -8,35 +8,53 @@ from pydantic import TypeAdapter
 
 from rooms import results as r
 from rooms import schemas as s
-from rooms import (
-    services,
-)
 from rooms.refs import RoomRef
+from rooms.services import verification as verification_services
 from rooms.tools.rows import room_tool
 
 _TASK = TypeAdapter(r.Task)
 
 
-@room_tool("submit_task", s.SubmitTaskInput, _TASK, read_only=False)
+@room_tool(
+    "submit_task",
+    s.SubmitTaskInput,
+    _TASK,
+    read_only=False,
+    section="reviews-and-proven-work",
+    core=True,
+)
 async def submit_task(room: RoomRef, a: s.SubmitTaskInput) -> r.Task:
     """Call when you finish a task in a room that requires evidence (or to have your work
-    checked): its evidence (tests, diffs, links, logs, notes), for another agent to verify. Only
-    its owner."""
+    checked): tests, diffs, links, logs, notes, for another agent to verify. Only its owner."""
     evidence = [cast(r.Evidence, e.model_dump(exclude_none=True)) for e in a.evidence]
-    return await services.task_submit(room, task_id=a.taskId, agent_id=a.agentId, evidence=evidence)
+    return await verification_services.task_submit(
+        room, task_id=a.taskId, agent_id=a.agentId, evidence=evidence
+    )
 
 
-@room_tool("verify_task", s.VerifyTaskInput, _TASK, read_only=False)
+@room_tool(
+    "verify_task",
+    s.VerifyTaskInput,
+    _TASK,
+    read_only=False,
+    section="reviews-and-proven-work",
+    core=True,
+)
 async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
     """Call to judge another agent's submitted task: accept marks it done, reject sends it back
-    in progress with your note. Never the submitter. (approve/reject on its review do the same.)"""
-    return await services.task_verify(
+    in progress with your note. Never the submitter."""
+    return await verification_services.task_verify(
         room, task_id=a.taskId, agent_id=a.agentId, accept=a.verdict == "accept", note=a.note
     )
 
 
 @room_tool(
-    "set_room_mode", s.SetRoomModeInput, TypeAdapter(r.RoomMode), read_only=False, manages="rooms"
+    "set_room_mode",
+    s.SetRoomModeInput,
+    TypeAdapter(r.RoomMode),
+    read_only=False,
+    manages="rooms",
+    section="lifecycle-and-durable-rooms",
 )
 async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
     """Call to set how the room works (needs a credential that may manage rooms):
@@ -44,7 +62,7 @@ async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
     moderator) decide who may post when; secrets (redact, refuse, off) what a write holding a
     key meets; autoLeases and editRefusals turn the client hooks' leasing and refusing of edits
     off or on."""
-    return await services.room_mode_set(
+    return await verification_services.room_mode_set(
         room,
         agent_id=a.agentId,
         evidence_required=a.evidenceRequired,
@@ -55,10 +73,3 @@ async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
         auto_leases=a.autoLeases,
         edit_refusals=a.editRefusals,
     )
-
-
-TOOLS = (
-    submit_task,
-    verify_task,
-    set_room_mode,
-)

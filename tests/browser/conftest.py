@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from config.chromium import CHROMIUM_ARGS, chromium_path
+from ops.chromium import CHROMIUM_ARGS, chromium_path
 from tests.e2e.conftest import ROOT, RunningServer, start_server
 
 SCREENSHOTS = Path(os.environ.get("TEST_OUTPUT_DIR", ROOT / "test-output")) / "screenshots"

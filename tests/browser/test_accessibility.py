@@ -16,7 +16,7 @@ from tests.browser.test_room_actions import agents_set_up
 from tests.e2e.conftest import ROOT, RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
 
-pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
+pytestmark = pytest.mark.e2e
 
 AXE = ROOT / ".venv" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 WIDTHS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}

@@ -23,7 +23,7 @@ from tests.browser.test_dashboard_flow import in_thread
 from tests.e2e.conftest import ROOT, free_port
 from tests.e2e.mcp_clients import call, mcp_client
 
-pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
+pytestmark = pytest.mark.e2e
 
 BANNER_SECONDS = 120  # a fresh clone migrates a new SQLite database first
 

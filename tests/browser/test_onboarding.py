@@ -20,7 +20,7 @@ from tenants.people import SIGNUP_CLOSED
 from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path
 from tests.e2e.conftest import ROOT, RunningServer, start_server
 
-pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
+pytestmark = pytest.mark.e2e
 
 
 def manage(server: RunningServer, *args: str) -> str:

@@ -14,7 +14,7 @@ from tests.browser.test_dashboard_flow import in_thread, shot
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
 
-pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
+pytestmark = pytest.mark.e2e
 
 EMAIL = "actor@example.com"
 ME = f"person:{EMAIL}"

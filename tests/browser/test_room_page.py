@@ -17,7 +17,7 @@ from tests.browser.test_room_actions import agents_set_up
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
 
-pytestmark = [pytest.mark.e2e, pytest.mark.browser_only]
+pytestmark = pytest.mark.e2e
 
 OUTPUT = SCREENSHOTS.parent  # test-output/
 PHONE = {"width": 390, "height": 844}

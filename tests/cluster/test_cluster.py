@@ -12,9 +12,12 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from rooms import store, turns
+from calls.runner import tool_run
+from rooms import turns
 from rooms.keys import RoomKeys
-from tenants.calls import tool_run
+from rooms.store import bearers as bearers_store
+from rooms.store import events as events_store
+from rooms.store import wakeups as wakeups_store
 from tenants.capabilities import Caller
 from tests.conftest import new_room_id
 from tests.redis_cluster import LocalCluster
@@ -129,17 +132,17 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
     cluster: LocalCluster, redis_client_closed: None
 ) -> None:
     rooms = [new_room_id("many") for _ in range(300)]
-    hub = store.wake_hub()
-    assert isinstance(hub, store.ShardedWakeHub)
+    hub = wakeups_store.wake_hub()
+    assert isinstance(hub, wakeups_store.ShardedWakeHub)
     woken = {room_id: await hub.watch(room_id) for room_id in rooms}
     assert hub.subscribed() == len(rooms)
     assert hub.shards() <= len(cluster.masters_now())
     try:
         for room_id in rooms:  # a write step lands only in a room that has an owner
-            await store.room_owner_cache(RoomKeys(room_id), "1")
+            await bearers_store.room_owner_cache(RoomKeys(room_id), "1")
         # One room's write wakes that room's waiter only.
         first = RoomKeys(rooms[0])
-        await store.event_append(
+        await events_store.event_append(
             first,
             type_="x",
             from_="a",
@@ -152,11 +155,11 @@ async def test_waiting_on_hundreds_of_rooms_takes_one_connection_per_node(
         )
         async with asyncio.timeout(5):
             await woken[rooms[0]].wait()
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # time for a wrong wake-up to show: what must not happen
         assert [r for r, e in woken.items() if e.is_set()] == [rooms[0]]
         # A write to each room wakes each one.
         for room_id in rooms[1:]:
-            await store.event_append(
+            await events_store.event_append(
                 RoomKeys(room_id),
                 type_="x",
                 from_="a",
@@ -180,8 +183,10 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
 ) -> None:
     room_id = new_room_id("moved")
     keys = RoomKeys(room_id)
-    await store.room_owner_cache(keys, "1")  # a write step lands only in a room with an owner
-    await store.event_append(
+    await bearers_store.room_owner_cache(
+        keys, "1"
+    )  # a write step lands only in a room with an owner
+    await events_store.event_append(
         keys,
         type_="x",
         from_="a",
@@ -192,7 +197,7 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
         keyed=None,
         actor=None,
     )
-    hub = store.wake_hub()
+    hub = wakeups_store.wake_hub()
     woken = await hub.watch(room_id)
     source = cluster.master_of(keys.events)
     target = next(p for p in cluster.masters_now() if p != source)
@@ -207,7 +212,7 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
     woken = await hub.watch(room_id)  # subscribes where the slot lives now
     try:
         assert not woken.is_set()
-        event_id = await store.event_append(
+        event_id = await events_store.event_append(
             keys,
             type_="x",
             from_="a",
@@ -222,5 +227,5 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
             await woken.wait()
     finally:
         hub.unwatch(room_id, woken)
-    assert await store.event_count(keys) == 2  # the room's log moved with its slot
-    assert (await store.event_get(keys, str(event_id))) is not None
+    assert await events_store.event_count(keys) == 2  # the room's log moved with its slot
+    assert (await events_store.event_get(keys, str(event_id))) is not None

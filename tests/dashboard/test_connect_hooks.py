@@ -7,11 +7,14 @@ import html
 import json
 import re
 
+import pytest
 from django.conf import settings
 
 from tenants import services
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import Person
+
+pytestmark = pytest.mark.store
 
 
 def snippet(page: str, element_id: str) -> str:
@@ -94,11 +97,11 @@ def test_the_connect_page_shows_claude_codes_http_hooks_with_the_room_url_and_no
         assert http == {
             "type": "http",
             "url": url,
-            "headers": {
+            "headers": {  # the agent's name written in (the setup fills it in), the key named
                 "Authorization": "Bearer $ROOMSERVICE_KEY",
-                "X-Roomservice-Agent": "$ROOMSERVICE_AGENT",
+                "X-Roomservice-Agent": "<AGENT_NAME>",
             },
-            "allowedEnvVars": ["ROOMSERVICE_KEY", "ROOMSERVICE_AGENT"],
+            "allowedEnvVars": ["ROOMSERVICE_KEY"],
             "timeout": 10,
         }, event
         assert entry.get("matcher") == (
@@ -109,4 +112,5 @@ def test_the_connect_page_shows_claude_codes_http_hooks_with_the_room_url_and_no
     assert start["type"] == "command" and start["timeout"] == 10
     assert f"--data-binary @- '{url}'" in start["command"]
     assert '"Authorization: Bearer $ROOMSERVICE_KEY"' in start["command"]
+    assert "-H 'X-Roomservice-Agent: <AGENT_NAME>'" in start["command"]
     assert 'data-copy="#s-hook-claude-http"' in page

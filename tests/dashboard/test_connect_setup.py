@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import tomllib
+import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,8 @@ from dashboard.views.connect import claude_http_hooks
 from tenants import services
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import Person
+
+pytestmark = pytest.mark.store
 
 KEY = "rs_live_setupTestKey0123456789abcdef"
 FIXTURES = settings.BASE_DIR / "tests" / "fixtures" / "clients"
@@ -143,18 +146,31 @@ def test_the_served_script_writes_the_clients_documented_configuration_without_t
             "url": MCP_URL,
             "headers": {"Authorization": "Bearer ${ROOMSERVICE_KEY}"},
         }
-        settings_json = read_json(repo / ".claude" / "settings.json")
-        schema_valid(name, "settings-hooks.schema.json", settings_json)
+        local = read_json(repo / ".claude" / "settings.local.json")
+        schema_valid(name, "settings-hooks.schema.json", local)
         hook_url = "http://testserver/api/v1/rooms/my-room/hooks/claude-code"
-        assert settings_json == json.loads(claude_http_hooks(hook_url))  # the page's block
+        # The agent's name written in, the key named; paths from the checkout's top.
+        root = urllib.parse.quote(str(repo.resolve()), safe="/")
+        assert local == json.loads(claude_http_hooks(hook_url, "backend", root))
+        headers = local["hooks"]["PreToolUse"][0]["hooks"][0]["headers"]
+        assert headers["X-Roomservice-Agent"] == "backend"
+        assert headers["Authorization"] == "Bearer $ROOMSERVICE_KEY"
+        start = local["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+        assert "-H 'X-Roomservice-Agent: backend'" in start
+        assert not (repo / ".claude" / "settings.json").exists()  # the shared file: untouched
         assert not (repo / "hooks").exists()  # over HTTP: nothing to install
+        ignored = subprocess.run(
+            ["git", "check-ignore", "-q", ".claude/settings.local.json"], cwd=repo
+        )
+        assert ignored.returncode == 0  # this checkout's own, never committed
     elif name == "codex":
         config = tomllib.loads(codex_config(checkout).read_text())
         schema_valid(name, "config.schema.json", config)
         assert roomservice == {"url": MCP_URL, "bearer_token_env_var": "ROOMSERVICE_KEY"}
-        hooks = read_json(repo / ".codex" / "hooks.json")
+        hooks = read_json(checkout.home / ".codex" / "hooks.json")  # the person's own
         schema_valid(name, "hooks.schema.json", hooks)
         assert hooks == client_setup.CODEX_HOOKS
+        assert not (repo / ".codex").exists()
     elif name == "cursor":
         schema_valid(name, "mcp.schema.json", read_json(repo / ".cursor" / "mcp.json"))
         assert roomservice == {
@@ -171,23 +187,29 @@ def test_the_served_script_writes_the_clients_documented_configuration_without_t
             "url": MCP_URL,
             "headers": {"Authorization": "Bearer ${env:ROOMSERVICE_KEY}"},
         }
-    if name != "claude-code":  # the guard script, its settings and the pre-commit hook
+    if name != "claude-code":  # the guard script and the pre-commit hook
         guard = (settings.BASE_DIR / "hooks" / "roomservice-guard").read_bytes()
         assert (repo / "hooks" / "roomservice-guard").read_bytes() == guard
         assert (repo / ".git" / "hooks" / "pre-commit").read_bytes() == guard
-        kept = subprocess.run(
-            ["git", "config", "--get-regexp", "^roomservice\\."],
-            cwd=repo,
-            env=checkout.env(),
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.splitlines()
-        assert sorted(kept) == [
-            "roomservice.agent backend",
-            "roomservice.room my-room",
-            "roomservice.url http://testserver",
-        ]  # and no roomservice.key
+    # Every client: the settings in this worktree's own git config, and no roomservice.key.
+    assert sorted(git_config(checkout, "--worktree")) == [
+        "roomservice.agent backend",
+        "roomservice.room my-room",
+        "roomservice.url http://testserver",
+        f"roomservice.worktree {repo.resolve()}",
+    ]
+    assert git_config(checkout, "--local") == []
+
+
+def git_config(checkout: Checkout, scope: str, repo: Path | None = None) -> list[str]:
+    found = subprocess.run(
+        ["git", "config", scope, "--get-regexp", "^roomservice\\."],
+        cwd=repo or checkout.repo,
+        env=checkout.env(),
+        capture_output=True,
+        text=True,
+    )
+    return found.stdout.splitlines()
 
 
 # An entry of someone else's already in each client's file, to be kept.
@@ -198,7 +220,7 @@ def existing(name: str, checkout: Checkout) -> None:
             json.dumps({"mcpServers": {"other": {"type": "http", **other}}})
         )
         (checkout.repo / ".claude").mkdir()
-        (checkout.repo / ".claude" / "settings.json").write_text(
+        (checkout.repo / ".claude" / "settings.local.json").write_text(
             json.dumps(
                 {
                     "permissions": {"allow": ["Bash(make test)"]},
@@ -242,7 +264,7 @@ def test_a_second_run_changes_nothing_and_an_unrelated_server_entry_is_kept(
     assert set(servers) == {"other", "roomservice"}
     assert servers["other"]["url"] == "https://other.example.com/mcp"
     if name == "claude-code":
-        settings_json = read_json(checkout.repo / ".claude" / "settings.json")
+        settings_json = read_json(checkout.repo / ".claude" / "settings.local.json")
         assert settings_json["permissions"] == {"allow": ["Bash(make test)"]}
         assert settings_json["hooks"]["Stop"][0] == {
             "hooks": [{"type": "command", "command": "true"}]
@@ -316,7 +338,10 @@ def test_without_python3_a_new_file_is_written_and_an_existing_one_refused(
 ) -> None:
     tools = tmp_path / "bin"
     tools.mkdir()
-    for tool in ("sh", "git", "cmp", "grep", "mkdir", "dirname", "cat", "rm", "mv", "chmod", "cp"):
+    for tool in (
+        *("sh", "git", "cmp", "grep", "mkdir", "dirname", "cat", "rm", "mv", "chmod", "cp"),
+        *("sed", "head", "tr", "readlink"),
+    ):
         found = shutil.which(tool)
         assert found, tool
         (tools / tool).symlink_to(found)
@@ -351,6 +376,28 @@ def test_an_agent_name_is_data_to_the_shell_never_code(checkout: Checkout) -> No
     assert stored == agent + "\n"
 
 
+def test_claude_codes_agent_name_is_data_in_its_hooks_never_code(checkout: Checkout) -> None:
+    agent = "a$(touch pwned)`touch pwned2`'\"; touch pwned3"
+
+    result = run(served(Client(), "claude-code", agent=agent), checkout)
+
+    assert result.returncode == 0, result.stderr
+    local = read_json(checkout.repo / ".claude" / "settings.local.json")
+    assert local["hooks"]["Stop"][0]["hooks"][0]["headers"]["X-Roomservice-Agent"] == agent
+    command = local["hooks"]["SessionStart"][0]["hooks"][0]["command"]
+    hook = subprocess.run(  # as Claude Code runs it (the server is not there: curl fails)
+        ["sh", "-c", command.replace("http://testserver", "http://127.0.0.1:9")],
+        cwd=checkout.repo,
+        env=checkout.env(),
+        input="{}",
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert hook.returncode == 0
+    assert not list(checkout.repo.glob("pwned*"))
+
+
 @pytest.mark.parametrize(
     ("room", "agent", "tools"),
     [
@@ -371,18 +418,30 @@ def test_an_agent_name_is_data_to_the_shell_never_code(checkout: Checkout) -> No
         ("my-room", "backend", "everything"),
     ],
 )
-def test_odd_room_ids_agents_and_profiles_are_refused_with_a_400(
-    room: str, agent: str, tools: str
+def test_odd_room_ids_agents_and_profiles_answer_a_script_that_says_why_and_fails(
+    room: str, agent: str, tools: str, checkout: Checkout
 ) -> None:
     answer = Client().get("/connect/cursor", {"room": room, "agent": agent, "tools": tools})
 
-    assert answer.status_code == 400
-    assert answer.content.decode().startswith("roomservice-setup: ")
+    # A 200, so that `curl -f` hands it to sh; two lines a browser shows readably.
+    assert answer.status_code == 200
     assert answer["Content-Type"] == "text/plain; charset=utf-8"
+    text = answer.content.decode()
+    assert text.startswith("printf '%s\\n' 'roomservice-setup: ") and text.endswith("exit 1\n")
+    assert len(text.splitlines()) == 2
+    result = run(text, checkout)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.startswith("roomservice-setup: ") and result.stderr.count("\n") == 1
+    assert not (checkout.repo / ".cursor").exists()
 
 
-def test_an_unknown_client_is_not_found() -> None:
-    assert Client().get("/connect/emacs", {"room": "my-room"}).status_code == 404
+def test_claude_codes_agent_name_must_fit_an_http_header(checkout: Checkout) -> None:
+    answer = Client().get("/connect/claude-code", {"room": "my-room", "agent": "bäckend"})
+    result = run(answer.content.decode(), checkout)
+    assert result.returncode == 1
+    assert result.stderr == f"roomservice-setup: {client_setup.SETUP_AGENT_HEADER}\n"
+    # The other clients keep it in git config, which takes any name.
+    assert run(served(Client(), "codex", agent="bäckend"), checkout).returncode == 0
 
 
 def test_the_answer_is_the_same_for_a_room_that_exists_and_one_that_does_not(
@@ -469,3 +528,123 @@ def test_the_cursor_and_vscode_snippets_name_the_variable_not_the_key(ann: Perso
             assert key not in text and "${env:ROOMSERVICE_KEY}" in text
             schema_valid(name, schema, json.loads(text))
         assert f"export ROOMSERVICE_KEY={key}" in html.unescape(shown)
+
+
+# --- P1: a hostile repository's symbolic links ---------------------------------------------
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """Files of the person's own, outside the checkout, that a hostile repository links to."""
+    folder = tmp_path / "outside"
+    (folder / "dir").mkdir(parents=True)
+    (folder / "bashrc").write_text("alias ls='ls --color'\n")
+    (folder / "credentials").write_text(json.dumps({"token": "s3cret-cloud-token-0123"}))
+    return folder
+
+
+def outside_state(outside: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(
+    ("client", "link", "target"),
+    [
+        ("claude-code", ".mcp.json", "bashrc"),  # overwrite a shell start-up file
+        ("claude-code", ".claude", "dir"),  # settings written into an outside folder
+        ("claude-code", ".mcp.json", "credentials"),  # an outside secret copied in
+        ("cursor", ".cursor", "dir"),
+        ("codex", "hooks", "dir"),  # the guard script written outside
+        ("codex", ".codex", "dir"),
+        ("vscode", ".vscode/mcp.json", "credentials"),
+    ],
+)
+def test_a_repositorys_symbolic_links_are_never_followed(
+    client: str, link: str, target: str, checkout: Checkout, outside: Path, tmp_path: Path
+) -> None:
+    """Written as the attacker: the repository commits a link, the victim runs the setup."""
+    repo = checkout.repo
+    (repo / link).parent.mkdir(parents=True, exist_ok=True)
+    (repo / link).symlink_to(outside / target)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True, env=checkout.env())
+    before = outside_state(outside)
+    script = served(Client(), client)
+
+    result = run(script, checkout)
+
+    assert result.returncode == 1
+    assert f"{link} is a symbolic link" in result.stderr
+    assert "nothing was written" in result.stderr
+    assert outside_state(outside) == before  # nothing outside read into, or written
+    assert (repo / link).is_symlink()  # the link itself is left as it was
+    for path in (*repo.rglob("*"), *checkout.home.rglob("*")):  # no copy of the secret
+        if path.is_file() and not path.is_symlink():
+            assert b"s3cret-cloud-token" not in path.read_bytes(), path
+    # The ordinary checkout beside it is set up by the same script.
+    plain = tmp_path / "plain"
+    subprocess.run(["git", "init", "-q", str(plain)], check=True)
+    assert run(script, Checkout(repo=plain, home=checkout.home)).returncode == 0
+
+
+def test_a_link_where_a_temporary_file_might_go_is_never_written_through(
+    checkout: Checkout, outside: Path
+) -> None:
+    repo = checkout.repo
+    for name in (".mcp.json.roomservice-setup.tmp", ".mcp.json.tmp", ".roomservice-setup.tmp"):
+        (repo / name).symlink_to(outside / "bashrc")
+    before = outside_state(outside)
+
+    result = run(served(Client(), "claude-code"), checkout)
+
+    assert result.returncode == 0, result.stderr
+    assert outside_state(outside) == before
+    assert read_json(repo / ".mcp.json")["mcpServers"]["roomservice"]["url"] == MCP_URL
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (repo / ".mcp.json").stat().st_mode & 0o777 == 0o666 & ~mask  # as any new file
+
+
+def test_the_merger_refuses_a_link_by_itself(checkout: Checkout, outside: Path) -> None:
+    """The python3 merger checks too, whoever calls it (a link in a folder on the way)."""
+    repo = checkout.repo
+    (repo / "conf").symlink_to(outside / "dir")
+    merger = client_setup._MERGER
+    env = checkout.env(
+        RS_KIND="json", RS_FILE="conf/mcp.json", RS_FRAGMENT="{}", RS_REPLACE="", RS_OURS=""
+    )
+
+    done = subprocess.run(
+        ["python3", "-c", merger], cwd=repo, env=env, capture_output=True, text=True
+    )
+
+    assert done.returncode == 1 and "conf is a symbolic link" in done.stderr
+    assert not list((outside / "dir").iterdir())
+
+
+def test_codexs_hooks_run_the_guard_only_in_a_checkout_set_up_for_it(
+    checkout: Checkout, tmp_path: Path
+) -> None:
+    """Codex's hooks are the person's own (read in every checkout, worktrees included), so
+    each command runs the checkout's guard only where the setup ran: a repository that
+    merely commits a hooks/roomservice-guard of its own runs nothing."""
+    assert run(served(Client(), "codex", agent="frontend"), checkout).returncode == 0
+    [start] = client_setup.CODEX_HOOKS["hooks"]["SessionStart"][0]["hooks"]
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "cwd": "."})
+    hostile = tmp_path / "hostile"
+    (hostile / "hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(hostile)], check=True)
+    (hostile / "hooks" / "roomservice-guard").write_text(f"touch {tmp_path}/ran\n")
+    for folder, runs in ((hostile, False), (checkout.repo / "sub", True)):
+        folder.mkdir(exist_ok=True)
+        done = subprocess.run(
+            ["sh", "-c", start["command"]],
+            input=payload,
+            cwd=folder,
+            env={**checkout.env(), "ROOMSERVICE_URL": "", "ROOMSERVICE_KEY": ""},
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        assert done.returncode == 0, done.stderr
+        assert ("Roomservice hooks" in done.stderr + done.stdout) is runs, done
+    assert not (tmp_path / "ran").exists()

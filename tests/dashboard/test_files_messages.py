@@ -8,14 +8,18 @@ import html
 import re
 from typing import Any
 
-from rooms import store
+import pytest
+
+from calls.runner import tool_run
+from rooms.store import engine as engine_store
 from tenants import services
 from tenants.access import room_access
-from tenants.calls import tool_run
 from tenants.models import Room
 from tests import callers
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import Person
+
+pytestmark = pytest.mark.store
 
 
 def _busy_room(owner: Person) -> tuple[Room, dict[str, Any]]:
@@ -55,7 +59,7 @@ def _busy_room(owner: Person) -> tuple[Room, dict[str, Any]]:
         await call("update_context", id=entry["id"], author="bob", summary="naming rules v2")
         await call("read_context", id=entry["id"], agentId="alice")
 
-    store.run_sync(fill)
+    engine_store.run_sync(fill)
     return room, made
 
 
@@ -72,11 +76,12 @@ def test_the_room_page_shows_live_leases_and_each_recipients_state(ann: Person) 
 
     task_lease = made["claimed"]["leases"][0]
     assert re.search(
-        r"<code>src/api/\*\*</code></td><td><strong>alice</strong></td><td>users endpoint</td>"
+        r'<code class="path">src/<wbr>api/<wbr>\*\*</code></td><td><strong>alice</strong></td>'
+        r"<td>users endpoint</td>"
         rf'<td><time datetime="{re.escape(task_lease["expiresAt"])}">',
         panel,
     ), panel
-    assert '<code>docs/*.md</code> <span class="tag">shared</span>' in panel
+    assert '<code class="path">docs/<wbr>*.md</code> <span class="tag">shared</span>' in panel
     assert "<strong>carol</strong></td><td>—</td>" in panel
     assert "<strong>bob</strong> → *" in panel and "ack asked" in panel
     assert "<strong>schema</strong>: users table changed" in panel
@@ -100,7 +105,7 @@ def test_the_message_event_reads_as_words(ann: Person) -> None:
     page = html.unescape(ann.client.get(f"/rooms/{room.room_id}/").content.decode())
     assert "<strong>bob</strong> sent a message “schema”: “users table changed”" in page
     assert '<p class="meta">to alice, carol</p>' in page
-    assert "<strong>carol</strong> leased docs/*.md (shared)" in page
+    assert "<strong>carol</strong> leased docs/<wbr>*.md (shared)" in page
     assert "{&quot;" not in page and '{"' not in page.split("<main", 1)[1]  # no raw JSON
 
 

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from django.test import Client
 
+from calls.runner import tool_run
 from config.serve import _banner
-from rooms import store
+from rooms.store import engine as engine_store
 from tenants import firstrun, services
 from tenants.auth import Bearer, caller_resolve_sync
-from tenants.calls import tool_run
 from tenants.models import Membership, Room
+
+pytestmark = pytest.mark.store
 
 
 def test_the_banner_leads_to_the_demo_room_of_the_demo_keys_team(settings: Any) -> None:
@@ -34,8 +37,10 @@ def test_the_banner_leads_to_the_demo_room_of_the_demo_keys_team(settings: Any) 
 
     # The newcomer's agent makes its first call with the printed key...
     agent = caller_resolve_sync_key(minted.secret)
-    store.run_sync(tool_run, agent, "heartbeat", {"roomId": first.room_id, "agentId": "claude"})
-    store.run_sync(
+    engine_store.run_sync(
+        tool_run, agent, "heartbeat", {"roomId": first.room_id, "agentId": "claude"}
+    )
+    engine_store.run_sync(
         tool_run, agent, "add_task", {"roomId": first.room_id, "title": "the first task"}
     )
     # ...and following the link, the newcomer sees it on the room page.

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from rooms import clock
+from tests.clock import clock_at
 from tests.dashboard.conftest import PASSWORD, Person
 
 
@@ -20,9 +21,7 @@ def attempt(client: Client, email: str, password: str) -> str:
 def test_an_attacker_elsewhere_cannot_lock_the_owner_out(ann: Person, settings: Any) -> None:
     settings.LOGIN_FAILURES_ALLOWED = 3
     attacker = Client(REMOTE_ADDR="203.0.113.9")
-    start = clock.now()
-    clock.set_clock(lambda: start)  # a slow machine's seconds must not end the wait
-    try:
+    with clock_at(clock.now()):  # a slow machine's seconds must not end the wait
         for _ in range(10):
             attempt(attacker, "ann@example.com", "guess")
         assert "Too many failed attempts" in attempt(attacker, "ann@example.com", PASSWORD)
@@ -31,8 +30,6 @@ def test_an_attacker_elsewhere_cannot_lock_the_owner_out(ann: Person, settings: 
         own = Client(REMOTE_ADDR="198.51.100.7")
         response = own.post("/login", {"email": "ann@example.com", "password": PASSWORD})
         assert response.status_code == 302 and "_auth_user_id" in own.session
-    finally:
-        clock.set_clock(None)
 
 
 def test_each_failure_past_the_free_ones_waits_twice_as_long(ann: Person, settings: Any) -> None:
@@ -41,16 +38,14 @@ def test_each_failure_past_the_free_ones_waits_twice_as_long(ann: Person, settin
 
     from tenants import people
 
-    start = clock.now()
     attacker = Client(REMOTE_ADDR="203.0.113.10")
     waits = []
-    try:
+    with clock_at(clock.now()) as now:
+        start = now[0]
         for i in range(5):
-            clock.set_clock(lambda i=i: start + timedelta(minutes=i))  # past the last delay
+            now[0] = start + timedelta(minutes=i)  # past the last delay
             attempt(attacker, "ann@example.com", "guess")
             waits.append(people.login_wait(account="ann@example.com", address="203.0.113.10"))
-    finally:
-        clock.set_clock(None)
     assert waits == [0, 1, 2, 4, 8]
 
 
@@ -58,9 +53,7 @@ def test_the_admin_login_is_throttled_like_the_dashboards(settings: Any) -> None
     settings.LOGIN_FAILURES_ALLOWED = 3
     User.objects.create_superuser("support", "support@example.com", "pw-123456789-right")
     attacker = Client(REMOTE_ADDR="203.0.113.11")
-    start = clock.now()
-    clock.set_clock(lambda: start)  # a slow machine's seconds must not end the wait
-    try:
+    with clock_at(clock.now()):  # a slow machine's seconds must not end the wait
         for _ in range(15):
             attacker.post("/admin/login/", {"username": "support", "password": "wrong"})
         attacker.post("/admin/login/", {"username": "support", "password": "pw-123456789-right"})
@@ -68,8 +61,6 @@ def test_the_admin_login_is_throttled_like_the_dashboards(settings: Any) -> None
         staff = Client(REMOTE_ADDR="198.51.100.8")
         staff.post("/admin/login/", {"username": "support", "password": "pw-123456789-right"})
         assert "_auth_user_id" in staff.session
-    finally:
-        clock.set_clock(None)
 
 
 def test_sign_ups_are_throttled_per_address(settings: Any) -> None:

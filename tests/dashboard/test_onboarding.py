@@ -17,10 +17,13 @@ from django.utils.html import escape
 
 from config.serve import _banner
 from dashboard.forms import CLAIM_DEMO_LABEL
+from dashboard.views import accounts
 from tenants import errors, firstrun, people, services
 from tenants.models import MemberInvite, Membership
 from tests.dashboard.conftest import PASSWORD, Person
 from tests.test_production import settings_of
+
+pytestmark = pytest.mark.store
 
 LOCAL = {"REMOTE_ADDR": "127.0.0.1", "HTTP_HOST": "127.0.0.1:8000"}
 
@@ -180,7 +183,7 @@ def test_attack_a_tcp_forwarder_looks_local_but_without_the_token_claims_nothing
     url = wrong_claim_url(first, wrong)
     stranger = Client(**FORWARDED_STRANGER)
     page = stranger.get(url)
-    assert firstrun.request_local(page.wsgi_request)  # it looks local...
+    assert accounts.request_local(page.wsgi_request)  # it looks local...
     text = page.content.decode()
     assert CLAIM_DEMO_LABEL not in text and "claim_demo" not in text  # ...but no offer
     made = sign_up(stranger, "mallory@example.com", url, claim_demo="on")

@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core import mail
 from django.test import Client
 
-from rooms import services as room_services
-from rooms import store
+from rooms.services import context as context_services
+from rooms.services import events as events_services
+from rooms.services import plan as plan_services
+from rooms.services import presence as presence_services
+from rooms.services import vars as vars_services
+from rooms.services import verification as verification_services
+from rooms.store import connections as connections_store
+from rooms.store import engine as engine_store
 from tenants import services
 from tenants.access import room_access
 from tenants.credentials import secret_digest
@@ -20,8 +27,13 @@ from tests import callers
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import PASSWORD, Person, person
 
+pytestmark = pytest.mark.store
 
-def test_signing_up_creates_the_persons_own_team_and_signs_them_in() -> None:
+
+def test_signing_up_creates_the_persons_own_team_and_signs_them_in(settings: Any) -> None:
+    from config.settings.people import PASSWORD_HASHERS
+
+    settings.PASSWORD_HASHERS = PASSWORD_HASHERS  # the service's own (tests/settings.py)
     client = Client()
     response = client.post("/signup", {"email": "New@Example.com", "password": PASSWORD})
     assert response.status_code == 302 and response["Location"] == "/rooms"
@@ -109,10 +121,10 @@ def _filled_room(owner: Person) -> Room:
 
     async def fill() -> None:
         ref = await room_access(caller, room.room_id, write=True)
-        api = await room_services.task_add(
+        api = await plan_services.task_add(
             ref, title="auth API", description="", depends_on=[], priority=None, agent_id="backend"
         )
-        await room_services.task_add(
+        await plan_services.task_add(
             ref,
             title="login UI",
             description="",
@@ -120,7 +132,7 @@ def _filled_room(owner: Person) -> Room:
             priority=None,
             agent_id="backend",
         )
-        await room_services.task_update(
+        await plan_services.task_update(
             ref,
             task_id=api["id"],
             status="done",
@@ -130,7 +142,7 @@ def _filled_room(owner: Person) -> Room:
             description=None,
             agent_id="backend",
         )
-        contract = await room_services.context_write(
+        contract = await context_services.context_write(
             ref,
             type_="api_contract",
             summary="auth contract",
@@ -150,7 +162,7 @@ def _filled_room(owner: Person) -> Room:
                 ],
             },
         )
-        await room_services.context_update(
+        await context_services.context_update(
             ref,
             entry_id=contract["id"],
             author="backend",
@@ -178,7 +190,7 @@ def _filled_room(owner: Person) -> Room:
                 ],
             },
         )
-        await room_services.context_write(
+        await context_services.context_write(
             ref,
             type_="arch_decision",
             summary="JWT",
@@ -192,10 +204,10 @@ def _filled_room(owner: Person) -> Room:
                 "consequences": ["rotate keys"],
             },
         )
-        event = await room_services.event_post(
+        event = await events_services.event_post(
             ref, type_="peer_request", from_="frontend", to="backend", payload={"q": "cors?"}
         )
-        await room_services.event_post(
+        await events_services.event_post(
             ref,
             type_="peer_reply",
             from_="backend",
@@ -203,10 +215,10 @@ def _filled_room(owner: Person) -> Room:
             payload={"a": "yes"},
             reply_to=event["id"],
         )
-        await room_services.presence_heartbeat(ref, agent_id="backend")
-        await room_services.var_set(ref, key="port", value="3000", agent_id="backend")
+        await presence_services.presence_heartbeat(ref, agent_id="backend")
+        await vars_services.var_set(ref, key="port", value="3000", agent_id="backend")
 
-    store.run_sync(fill)
+    engine_store.run_sync(fill)
     return room
 
 
@@ -217,15 +229,15 @@ def test_the_room_page_shows_each_agents_tier_and_the_hook_switches(ann: Person)
 
     async def rest() -> None:
         ref = await room_access(caller, room.room_id, write=True)
-        await room_services.presence_heartbeat(ref, agent_id="frontend", idle=True)
-        await room_services.room_mode_set(
+        await presence_services.presence_heartbeat(ref, agent_id="frontend", idle=True)
+        await verification_services.room_mode_set(
             ref, agent_id="lead", evidence_required=None, auto_leases=False
         )
 
     page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
     assert "backend</strong> working" in page
     assert "automatic leases <strong>on</strong>" in page
-    store.run_sync(rest)
+    engine_store.run_sync(rest)
     page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
     assert "frontend</strong> idle" in page
     assert "automatic leases <strong>off</strong>" in page
@@ -427,9 +439,9 @@ def test_deleting_an_account_removes_the_person_and_their_last_owned_teams(ann: 
     async def leftovers() -> int:
         from rooms.keys import RoomKeys
 
-        return int(await store.client().exists(*RoomKeys(room.room_id).durable()))
+        return int(await connections_store.client().exists(*RoomKeys(room.room_id).durable()))
 
-    assert store.run_sync(leftovers) == 0
+    assert engine_store.run_sync(leftovers) == 0
 
 
 def test_changing_the_password(ann: Person) -> None:
@@ -461,7 +473,7 @@ def test_static_files_are_served_without_a_cdn() -> None:
             transport=httpx.ASGITransport(app=application), base_url="http://t"
         ) as c:
             response = await c.get(path)
-        await store.close_client()
+        await engine_store.close_client()
         return response
 
     assert asyncio.run(get("/static/htmx.min.js")).status_code == 200

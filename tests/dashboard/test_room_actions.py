@@ -7,15 +7,18 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from django.test import Client
 
-from rooms import store
+from calls.runner import tool_run
+from rooms.store import engine as engine_store
 from tenants import services
-from tenants.calls import tool_run
 from tenants.models import AuditEvent, Room
 from tests import callers
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import Person
+
+pytestmark = pytest.mark.store
 
 ANN = "person:ann@example.com"
 
@@ -26,7 +29,7 @@ def _room(owner: Person) -> tuple[Room, Any]:
 
 
 def _call(agent: Any, tool: str, room: Room, **args: Any) -> Any:
-    return store.run_sync(tool_run, agent, tool, {"roomId": room.room_id, **args})
+    return engine_store.run_sync(tool_run, agent, tool, {"roomId": room.room_id, **args})
 
 
 def _act(who: Person, room: Room, action: str, **form: str) -> Any:

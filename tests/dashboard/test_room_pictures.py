@@ -13,9 +13,12 @@ import pytest
 from dashboard import plan_graph
 from rooms import clock
 from tests import callers
+from tests.clock import clock_at
 from tests.dashboard.conftest import Person
 from tests.dashboard.test_live_room import _busy_room, _call
 from tests.dashboard.test_pages import _filled_room
+
+pytestmark = pytest.mark.store
 
 RAW_EVENT_ID = re.compile(r"\b\d{13}-\d+\b")
 
@@ -60,13 +63,9 @@ def test_a_task_in_progress_says_for_how_long(ann: Person) -> None:
     agent = callers.team_caller(ann.team.slug)
     task = _call(agent, "add_task", room, title="payments")
     _call(agent, "claim_task", room, taskId=task["id"], agentId="backend")
-    later = clock.now() + timedelta(hours=3, minutes=12, seconds=20)
-    clock.set_clock(lambda: later)
-    try:
+    with clock_at(clock.now() + timedelta(hours=3, minutes=12, seconds=20)):
         board = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
         detail = ann.client.get(f"/rooms/{room.room_id}/tasks/{task['id']}").content.decode()
-    finally:
-        clock.set_clock(None)
     for page in (board, detail):
         assert re.search(r'in progress for <span class="age" title="[^"]+">3 h 12 min</span>', page)
 

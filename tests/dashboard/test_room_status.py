@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from rooms import errors, store
+from calls.runner import tool_run
+from rooms import errors
+from rooms.store import engine as engine_store
 from tenants import services
-from tenants.calls import tool_run
 from tenants.models import AuditEvent, Room
 from tests import callers
 from tests.conftest import new_room_id
 from tests.dashboard.conftest import Person
+
+pytestmark = pytest.mark.store
 
 
 def test_an_owner_pauses_and_reopens_the_room_from_its_page(ann: Person, bob: Person) -> None:
@@ -29,13 +32,13 @@ def test_an_owner_pauses_and_reopens_the_room_from_its_page(ann: Person, bob: Pe
     assert "status-paused" in page and 'value="active" class="primary">Reopen the room' in page
     agent = callers.team_caller(ann.team.slug)
     with pytest.raises(errors.RoomClosedError):
-        store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
+        engine_store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
     audit = AuditEvent.objects.get(action="room.status", object_id=room.room_id)
     assert audit.detail == {"status": "paused", "previous": "active"}
 
     assert ann.client.post(f"/rooms/{room.room_id}/status", {"status": "gone"}).status_code == 400
     ann.client.post(f"/rooms/{room.room_id}/status", {"status": "active"})
-    store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
+    engine_store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "x"})
 
 
 def test_an_owner_archives_exports_and_restores_the_room_from_its_page(
@@ -43,7 +46,7 @@ def test_an_owner_archives_exports_and_restores_the_room_from_its_page(
 ) -> None:
     room = services.room_create(team=ann.team, room_id=new_room_id("archive"), actor="test")
     agent = callers.team_caller(ann.team.slug)
-    store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "kept"})
+    engine_store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "kept"})
     page = ann.client.get(f"/rooms/{room.room_id}/").content.decode()
     assert 'value="archived">Archive the room' in page
 
@@ -63,4 +66,4 @@ def test_an_owner_archives_exports_and_restores_the_room_from_its_page(
 
     ann.client.post(f"/rooms/{room.room_id}/status", {"status": "active"})
     assert Room.objects.get(pk=room.pk).status == "active"
-    store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "after"})
+    engine_store.run_sync(tool_run, agent, "add_task", {"roomId": room.room_id, "title": "after"})

@@ -13,6 +13,8 @@ from dashboard import urls as dashboard_urls
 from tenants import people, services
 from tests.dashboard.conftest import Person
 
+pytestmark = pytest.mark.store
+
 PUBLIC = {
     "landing",
     "signup",
@@ -39,11 +41,11 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
     )
     membership = ann.team.memberships.get()
     entry_id = "c_doesnotmatter"
-    from rooms import store
-    from tenants.calls import tool_run
+    from calls.runner import tool_run
+    from rooms.store import engine as engine_store
     from tests import callers
 
-    task = store.run_sync(
+    task = engine_store.run_sync(
         tool_run,
         callers.team_caller(ann.team.slug),
         "add_task",

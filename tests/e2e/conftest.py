@@ -20,6 +20,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 TEAM_A_SECRET = "e2e-secret-team-a-0123456789"
 TEAM_B_SECRET = "e2e-secret-team-b-0123456789"
+# A server for a test the background jobs play no part in (what it checks is the web
+# process's): no Celery worker, scheduler or webhook relay to start, wait for and stop.
+WEB_ONLY = {"RUN_WORKER": "0", "RUN_RELAY": "0", "HEALTH_PROCESSES": ""}
 
 
 def free_port() -> int:

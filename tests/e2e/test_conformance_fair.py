@@ -8,6 +8,7 @@ only a bound key resolves) are played by wrapping the kit's own calls, against o
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import Iterator
 from typing import Any
@@ -16,7 +17,7 @@ import httpx
 import httpx2
 import pytest
 
-from conformance import Config, kit, run_kit
+from conformance import Config, kit, run_kit, runner
 from tests.e2e.conftest import TEAM_A_SECRET, RunningServer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -205,3 +206,139 @@ def test_roomd_legal_answers_pass_the_protocol_shapes() -> None:
     assert s.LOCK_OURS(lock, "") != []
     assert s.LOCKS([{"resource": "plan", "owner": "alice"}], "") == []
     assert s.PRESENCE({"agentId": "bob", "status": "offline", "lastSeen": None}, "") == []
+
+
+def _like_roomd_keys(
+    server: RunningServer, team_key: str, monkeypatch: pytest.MonkeyPatch
+) -> list[str]:
+    """Our REST API hidden (404), and roomd's own key routes in its place: POST /admin/keys
+    with {note, boundAgentId} answering {keyId, secret, …}, DELETE /admin/keys/<keyId>
+    (both played by our /api/v1/keys). Returns the calls the kit made there."""
+    send = kit.Rest.send
+    seen: list[str] = []
+
+    async def roomd_routes(
+        self: kit.Rest, method: str, path: str, body: Any = None, *, at_root: bool = False
+    ) -> httpx2.Response | None:
+        if not at_root and path.startswith("/keys"):
+            return httpx2.Response(404, json={"error": "Not found"})
+        if at_root and path.startswith("/admin/keys"):
+            seen.append(f"{method} {path}")
+            if method == "POST":
+                made = await send(
+                    self, "POST", "/keys", {"name": body["note"], "agentName": body["boundAgentId"]}
+                )
+                assert made is not None and made.status_code == 201, made
+                key = made.json()
+                return httpx2.Response(201, json={"keyId": key["id"], "secret": key["secret"]})
+            revoked = await send(self, "POST", f"/keys/{path.rsplit('/', 1)[1]}/revoke")
+            assert revoked is not None
+            return httpx2.Response(204 if revoked.status_code < 300 else revoked.status_code)
+        return await send(self, method, path, body, at_root=at_root)
+
+    monkeypatch.setattr(kit.Rest, "send", roomd_routes)
+    return seen
+
+
+def _bound_only(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """roomd's rule: only a key bound to the reviewer approves or rejects."""
+    send = kit.Conn.send
+    resolvers: list[str] = []
+
+    async def bound_only(self: kit.Conn, tool: str, args: dict[str, Any]) -> kit.Answer:
+        team_key_resolving = tool in ("approve", "reject") and not self.label.startswith("bound")
+        if team_key_resolving and args.get("reviewId") != "zzconformancemissing":
+            return kit.Answer(False, None, "Error: only a key bound to the reviewer", None)
+        if tool in ("approve", "reject"):
+            resolvers.append(self.label)
+        return await send(self, tool, args)
+
+    monkeypatch.setattr(kit.Conn, "send", bound_only)
+    return resolvers
+
+
+REVIEW_CHECKS = {
+    "approve (call)",
+    "reject (call)",
+    "reviews: only the named reviewer resolves, and only once (behaviour)",
+}
+
+
+async def test_against_roomd_the_review_checks_mint_a_key_through_roomds_own_route(
+    server: RunningServer, team_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """roomd has no /api/v1: the kit tries roomd's `POST /admin/keys` (boundAgentId) before
+    it skips, resolves the reviews with that key, and revokes it with roomd's DELETE."""
+    seen = _like_roomd_keys(server, team_key, monkeypatch)
+    resolvers = _bound_only(monkeypatch)
+    status = {}
+    for only in ("approve", "reject"):
+        report = await run_kit(Config(url=server.mcp_url, key=team_key, only=only))
+        status.update({f"{o.name} ({o.kind})": o.status for o in report.outcomes})
+        assert report.cleanup.keys_left == []
+    assert {name: status[name] for name in REVIEW_CHECKS} == dict.fromkeys(REVIEW_CHECKS, "PASS")
+    assert "bound to bob" in resolvers
+    assert seen[0] == "POST /admin/keys" and seen[-1].startswith("DELETE /admin/keys/")
+    keys = httpx.get(
+        f"{server.url}/api/v1/keys", headers={"authorization": f"Bearer {team_key}"}, timeout=20
+    ).json()
+    minted = [k for k in keys if k["agentName"] == "bob"]
+    assert minted and all(k["revoked_at"] for k in minted), minted
+
+
+async def test_each_skip_says_why_and_the_summary_counts_each_reason(
+    server: RunningServer, team_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither key route mints (both 404): the review checks skip as "no agent-bound key",
+    each naming what both routes answered; a tool left out is "not offered"; no KEY_B is
+    "no KEY_B". Not every skip is "not offered"."""
+    send = kit.Rest.send
+
+    async def no_minting(
+        self: kit.Rest, method: str, path: str, body: Any = None, *, at_root: bool = False
+    ) -> httpx2.Response | None:
+        if "/keys" in path:
+            return httpx2.Response(404, json={"error": "Not found"})
+        return await send(self, method, path, body, at_root=at_root)
+
+    monkeypatch.setattr(kit.Rest, "send", no_minting)
+    _bound_only(monkeypatch)
+    report = await run_kit(Config(url=server.mcp_url, key=team_key, only="approve"))
+    skipped = {f"{o.name} ({o.kind})": o for o in report.outcomes if o.status == "SKIP"}
+    behaviour = "reviews: only the named reviewer resolves, and only once (behaviour)"
+    assert set(skipped) == {"approve (call)", behaviour}, report.render()
+    for outcome in skipped.values():
+        assert outcome.reason == kit.NO_BOUND_KEY
+        assert "/api/v1/keys (ours) answered HTTP 404" in outcome.detail, outcome.detail
+        assert "/admin/keys (roomd) answered HTTP 404" in outcome.detail, outcome.detail
+    assert not report.failed, report.render()
+    assert f"2 skipped ({kit.NO_BOUND_KEY}: 2)" in report.summary(), report.summary()
+    surface = frozenset(t for t in runner.ROOMD_TOOLS if t != "list_reviews")
+    left_out = await run_kit(
+        Config(url=server.mcp_url, key=team_key, only="list_reviews", surface=surface)
+    )
+    assert f"2 skipped ({kit.NOT_OFFERED}: 2)" in left_out.summary(), left_out.summary()
+    teams = await run_kit(Config(url=server.mcp_url, key=team_key, only="teams: "))
+    assert f"({kit.NO_KEY_B}: " in teams.summary() and "not offered" not in teams.summary()
+
+
+async def test_roomds_answer_to_the_history_of_an_unknown_entry_fails_only_the_ours_check(
+    server: RunningServer, team_key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """roomd answers get_context_history of an unknown id without an error: the protocol's
+    bad input (a missing id) passes there, and only the `ours` check says we refuse it."""
+    send = kit.Conn.send
+
+    async def like_roomd(self: kit.Conn, tool: str, args: dict[str, Any]) -> kit.Answer:
+        if tool == "get_context_history" and args.get("id") == "zzconformancemissing":
+            value = {"id": args["id"], "current": None, "history": []}
+            return kit.Answer(True, value, json.dumps(value), None)
+        return await send(self, tool, args)
+
+    monkeypatch.setattr(kit.Conn, "send", like_roomd)
+    report = await run_kit(Config(url=server.mcp_url, key=team_key, only="get_context_history"))
+    status = {(o.name, o.kind, o.source): o.status for o in report.outcomes}
+    assert status[("get_context_history", "bad input", "protocol")] == "PASS"
+    ours = "unknown context ids are refused: get_context_history"
+    assert status[(ours, "behaviour", "ours")] == "FAIL"
+    assert [o.name for o in report.failed] == [ours]

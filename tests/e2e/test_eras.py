@@ -47,8 +47,8 @@ async def test_the_core_workflow_in_each_era(server: RunningServer, mode: str) -
 async def test_a_modern_client_sends_its_trace_context_through(server: RunningServer) -> None:
     """`_meta.traceparent` from the SDK reaches the events the call writes: the same room's
     webhooks send it on (tests/tenants/test_webhooks.py)."""
-    from rooms import store
     from rooms.keys import RoomKeys
+    from rooms.store import events as events_store
 
     room = new_room_id("era")
     trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -59,5 +59,7 @@ async def test_a_modern_client_sends_its_trace_context_through(server: RunningSe
             meta=RequestParamsMeta(traceparent=trace),  # type: ignore[typeddict-unknown-key]
         )
         assert not result.is_error
-    entries = await store.event_range(RoomKeys(room), start="-", end="+", count=5, reverse=True)
+    entries = await events_store.event_range(
+        RoomKeys(room), start="-", end="+", count=5, reverse=True
+    )
     assert dict(entries[0][1])["trace"] == trace

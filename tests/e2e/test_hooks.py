@@ -138,7 +138,7 @@ async def test_an_unconfigured_or_unreachable_guard_never_locks_anyone_out(
 ) -> None:
     unconfigured = {k: v for k, v in os.environ.items() if not k.startswith("ROOMSERVICE_")}
     checked = run(["sh", str(GUARD), "check", "src/app.py"], repo, unconfigured)
-    assert checked.returncode == 0 and "not configured" in checked.stderr
+    assert checked.returncode == 0 and "Roomservice hooks are off here" in checked.stderr
 
     away = guard_env(server, new_room_id("hooks"), ROOMSERVICE_URL="http://127.0.0.1:9")
     checked = run(["sh", str(GUARD), "check", "src/app.py"], repo, away)
@@ -190,7 +190,7 @@ async def test_the_session_start_hook_reports_unread_messages_once(
     assert "1 unread message for alice" in first.stdout
     assert f'From bob, subject "schema change" (messageId {sent["messageId"]})' in first.stdout
     assert TRICKY_BODY in first.stdout  # braces, quotes, a newline and a backslash, as sent
-    assert f"call ack_message with messageId {sent['messageId']}" in first.stdout
+    assert f"answer with send_message (replyTo {sent['messageId']})" in first.stdout
     again = run(["sh", str(GUARD), "unread"], repo, env, stdin=start)
     assert again.returncode == 0 and again.stdout == ""  # the first run marked it read
 
@@ -210,7 +210,7 @@ async def test_the_claude_stop_hook_keeps_the_agent_going_until_its_messages_are
 
     assert held.returncode == 2  # Claude Code's "don't stop": stderr becomes the reason
     assert "please review src/api.py" in held.stderr and sent["messageId"] in held.stderr
-    assert "ack_message" not in held.stderr  # no ack was asked for
+    assert "acknowledgement" not in held.stderr  # no ack was asked for
     # Claude Code goes on with stop_hook_active: the messages are read, so it may stop now.
     assert run(stop, repo, env, stdin=stop_payload(active=True)).returncode == 0
     # Unless something new arrived meanwhile: new messages still hold it, once each.
@@ -309,7 +309,10 @@ async def test_the_message_hooks_never_hold_an_agent_back_when_the_server_is_awa
 ) -> None:
     unconfigured = {k: v for k, v in os.environ.items() if not k.startswith("ROOMSERVICE_")}
     away = guard_env(server, new_room_id("hooks"), ROOMSERVICE_URL="http://127.0.0.1:9")
-    for env, warning in ((unconfigured, "not configured"), (away, "did not answer")):
+    for env, warning in (
+        (unconfigured, "Roomservice hooks are off here"),
+        (away, "did not answer"),
+    ):
         for mode, answer in (
             ("unread", ""),
             ("claude-stop", ""),
@@ -433,3 +436,25 @@ def test_a_hostile_holder_path_or_message_reaches_no_terminal_raw(
     assert "hello[2J]0;pwned31m world" in runs["unread"].stdout
     assert runs["claude-stop"].returncode == 2 and "hello" in runs["claude-stop"].stderr
     assert "hello" in json.loads(runs["cursor-start"].stdout)["additional_context"]
+
+
+def test_install_never_writes_through_a_linked_hooks_folder(repo: Path, tmp_path: Path) -> None:
+    """P1, as the attacker: the repository holds `.husky -> elsewhere`, and husky's own
+    setup pointed core.hooksPath at it."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / ".husky").symlink_to(elsewhere)
+    subprocess.run(["git", "config", "core.hooksPath", ".husky"], cwd=repo, check=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ROOMSERVICE_", "GIT_"))}
+
+    refused = run(["sh", str(GUARD), "install"], repo, {**env, "AGENT": "alice"})
+
+    assert refused.returncode == 1 and ".husky is a symbolic link" in refused.stderr
+    assert not list(elsewhere.iterdir())
+    # The legitimate path beside it: a plain hooks folder, and the agent this worktree's own.
+    subprocess.run(["git", "config", "--unset", "core.hooksPath"], cwd=repo, check=True)
+    installed = run(["sh", str(GUARD), "install"], repo, {**env, "AGENT": "alice"})
+    assert installed.returncode == 0, installed.stderr
+    assert (repo / ".git" / "hooks" / "pre-commit").read_bytes() == GUARD.read_bytes()
+    named = run(["git", "config", "--worktree", "--get", "roomservice.agent"], repo, env)
+    assert named.stdout == "alice\n"

@@ -16,11 +16,12 @@ from typing import Any
 import httpx
 import pytest
 
+from calls import hooks
 from config.embedded_redis import EmbeddedRedis
 from dashboard.views.connect import claude_http_hooks
 from rooms import schemas
 from tests.conftest import new_room_id
-from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, RunningServer, start_server
+from tests.e2e.conftest import TEAM_A_SECRET, TEAM_B_SECRET, WEB_ONLY, RunningServer, start_server
 from tests.e2e.test_push import mcp, mcp_call, mcp_error
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -57,9 +58,12 @@ async def hook(
     agent: str | None = "alice",
     client: str = "claude-code",
     content: bytes | None = None,
+    root: str | None = None,
 ) -> Any:
     """The hook's answer: always a 200 with a JSON object."""
     headers = {"Content-Type": "application/json"}
+    if root is not None:
+        headers["X-Roomservice-Root"] = root
     if secret is not None:
         headers["Authorization"] = f"Bearer {secret}"
     if agent is not None:
@@ -300,7 +304,7 @@ async def test_stop_keeps_the_agent_going_once_with_its_unread_messages(
         reason = held["reason"]
         assert "please review src/api.py" in reason and 'From bob, subject "review"' in reason
         assert sent["messageId"] in reason
-        assert f"call ack_message with messageId {sent['messageId']}" in reason
+        assert f"answer with send_message (replyTo {sent['messageId']})" in reason
         assert await hook(http, server, room, payload("Stop")) == {}  # read now: it may stop
 
 
@@ -381,9 +385,9 @@ async def test_the_session_start_command_the_connect_page_gives_posts_to_the_roo
     Claude Code runs it (sh -c, the payload on stdin, the key in the environment)."""
     room = new_room_id("hh-curl")
     url = f"{server.url}/api/v1/rooms/{room}/hooks/claude-code"
-    [entry] = json.loads(claude_http_hooks(url))["hooks"]["SessionStart"]
+    [entry] = json.loads(claude_http_hooks(url, "alice"))["hooks"]["SessionStart"]
     command = entry["hooks"][0]["command"]
-    env = {**os.environ, "ROOMSERVICE_KEY": TEAM_A_SECRET, "ROOMSERVICE_AGENT": "alice"}
+    env = {**os.environ, "ROOMSERVICE_KEY": TEAM_A_SECRET}  # the agent's name is written in
     async with httpx.AsyncClient(timeout=30) as http:
         await bob_tells_alice(http, server, room, body="hello from bob")
 
@@ -412,7 +416,7 @@ async def test_a_long_orientation_is_cut_with_how_many_more(server: RunningServe
             await mcp(http, server.url, "claim_task", roomId=room, taskId=task["id"], agentId=owner)
         context = await session_start(http, server, room)
     assert len(context) <= 2_000
-    assert "…and 1 more (get_my_tasks)" in context  # 6 of alice's tasks, 5 shown
+    assert "…and 1 more (get_my_summary)" in context  # 6 of alice's tasks, 5 shown
     assert "…and" in context.splitlines()[-1]
 
 
@@ -454,12 +458,48 @@ async def test_the_rooms_switches_turn_automatic_leases_and_edit_refusals_off(
         ]
 
 
+async def test_the_same_file_spelled_differently_is_still_refused(server: RunningServer) -> None:
+    """P6: the attacker (or an honest agent) names a leased file from a session started in a
+    subfolder, or in another letter case (one file on macOS and Windows)."""
+    room = new_room_id("hh-spelled")
+    async with httpx.AsyncClient(timeout=30) as http:
+        await mcp(
+            http, server.url, "lease_claim", roomId=room, agentId="bob", path="src/api/users.py"
+        )
+        for cwd, file_path in (
+            (f"{CWD}/src", f"{CWD}/src/api/users.py"),  # a session started in src/
+            (f"{CWD}/src/api", "users.py"),  # relative to it
+            (CWD, f"{CWD}/SRC/Api/Users.py"),  # another letter case
+            (f"{CWD}/src", f"{CWD}/src/API/users.PY"),
+        ):
+            body = {**payload("PreToolUse-Write", path=file_path), "cwd": cwd}
+            answer = await hook(http, server, room, body, root="/home/alice/checkout")
+            assert "leased exclusively by bob" in denial(answer), (cwd, file_path)
+
+        # The legitimate path beside it: a free file edited from the subfolder is leased by its
+        # path from the checkout's top, its letter case kept; the root may be percent-encoded.
+        edit = {
+            **payload("PostToolUse-Write", path=f"{CWD}/src/api/NewThing.py"),
+            "cwd": f"{CWD}/src",
+        }
+        assert await hook(http, server, room, edit, root="/home/alice/check%6Fut") == {}
+        assert [x["path"] for x in await leases_of(http, server, room, "alice")] == [
+            "src/api/NewThing.py"
+        ]
+        free = {**payload("PreToolUse-Write", path=f"{CWD}/src/api/other.py"), "cwd": f"{CWD}/src"}
+        assert await hook(http, server, room, free, root=CWD) == {}
+
+
 # --- Whatever goes wrong is "no decision", and writes nothing -------------------------------------
 
 
-async def test_a_bad_body_an_unknown_event_or_client_or_a_refused_caller_is_no_decision(
-    server: RunningServer,
-) -> None:
+def told(answer: Any, notice: str) -> None:
+    """The answer decides nothing and only tells the person `notice`."""
+    assert answer == {"systemMessage": notice}, answer
+    assert TEAM_A_SECRET not in notice and TEAM_B_SECRET not in notice
+
+
+async def test_a_bad_body_an_unknown_event_or_client_is_no_decision(server: RunningServer) -> None:
     room = new_room_id("hh-bad")
     edit = payload("PostToolUse-Edit", path=in_cwd("src/app.py"))
     async with httpx.AsyncClient(timeout=30) as http:
@@ -469,27 +509,68 @@ async def test_a_bad_body_an_unknown_event_or_client_or_a_refused_caller_is_no_d
         for answer in (
             await hook(http, server, room, None, content=b"not json"),
             await hook(http, server, room, None, content=b"[1, 2]"),
-            await hook(http, server, room, None, content=b'{"a": "' + b"x" * 1_000_001 + b'"}'),
             await hook(http, server, room, None, content=b"[" * 100_000),
             await hook(http, server, room, unknown_event),
             await hook(http, server, room, no_path),
             await hook(http, server, room, {k: v for k, v in edit.items() if k != "session_id"}),
             await hook(http, server, room, edit, client="cursor"),
-            await hook(http, server, room, edit, secret=None),
-            await hook(http, server, room, edit, secret="rs_live_not-a-key-0123456789"),
-            await hook(http, server, room, edit, agent=None),  # an unbound key names no agent
-            await hook(http, server, room, edit, agent="person:ann@example.com"),
         ):
             assert answer == {}
+        # Over 1 MB: 413 before the body is read (config.body_limit), which Claude Code also
+        # takes as a non-blocking error.
+        big = b'{"a": "' + b"x" * 1_000_001 + b'"}'
+        url = f"{server.url}/api/v1/rooms/{room}/hooks/claude-code"
+        assert (await http.post(url, content=big)).status_code == 413
         assert (await mcp(http, server.url, "lease_list", roomId=room))["leases"] == []
+
+
+@pytest.mark.parametrize(
+    ("secret", "agent", "notice"),
+    [
+        (None, "alice", hooks.NOTICE_KEY),
+        ("rs_live_not-a-key-0123456789", "alice", hooks.NOTICE_KEY),
+        (TEAM_A_SECRET, None, hooks.NOTICE_NO_AGENT),  # the README's old setup: no agent
+        (TEAM_A_SECRET, "", hooks.NOTICE_NO_AGENT),
+        (
+            TEAM_A_SECRET,
+            "person:ann@example.com",
+            hooks.NOTICE_AGENT_PERSON.format(given="person:ann@example.com"),
+        ),
+    ],
+)
+async def test_hooks_that_cannot_act_tell_the_person_once_a_session_and_decide_nothing(
+    server: RunningServer, secret: str | None, agent: str | None, notice: str
+) -> None:
+    room = new_room_id("hh-told")
+    session = new_room_id("sess")
+    async with httpx.AsyncClient(timeout=30) as http:
+        await mcp(http, server.url, "lease_claim", roomId=room, agentId="bob", path="src/**")
+        start = await hook(
+            http, server, room, payload("SessionStart", session=session), secret=secret, agent=agent
+        )
+        told(start, notice)
+        for name, path in (("PreToolUse-Edit", "src/app.py"), ("PostToolUse-Edit", "lib/x.py")):
+            again = payload(name, session=session, path=in_cwd(path))
+            assert await hook(http, server, room, again, secret=secret, agent=agent) == {}
+        # Another session is told again; the room is untouched.
+        other = payload("Stop", session=session + "-2")
+        told(await hook(http, server, room, other, secret=secret, agent=agent), notice)
+        assert [x["holder"] for x in await leases_of(http, server, room, "bob")] == ["bob"]
+        assert await mcp(http, server.url, "lease_list", roomId=room, agentId="alice") == {
+            "leases": [],
+            "count": 0,
+        }
 
 
 async def test_an_unknown_room_is_no_decision_and_is_not_created(server: RunningServer) -> None:
     room = new_room_id("hh-nobody")
+    session = new_room_id("sess-nobody")
     async with httpx.AsyncClient(timeout=30) as http:
-        edit = payload("PostToolUse-Edit", path=in_cwd("a.py"))
-        for body in (edit, payload("SessionStart"), payload("Stop"), payload("SessionEnd")):
-            assert await hook(http, server, room, body) == {}
+        edit = payload("PostToolUse-Edit", path=in_cwd("a.py"), session=session)
+        told(await hook(http, server, room, edit), hooks.NOTICE_ROOM.format(room=room))
+        for name in ("SessionStart", "Stop", "SessionEnd"):
+            body = payload(name, session=session)
+            assert await hook(http, server, room, body) == {}  # told once this session
         rooms = await mcp(http, server.url, "list_rooms")
     assert room not in {r["roomId"] for r in rooms}
 
@@ -505,15 +586,22 @@ async def test_another_teams_key_on_a_room_gets_no_decision_and_changes_nothing(
         await bob_tells_alice(http, server, room, body="team a's secret")
         before = await mcp(http, server.url, "lease_list", roomId=room)
 
-        for name, path in (
-            ("PreToolUse-Edit", in_cwd("src/app.py")),
-            ("PostToolUse-Edit", in_cwd("lib/x.py")),
-            ("SessionStart", None),
-            ("Stop", None),
-            ("SessionEnd", None),
+        session = new_room_id("sess-b")
+        for number, (name, path) in enumerate(
+            (
+                ("PreToolUse-Edit", in_cwd("src/app.py")),
+                ("PostToolUse-Edit", in_cwd("lib/x.py")),
+                ("SessionStart", None),
+                ("Stop", None),
+                ("SessionEnd", None),
+            )
         ):
-            answer = await hook(http, server, room, payload(name, path=path), secret=TEAM_B_SECRET)
-            assert answer == {}, (name, answer)
+            body = payload(name, path=path, session=session)
+            answer = await hook(http, server, room, body, secret=TEAM_B_SECRET)
+            if number == 0:  # the same words as for a room that does not exist
+                told(answer, hooks.NOTICE_ROOM.format(room=room))
+            else:
+                assert answer == {}, (name, answer)
 
         assert await mcp(http, server.url, "lease_list", roomId=room) == before
         # Beside it, team A's own hooks work: the message is still unread, the lease refuses.
@@ -532,7 +620,7 @@ async def test_another_teams_key_on_a_room_gets_no_decision_and_changes_nothing(
 def thrifty_server() -> Iterator[RunningServer]:
     """A server where team keys get 4 calls a minute (its budgets under keys of its own)."""
     prefix = os.environ.get("REDIS_KEY_PREFIX", "rs") + "-thrifty"
-    running = start_server({"RATE_LIMIT_PER_MINUTE": "4", "REDIS_KEY_PREFIX": prefix})
+    running = start_server({"RATE_LIMIT_PER_MINUTE": "4", "REDIS_KEY_PREFIX": prefix, **WEB_ONLY})
     yield running
     running.stop()
 
@@ -546,14 +634,17 @@ async def test_an_exhausted_budget_is_no_decision(thrifty_server: RunningServer)
         before = payload("PreToolUse-Edit", path=in_cwd("src/app.py"))
         answers = [await hook(http, thrifty_server, room, before) for _ in range(5)]
     assert "hookSpecificOutput" in answers[0]
-    assert answers[-1] == {}  # over the limit: no decision, not an error
+    # Over the limit: no decision, not an error; the person is told why, once.
+    notices = [a["systemMessage"] for a in answers if "systemMessage" in a]
+    assert len(notices) == 1 and notices[0].startswith("Roomservice hooks could not act: ")
+    assert answers[-1] == {}
 
 
 @pytest.mark.single_redis
 async def test_a_store_outage_is_no_decision() -> None:
     own = EmbeddedRedis(folder=Path(tempfile.mkdtemp(prefix="rs-hooks-")), persistent=False)
     url = own.start()
-    server = start_server({"REDIS_URL": url, "RUN_WORKER": "0", "RUN_RELAY": "0"})
+    server = start_server({"REDIS_URL": url, **WEB_ONLY})
     try:
         room = new_room_id("hh-outage")
         before = payload("PreToolUse-Edit", path=in_cwd("src/app.py"))
@@ -566,6 +657,8 @@ async def test_a_store_outage_is_no_decision() -> None:
             after = payload("PostToolUse-Edit", path=in_cwd("lib/x.py"))
             for body in (before, after, payload("Stop")):
                 assert await hook(http, server, room, body) == {}
+            # Only a session's start says that the hooks cannot reach the room.
+            told(await hook(http, server, room, payload("SessionStart")), hooks.NOTICE_STORE)
     finally:
         server.stop()
         own.stop()

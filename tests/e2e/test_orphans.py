@@ -1,6 +1,7 @@
 """Whatever `make run` starts dies with it, however it dies: here the way a supervisor ends
-it, kill -9 of its whole process group — the Celery worker, the webhook relay and the
-embedded Redis must not live on as orphans."""
+it, kill -9 of its whole process group — the Celery worker (and its beat process), the
+webhook relay and the embedded Redis must not live on as orphans, wherever `make run` was
+started: also by a launcher that ignores or blocks SIGTERM, which its children inherit."""
 
 from __future__ import annotations
 
@@ -43,6 +44,20 @@ def descendants(pid: int) -> set[int]:
     return found
 
 
+def of_this_run(var: Path) -> set[int]:
+    """Every live process with this run's folder in its environment: what `make run` started
+    and what they started (the worker's beat process too), wherever they were reparented."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and entry != str(os.getpid()):
+            with contextlib.suppress(OSError):
+                if f"ROOMSERVICE_VAR_DIR={var}\0".encode() in Path(
+                    f"/proc/{entry}/environ"
+                ).read_bytes() and alive(int(entry)):
+                    found.add(int(entry))
+    return found
+
+
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -68,11 +83,31 @@ def bounded(check: object, bound: float) -> bool:
     return False
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
-@pytest.mark.single_redis
-def test_kill_9_of_make_runs_group_leaves_no_orphans() -> None:
-    var = Path(tempfile.mkdtemp(prefix="rs-orphans-"))
-    port = free_port()
+def _ignoring() -> None:
+    """A launcher that ignores the stopping signals (`trap '' TERM INT HUP`, some supervisors):
+    SIG_IGN survives exec."""
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def _blocking() -> None:
+    """A launcher that blocks them (a runner's thread with a signal mask): the mask survives
+    exec, so the children of a `make run` started there could not be told to stop."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, (signal.SIGTERM, signal.SIGINT, signal.SIGHUP))
+
+
+# Where `make run` is started: a plain shell, a script under coreutils `timeout` (make run is
+# then timeout's child, and the group killed is timeout's), and launchers that hand it
+# SIGTERM ignored or blocked.
+LAUNCHERS = {
+    "plain": ([], None),
+    "timeout": (["timeout", "600"], None),
+    "signals-ignored": ([], _ignoring),
+    "signals-blocked": ([], _blocking),
+}
+
+
+def _launch(var: Path, port: int, launcher: str) -> subprocess.Popen[bytes]:
     env = {
         k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "CELERY_TASK_ALWAYS_EAGER")
     }
@@ -86,33 +121,75 @@ def test_kill_9_of_make_runs_group_leaves_no_orphans() -> None:
             "DJANGO_SETTINGS_MODULE": "config.settings",
         }
     )
+    prefix, preexec = LAUNCHERS[launcher]
     with (var / "serve.log").open("ab") as log:
-        serve = subprocess.Popen(
-            [sys.executable, "-m", "config.serve"],
+        return subprocess.Popen(
+            [*prefix, sys.executable, "-m", "config.serve"],
             cwd=ROOT,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, as under a supervisor
+            preexec_fn=preexec,
         )
+
+
+def _family_up(var: Path, port: int, serve: subprocess.Popen[bytes]) -> None:
+    """Once it answers and the worker with its beat process, the relay and the embedded
+    Redis are up (their command lines say so)."""
+    assert bounded(lambda: _healthy(port), 60), (var / "serve.log").read_text()[-2000:]
+    assert bounded(
+        lambda: (
+            sorted(
+                part
+                for pid in descendants(serve.pid)
+                for part in ("config.celery", "relay_webhooks", "redis-server")
+                if part in names({pid})
+            )
+            == ["config.celery", "config.celery", "redis-server", "relay_webhooks"]
+        ),
+        60,
+    ), names(descendants(serve.pid))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.single_redis
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_kill_9_of_make_runs_group_leaves_no_orphans(launcher: str) -> None:
+    var = Path(tempfile.mkdtemp(prefix="rs-orphans-"))
+    port = free_port()
+    serve = _launch(var, port, launcher)
     try:
-        assert bounded(lambda: _healthy(port), 60), (var / "serve.log").read_text()[-2000:]
-        # The worker, the relay and the embedded Redis are up (their command lines say so).
-        assert bounded(
-            lambda: all(
-                part in names(descendants(serve.pid))
-                for part in ("celery", "relay_webhooks", "redis-server")
-            ),
-            60,
-        ), names(descendants(serve.pid))
-        family = descendants(serve.pid)
+        _family_up(var, port, serve)
         os.killpg(serve.pid, signal.SIGKILL)  # the whole group, no chance to clean up
         serve.wait(timeout=10)
-        left = lambda: {pid for pid in family if alive(pid)}  # noqa: E731
-        assert bounded(lambda: not left(), 30), f"orphans: {names(left())}"
+        assert bounded(lambda: not of_this_run(var), 30), f"orphans: {names(of_this_run(var))}"
         assert not (var / "redis" / "redis.sock").exists() or not _redis_answers(var)
     finally:
-        for pid in descendants(serve.pid) | {serve.pid}:
+        for pid in of_this_run(var) | {serve.pid}:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.single_redis
+@pytest.mark.parametrize("launcher", ["signals-ignored", "signals-blocked"])
+def test_sigterm_stops_everything_in_order_whatever_the_launcher_did(launcher: str) -> None:
+    """The graceful path holds there too: SIGTERM reaches `make run`, which stops its
+    children (they stop on their SIGTERM: the embedded Redis removes its socket) and ends 0."""
+    var = Path(tempfile.mkdtemp(prefix="rs-orphans-"))
+    port = free_port()
+    serve = _launch(var, port, launcher)
+    try:
+        _family_up(var, port, serve)
+        serve.send_signal(signal.SIGTERM)
+        # Well inside the 15 s after which it kills a child that did not stop on SIGTERM.
+        assert serve.wait(timeout=14) == 0, (var / "serve.log").read_text()[-2000:]
+        assert bounded(lambda: not of_this_run(var), 10), f"left: {names(of_this_run(var))}"
+        assert not (var / "redis" / "redis.sock").exists()  # a SIGTERM'd Redis, not a killed one
+        assert (var / "redis" / "redis.log").read_text().count("ready to exit, bye bye") == 1
+    finally:
+        for pid in of_this_run(var) | {serve.pid}:
             with contextlib.suppress(OSError):
                 os.kill(pid, signal.SIGKILL)
 

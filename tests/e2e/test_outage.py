@@ -14,7 +14,7 @@ import pytest
 from config.embedded_redis import EmbeddedRedis
 from rooms.errors import STORE_UNAVAILABLE
 from tests.conftest import new_room_id
-from tests.e2e.conftest import TEAM_A_SECRET, start_server
+from tests.e2e.conftest import TEAM_A_SECRET, WEB_ONLY, start_server
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +54,11 @@ def test_a_redis_outage_is_named_bounded_and_recovered_from_without_a_restart() 
     own = EmbeddedRedis(folder=redis_dir, persistent=False)
     url = own.start()
     server = start_server(
-        {"REDIS_URL": url, "RUN_WORKER": "0", "RUN_RELAY": "0", "SSE_KEEPALIVE_SECONDS": "1"}
+        {
+            "REDIS_URL": url,
+            **WEB_ONLY,  # only Redis matters here
+            "SSE_KEEPALIVE_SECONDS": "1",
+        }
     )
     try:
         room = new_room_id("outage")

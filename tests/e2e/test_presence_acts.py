@@ -5,12 +5,12 @@ reach it, and its hook calls keep its claim and its file lease alive."""
 
 from __future__ import annotations
 
-import asyncio
-
+import anyio
 import httpx
 import pytest
 
-from tests.conftest import new_room_id
+from rooms.keys import RoomKeys
+from tests.conftest import new_room_id, redis_for_assertions
 from tests.e2e.conftest import RunningServer
 from tests.e2e.test_hooks_http import hook, in_cwd, leases_of, payload
 from tests.e2e.test_push import mcp
@@ -63,8 +63,25 @@ async def test_a_claim_only_agent_is_known_and_its_hook_calls_keep_what_it_holds
         # Within a tenth of the term an act rewrites nothing.
         before = await mcp(http, server.url, "get_task", roomId=room, taskId=task["id"])
         assert before["lease_expires_at"] == claimed["lease_expires_at"]
-        await asyncio.sleep(6.5)  # past a tenth of the 60 s term: the next act renews it
-        await hook(http, server, room, payload("Stop"), agent="backend")
-        after = await mcp(http, server.url, "get_task", roomId=room, taskId=task["id"])
-        assert after["lease_expires_at"] > before["lease_expires_at"]
+        # Past a tenth of the 60 s term the next act renews it. The server's clock cannot be
+        # moved from here; its stored lease expiry can: 6.5 s earlier is the term begun 6.5 s
+        # ago, as if the test had slept that long.
+        r = redis_for_assertions()
+        try:
+            claims = RoomKeys(room).claims
+            due = r.zscore(claims, task["id"])
+            assert due is not None, "the leased claim is not in the claims set"
+            r.zadd(claims, {task["id"]: due - 6_500})
+        finally:
+            r.close()
+        # A read marks its agent present at most once a second (READ_PRESENCE_EVERY_MS), and
+        # leases_of just did: Stop again until one is past that (a bounded wait, shorter than
+        # the 6 s tenth itself, so only the aged term can be what renews).
+        with anyio.fail_after(5):
+            while True:
+                await hook(http, server, room, payload("Stop"), agent="backend")
+                after = await mcp(http, server.url, "get_task", roomId=room, taskId=task["id"])
+                if after["lease_expires_at"] > before["lease_expires_at"]:
+                    break
+                await anyio.sleep(0.1)
         assert after["owner"] == "backend"

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from tests.conftest import new_room_id, on_cluster
-from tests.e2e.conftest import TEAM_A_SECRET, start_server
+from tests.e2e.conftest import TEAM_A_SECRET, WEB_ONLY, start_server
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +43,7 @@ def api(
 
 def test_revocation_reaches_every_process_on_the_next_request() -> None:
     shared = Path(tempfile.mkdtemp(prefix="rs-two-"))
-    env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}"}
+    env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}", **WEB_ONLY}
     one = start_server(env, var_dir=shared / "one")
     two = start_server(env, var_dir=shared / "two")
     try:
@@ -134,7 +134,7 @@ class StreamReader:
 @pytest.mark.anyio
 async def test_a_key_revoked_on_one_process_ends_its_stream_and_wait_on_another() -> None:
     shared = Path(tempfile.mkdtemp(prefix="rs-live-"))
-    env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}"}
+    env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}", **WEB_ONLY}
     one = start_server(env, var_dir=shared / "one")
     two = start_server(env, var_dir=shared / "two")
     try:
@@ -192,7 +192,9 @@ async def test_a_key_revoked_on_one_process_ends_its_stream_and_wait_on_another(
 
 @pytest.mark.anyio
 async def test_every_stream_ends_after_its_lifetime_and_resumes_without_a_gap() -> None:
-    server = start_server({"SSE_MAX_LIFETIME_SECONDS": "2", "SSE_KEEPALIVE_SECONDS": "1"})
+    server = start_server(
+        {"SSE_MAX_LIFETIME_SECONDS": "2", "SSE_KEEPALIVE_SECONDS": "1", **WEB_ONLY}
+    )
     try:
         room_id = new_room_id("life")
         mcp(server.url, TEAM_A_SECRET, "heartbeat", {"roomId": room_id, "agentId": "a"})

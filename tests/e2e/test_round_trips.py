@@ -78,11 +78,7 @@ async def test_a_warm_tool_call_makes_at_most_two_round_trips(server: RunningSer
                 await _call(http, server.url, secret, tool, {"roomId": room, **args})
                 await watched.settle()
                 counts[tool] = [c for c in watched.outer[before:] if _ours(c, room, team_id)]
-    touch = script_source(
-        lua.write_step(
-            scripts.PRESENCE_TOUCH_SCRIPT, wrote="always", keyed=False, turn=False, present=True
-        )
-    )
+    touch = script_source(lua.write_step(scripts.PRESENCE_TOUCH_SCRIPT, wrote="always"))
     touch_sha = hashlib.sha1(touch.encode()).hexdigest()
     for tool, seen in counts.items():
         commands = [c for c in seen if touch_sha not in c]

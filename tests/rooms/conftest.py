@@ -6,12 +6,13 @@ from typing import Any
 
 import pytest
 
-from rooms import clock, registry
+from rooms import registry
 from rooms.refs import RoomRef
 from rooms.schemas import RoomInput
 from tenants.access import room_access
 from tenants.capabilities import Caller
 from tests import callers
+from tests.clock import clock_at
 
 RoomCheck = Callable[[str, bool], Awaitable[RoomRef]]
 
@@ -44,9 +45,5 @@ def _database(transactional_db: None) -> None:
 @pytest.fixture
 def frozen_clock() -> Iterator[list[datetime]]:
     """A clock the test moves by hand (far ahead of any other test's claims and leases)."""
-    now = [datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)]
-    clock.set_clock(lambda: now[0])
-    try:
+    with clock_at(datetime(2031, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)) as now:
         yield now
-    finally:
-        clock.set_clock(None)

@@ -216,6 +216,12 @@ BENIGN_TEXTS: list[str] = [
     "pypi-AgE prefix",
     "the us-east-1 region",
     "sig=abc",
+    # Escapes in ordinary text: URL-encoded queries and paths, JSON-escaped strings.
+    "GET /search?q=rs%5Flive%5F+prefix&sort=created%5Fat&page=2",
+    "https://example.com/files/my%20report%5Ffinal%2Dv2.pdf?download=1",
+    "the key prefix is rs%5Flive%5F, then 43 characters",
+    '{"name": "caf\\u00e9", "path": "C:\\\\users\\\\rs_live", "sep": "\\u005f"}',
+    "100% done; 50%5F is not an escape we care about; \\u not followed by hex",
 ]
 
 BENIGN_PAYLOADS: list[dict[str, Any]] = [
@@ -561,6 +567,24 @@ CREDENTIALS: list[Credential] = [
     _c("Roomservice rs_share_", "share link ?t=", "rs" + "_share_" + token(URLSAFE, 43, "rs4")),
     _c("Roomservice rs_join_", "join with ", "rs" + "_join_" + token(URLSAFE, 43, "rs5")),
     _c("Roomservice whsec_", "webhook secret ", "wh" + "sec_" + token(URLSAFE, 43, "rs6")),
+    # Our own keys spelled with escapes (issue 31, P4): in a URL's query, in JSON as text.
+    _c(
+        "Roomservice rs_live_ URL-encoded",
+        "GET /hook?key=",
+        ("rs" + "_live_" + token(URLSAFE, 43, "rs7")).replace("_", "%5F"),
+        "&room=demo",
+    ),
+    _c(
+        "Roomservice rs_inv_ URL-encoded, lowercase",
+        "?k=",
+        ("rs" + "_inv_" + token(URLSAFE, 43, "rs8")).replace("_", "%5f").replace("-", "%2d"),
+    ),
+    _c(
+        "Roomservice rs_live_ JSON-escaped",
+        '{"key": "',
+        ("rs" + "_live_" + token(URLSAFE, 43, "rs9")).replace("_", "\\u005f"),
+        '"}',
+    ),
     _c("static API_KEYS secret", "ROOMSERVICE_KEY=", _STATIC),
     _c("static API_KEYS secret glued", "Bearer", _STATIC),
 ]

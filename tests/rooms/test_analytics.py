@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import clock
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio

@@ -10,9 +10,13 @@ from typing import Any
 
 import pytest
 
-from rooms import clock, errors, selectors, services, store
+from rooms import clock, errors
 from rooms.keys import claims_due
 from rooms.refs import RoomRef
+from rooms.selectors import plan as plan_selectors
+from rooms.services import plan as plan_services
+from rooms.services import presence as presence_services
+from rooms.store import plan as plan_store
 from tests.conftest import redis_for_assertions
 from tests.rooms.test_plan import add, all_events, invoke, update
 
@@ -20,7 +24,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def claim(room: RoomRef, task_id: str, agent: str, **kw: Any) -> dict[str, Any]:
-    return await services.task_claim(
+    return await plan_services.task_claim(
         room, task_id=task_id, agent_id=agent, lease_seconds=kw.get("lease")
     )
 
@@ -58,7 +62,7 @@ async def test_of_thirty_agents_claiming_one_task_at_once_exactly_one_wins(
             "status": "in_progress",
             "version": 2,
         }
-    stored = await selectors.task_get(room, task_id=task["id"])
+    stored = await plan_selectors.task_get(room, task_id=task["id"])
     assert stored["owner"] == owner and stored["version"] == 2
     claimed = [e for e in await all_events(room) if e["type"] == "task_claimed"]
     assert len(claimed) == 1 and claimed[0]["from"] == owner
@@ -79,7 +83,7 @@ async def test_claim_refuses_done_tasks_and_pending_tasks_with_unmet_dependencie
         {"id": first["id"], "status": "in_progress"},
         {"id": "t_notthereyet", "status": "missing"},
     ]
-    assert (await selectors.task_get(room, task_id=second["id"]))["owner"] is None
+    assert (await plan_selectors.task_get(room, task_id=second["id"]))["owner"] is None
 
     await update(room, first["id"], "done", agent_id="db")
     done = await refused(claim(room, first["id"], "api-agent"))
@@ -121,7 +125,7 @@ async def test_a_lease_shorter_than_the_minimum_is_refused_saying_the_minimum(
 
     assert isinstance(error, errors.ToolArgumentsError)
     assert "at least 60" in error.message
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] is None
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] is None
 
 
 async def test_claim_and_release_through_the_registry_refuse_unknown_arguments(
@@ -147,12 +151,12 @@ async def test_only_the_owner_releases_and_the_task_is_pending_unowned_again(
     await claim(room, task["id"], "backend")
 
     other = await refused(
-        services.task_release(room, task_id=task["id"], agent_id="frontend", note=None)
+        plan_services.task_release(room, task_id=task["id"], agent_id="frontend", note=None)
     )
     assert isinstance(other, errors.TaskClaimError)
     assert 'owned by "backend", not "frontend"' in other.message
 
-    released = await services.task_release(
+    released = await plan_services.task_release(
         room, task_id=task["id"], agent_id="backend", note="blocked on the schema; half done"
     )
     assert released["status"] == "pending" and released["owner"] is None
@@ -173,10 +177,10 @@ async def test_every_change_moves_the_version_and_a_stale_writer_is_refused(
 ) -> None:
     task = await add(room, "t")
     assert task["version"] == 1
-    read = await selectors.task_get(room, task_id=task["id"])
+    read = await plan_selectors.task_get(room, task_id=task["id"])
     assert read["version"] == 1
 
-    moved = await services.task_update(
+    moved = await plan_services.task_update(
         room,
         task_id=task["id"],
         status="in_progress",
@@ -190,7 +194,7 @@ async def test_every_change_moves_the_version_and_a_stale_writer_is_refused(
     assert moved["version"] == 2
 
     stale = await refused(
-        services.task_update(
+        plan_services.task_update(
             room,
             task_id=task["id"],
             status="done",
@@ -205,14 +209,14 @@ async def test_every_change_moves_the_version_and_a_stale_writer_is_refused(
     assert isinstance(stale, errors.TaskVersionConflictError)
     assert "at version 2" in stale.message and 'owner "backend"' in stale.message
     assert stale.extra["version"] == 2 and stale.extra["owner"] == "backend"
-    assert (await selectors.task_get(room, task_id=task["id"]))["status"] == "in_progress"
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["status"] == "in_progress"
 
 
 async def test_of_writers_holding_one_version_exactly_one_lands(room: RoomRef) -> None:
     task = await add(room, "t")
 
     async def write(i: int) -> Any:
-        return await services.task_update(
+        return await plan_services.task_update(
             room,
             task_id=task["id"],
             status="blocked",
@@ -229,7 +233,7 @@ async def test_of_writers_holding_one_version_exactly_one_lands(room: RoomRef) -
     landed = [r for r in results if isinstance(r, dict)]
     assert len(landed) == 1
     assert all(isinstance(r, errors.TaskVersionConflictError) for r in results if r not in landed)
-    stored = await selectors.task_get(room, task_id=task["id"])
+    stored = await plan_selectors.task_get(room, task_id=task["id"])
     assert stored["version"] == 2 and len(stored["notes"]) == 1
 
 
@@ -244,7 +248,7 @@ async def test_update_task_does_not_hand_a_task_in_progress_to_another_agent(
     takeover = await refused(update(room, task["id"], "in_progress", owner="frontend"))
     assert isinstance(takeover, errors.TaskClaimError)
     assert 'in progress under "backend"' in takeover.message and "claim_task" in takeover.message
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
 
     # Its owner can hand it over.
     handed = await update(room, task["id"], "in_progress", owner="frontend", agent_id="backend")
@@ -263,13 +267,13 @@ async def test_a_quiet_owners_claim_lapses_by_the_sweep_with_an_event(
     assert claimed["lease_expires_at"] == clock.iso_from_ms(clock.now_ms() + 60_000)
 
     frozen_clock[0] += timedelta(seconds=59)
-    await services.claims_sweep()
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
+    await plan_services.claims_sweep()
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
 
     frozen_clock[0] += timedelta(seconds=2)
-    assert await services.claims_sweep() >= 1
+    assert await plan_services.claims_sweep() >= 1
 
-    lapsed = await selectors.task_get(room, task_id=task["id"])
+    lapsed = await plan_selectors.task_get(room, task_id=task["id"])
     assert lapsed["status"] == "pending" and lapsed["owner"] is None
     assert lapsed["version"] == 3 and "lease_expires_at" not in lapsed
     event = (await all_events(room))[-1]
@@ -288,24 +292,24 @@ async def test_heartbeats_and_the_owners_updates_renew_a_lease(
 
     for _ in range(3):  # 150 s in all, never 60 s without a heartbeat
         frozen_clock[0] += timedelta(seconds=50)
-        await services.presence_heartbeat(room, agent_id="backend")
-        await services.claims_sweep()
-    renewed = await selectors.task_get(room, task_id=task["id"])
+        await presence_services.presence_heartbeat(room, agent_id="backend")
+        await plan_services.claims_sweep()
+    renewed = await plan_selectors.task_get(room, task_id=task["id"])
     assert renewed["owner"] == "backend"
     assert renewed["lease_expires_at"] == clock.iso_from_ms(clock.now_ms() + 60_000)
 
     frozen_clock[0] += timedelta(seconds=50)
     await update(room, task["id"], "in_progress", note="still at it", agent_id="backend")
     frozen_clock[0] += timedelta(seconds=50)
-    await services.claims_sweep()
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
+    await plan_services.claims_sweep()
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
 
     # Another agent's heartbeat renews nothing of it.
     frozen_clock[0] += timedelta(seconds=30)
-    await services.presence_heartbeat(room, agent_id="frontend")
+    await presence_services.presence_heartbeat(room, agent_id="frontend")
     frozen_clock[0] += timedelta(seconds=31)
-    await services.claims_sweep()
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] is None
+    await plan_services.claims_sweep()
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] is None
 
 
 async def test_done_or_released_tasks_lose_their_lease_and_the_sweep_leaves_them(
@@ -318,12 +322,12 @@ async def test_done_or_released_tasks_lose_their_lease_and_the_sweep_leaves_them
 
     finished = await update(room, done["id"], "done", agent_id="backend")
     assert "lease_expires_at" not in finished
-    await services.task_release(room, task_id=released["id"], agent_id="backend", note=None)
+    await plan_services.task_release(room, task_id=released["id"], agent_id="backend", note=None)
     frozen_clock[0] += timedelta(seconds=120)
-    await services.claims_sweep()
+    await plan_services.claims_sweep()
 
-    assert (await selectors.task_get(room, task_id=done["id"]))["status"] == "done"
-    assert (await selectors.task_get(room, task_id=released["id"]))["version"] == 3
+    assert (await plan_selectors.task_get(room, task_id=done["id"]))["status"] == "done"
+    assert (await plan_selectors.task_get(room, task_id=released["id"]))["version"] == 3
     assert not [e for e in await all_events(room) if e["type"] == "task_claim_expired"]
 
 
@@ -337,15 +341,15 @@ async def test_a_claim_taken_while_the_sweep_runs_keeps_its_place_in_the_index(
     await claim(room, first["id"], "a", lease=60)
     frozen_clock[0] += timedelta(seconds=61)
     now = clock.now_ms()
-    assert room.room_id in await store.claims_due(now, 100_000)
-    n, next_ms = await store.claims_expire(room.keys, now_ms=now, now_iso=clock.now_iso())
+    assert room.room_id in await plan_store.claims_due(now, 100_000)
+    n, next_ms = await plan_store.claims_expire(room.keys, now_ms=now, now_iso=clock.now_iso())
     assert (n, next_ms) == (1, -1)
     await claim(room, second["id"], "b", lease=60)  # its own ZADD LT: a no-op, lower is in
-    await store.claims_due_settle(room.keys, now_ms=now, now_iso=clock.now_iso())
+    await plan_store.claims_due_settle(room.keys, now_ms=now, now_iso=clock.now_iso())
 
     frozen_clock[0] += timedelta(seconds=61)
-    await services.claims_sweep()
-    assert (await selectors.task_get(room, task_id=second["id"]))["owner"] is None
+    await plan_services.claims_sweep()
+    assert (await plan_selectors.task_get(room, task_id=second["id"]))["owner"] is None
 
 
 async def test_the_sweepers_index_holds_one_member_per_room_however_often_it_claims(

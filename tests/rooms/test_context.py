@@ -13,8 +13,12 @@ from typing import Any
 import pytest
 import redis
 
-from rooms import errors, selectors, services
+from rooms import errors
 from rooms.refs import RoomRef
+from rooms.selectors import context as context_selectors
+from rooms.selectors import events as events_selectors
+from rooms.services import context as context_services
+from rooms.services import events as events_services
 from tests.rooms.conftest import invoke as registry_invoke
 
 pytestmark = pytest.mark.anyio
@@ -73,7 +77,7 @@ async def write(
     author: str = "backend",
     summary: str = "summary",
 ) -> dict[str, Any]:
-    return await services.context_write(
+    return await context_services.context_write(
         room,
         type_=type_,
         summary=summary,
@@ -84,7 +88,7 @@ async def write(
 
 
 async def update(room: RoomRef, entry_id: str, **kw: Any) -> dict[str, Any]:
-    return await services.context_update(
+    return await context_services.context_update(
         room,
         entry_id=entry_id,
         author=kw.pop("author", "backend"),
@@ -96,7 +100,7 @@ async def update(room: RoomRef, entry_id: str, **kw: Any) -> dict[str, Any]:
 
 
 async def all_events(room: RoomRef) -> list[dict[str, Any]]:
-    return await selectors.event_list(room, since=None, limit=100, order="asc")
+    return await events_selectors.event_list(room, since=None, limit=100, order="asc")
 
 
 def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
@@ -122,7 +126,7 @@ async def test_each_type_with_a_valid_payload_is_written_at_version_one_zero(
     assert entry["summary"] == f"a {type_}"
     assert entry["consuming_agents"] == ["frontend"]
     assert entry["payload"] == VALID[type_]
-    assert await selectors.context_get(room, entry_id=entry["id"]) == entry
+    assert await context_selectors.context_get(room, entry_id=entry["id"]) == entry
 
 
 async def test_extra_payload_keys_are_kept(room: RoomRef) -> None:
@@ -130,7 +134,7 @@ async def test_extra_payload_keys_are_kept(room: RoomRef) -> None:
 
     entry = await write(room, "note", body=body)
 
-    assert (await selectors.context_get(room, entry_id=entry["id"]))["payload"] == body
+    assert (await context_selectors.context_get(room, entry_id=entry["id"]))["payload"] == body
 
 
 INVALID: list[tuple[str, dict[str, Any], str]] = [
@@ -194,7 +198,7 @@ async def test_invalid_payload_is_refused_naming_the_bad_field(
     assert caught.value.message.startswith(f"Invalid {type_} payload: ")
     assert f"{field}: " in caught.value.message
     assert field.removeprefix("payload.") in caught.value.extra["fields"]
-    assert await selectors.context_list(room, type_=None, author=None) == []
+    assert await context_selectors.context_list(room, type_=None, author=None) == []
     assert await all_events(room) == []
 
 
@@ -240,7 +244,7 @@ async def test_update_context_revalidates_the_payload_against_the_stored_type(
 
     assert caught.value.message.startswith("Invalid note payload: ")
     assert "payload.text: " in caught.value.message
-    current = await selectors.context_get(room, entry_id=entry["id"])
+    current = await context_selectors.context_get(room, entry_id=entry["id"])
     assert current["version"] == "1.0"
     assert current["payload"] == VALID["note"]
 
@@ -262,7 +266,7 @@ async def test_update_context_bumps_the_version_and_keeps_previous_versions(
     assert third["version"] == "1.2"
     assert third["summary"] == "third"
     assert third["payload"]["text"] == "v1"
-    assert await selectors.context_get(room, entry_id=entry["id"]) == third
+    assert await context_selectors.context_get(room, entry_id=entry["id"]) == third
 
     history = sync_redis.hgetall(room.keys.context_versions)
     assert sorted(history) == [f"{entry['id']}@1.0", f"{entry['id']}@1.1"]
@@ -297,7 +301,7 @@ async def test_stale_expected_version_is_refused_naming_the_current_version(
         entry_id=entry["id"], current="1.1", expected="1.0"
     )
     assert caught.value.extra == {"currentVersion": "1.1"}
-    current = await selectors.context_get(room, entry_id=entry["id"])
+    current = await context_selectors.context_get(room, entry_id=entry["id"])
     assert (current["version"], current["summary"]) == ("1.1", "someone else")
     assert [e["type"] for e in await all_events(room)] == ["context_available", "context_updated"]
 
@@ -325,7 +329,7 @@ async def test_update_of_unknown_entry_names_the_closest_entries(room: RoomRef) 
 
 async def test_read_of_unknown_entry_in_an_empty_room_says_there_are_none(room: RoomRef) -> None:
     with pytest.raises(errors.ContextNotFoundError) as caught:
-        await selectors.context_get(room, entry_id="c_nothing")
+        await context_selectors.context_get(room, entry_id="c_nothing")
 
     assert caught.value.message == errors.CONTEXT_NOT_FOUND.format(
         entry_id="c_nothing", hint=errors.CONTEXT_HINT_EMPTY
@@ -345,7 +349,7 @@ async def test_twenty_concurrent_updates_each_get_their_own_version(
     )
 
     assert sorted(r["version"] for r in results) == sorted(f"1.{i}" for i in range(1, 21))
-    final = await selectors.context_get(room, entry_id=entry["id"])
+    final = await context_selectors.context_get(room, entry_id=entry["id"])
     assert final["version"] == "1.20"
     history = {k: json.loads(v) for k, v in sync_redis.hgetall(room.keys.context_versions).items()}
     assert sorted(history) == sorted(f"{entry['id']}@1.{i}" for i in range(20))
@@ -370,7 +374,7 @@ async def test_text_with_quotes_slashes_and_emoji_survives_an_update(room: RoomR
     assert updated["summary"] == text + "!"
     assert updated["consuming_agents"] == [text[:20]]
     assert updated["author"] == 'c"d'
-    assert await selectors.context_get(room, entry_id=entry["id"]) == updated
+    assert await context_selectors.context_get(room, entry_id=entry["id"]) == updated
 
 
 # --- events for consumers ---------------------------------------------------------------
@@ -434,7 +438,9 @@ async def test_consumer_receives_the_context_event_through_addressed_unread(
     await write(room, consumers=["frontend"])
     await write(room, consumers=["mobile"])
 
-    got = await services.event_take_unread(room, agent_id="frontend", limit=50, addressed_only=True)
+    got = await events_services.event_take_unread(
+        room, agent_id="frontend", limit=50, addressed_only=True
+    )
 
     assert [e["to"] for e in got["events"]] == ["frontend"]
 
@@ -445,7 +451,7 @@ async def test_consumer_receives_the_context_event_through_addressed_unread(
 async def test_list_context_is_newest_first(room: RoomRef) -> None:
     ids = [(await write(room, summary=str(i)))["id"] for i in range(5)]
 
-    listed = await selectors.context_list(room, type_=None, author=None)
+    listed = await context_selectors.context_list(room, type_=None, author=None)
 
     assert [e["id"] for e in listed] == list(reversed(ids))
 
@@ -455,7 +461,7 @@ async def test_updating_an_entry_does_not_move_it_in_the_list(room: RoomRef) -> 
     new = await write(room, summary="new")
     await update(room, old["id"], summary="old, revised")
 
-    listed = await selectors.context_list(room, type_=None, author=None)
+    listed = await context_selectors.context_list(room, type_=None, author=None)
 
     assert [(e["id"], e["version"]) for e in listed] == [(new["id"], "1.0"), (old["id"], "1.1")]
 
@@ -465,10 +471,10 @@ async def test_list_context_filters_by_type_and_author(room: RoomRef) -> None:
     d1 = await write(room, "arch_decision", author="backend")
     n2 = await write(room, "note", author="frontend")
 
-    by_type = await selectors.context_list(room, type_="note", author=None)
-    by_author = await selectors.context_list(room, type_=None, author="backend")
+    by_type = await context_selectors.context_list(room, type_="note", author=None)
+    by_author = await context_selectors.context_list(room, type_=None, author="backend")
     both = await invoke(room, "list_context", type="note", author="frontend")
-    none = await selectors.context_list(room, type_="change_request", author=None)
+    none = await context_selectors.context_list(room, type_="change_request", author=None)
 
     assert [e["id"] for e in by_type] == [n2["id"], n1["id"]]
     assert [e["id"] for e in by_author] == [d1["id"], n1["id"]]
@@ -479,7 +485,7 @@ async def test_list_context_filters_by_type_and_author(room: RoomRef) -> None:
 async def test_listed_entries_carry_their_payloads(room: RoomRef) -> None:
     entry = await write(room, "api_contract")
 
-    [listed] = await selectors.context_list(room, type_=None, author=None)
+    [listed] = await context_selectors.context_list(room, type_=None, author=None)
 
     assert listed == entry
 
@@ -494,7 +500,7 @@ async def test_empty_arrays_survive_write_update_and_history_as_lists(
     entry = await write(room, "arch_decision", body=body, consumers=[])
 
     assert entry["consuming_agents"] == []
-    read = await selectors.context_get(room, entry_id=entry["id"])
+    read = await context_selectors.context_get(room, entry_id=entry["id"])
     assert read["consuming_agents"] == []
     assert read["payload"] == body
 
@@ -516,6 +522,98 @@ async def test_empty_arrays_survive_write_update_and_history_as_lists(
     for event in await all_events(room):
         assert event["payload"]["consuming_agents"] == []
         assert event["to"] == "all"
-    listed = await selectors.context_list(room, type_=None, author=None)
+    listed = await context_selectors.context_list(room, type_=None, author=None)
     assert listed[0]["consuming_agents"] == []
     assert listed[0]["payload"]["alternatives"] == []
+
+
+# --- publishing again: write_context's supersedes (issue 31) ------------------------------
+
+
+async def test_write_context_with_supersedes_publishes_the_next_version_of_the_entry(
+    room: RoomRef,
+) -> None:
+    """A core agent publishing its contract again gets version 1.1 of the same entry (no
+    second entry), its consumers told with context_updated; a new entry is still 1.0."""
+    first = await invoke(
+        room,
+        "write_context",
+        type="api_contract",
+        summary="auth v1",
+        consuming_agents=["frontend"],
+        payload=payload("api_contract"),
+        author="backend",
+    )
+    assert first["version"] == "1.0"
+    again = await invoke(
+        room,
+        "write_context",
+        type="api_contract",
+        summary="auth v2",
+        consuming_agents=["frontend"],
+        payload=payload("api_contract", version="v2"),
+        author="backend",
+        supersedes=first["id"],
+    )
+    assert (again["id"], again["version"]) == (first["id"], "1.1")
+    assert again["payload"]["version"] == "v2"
+    assert [
+        e["id"] for e in await context_selectors.context_list(room, type_=None, author=None)
+    ] == [first["id"]]
+    history = await context_selectors.context_history_newest_first(room, entry_id=first["id"])
+    assert [v["summary"] for v in history["history"]] == ["auth v1"]
+    updated = [e for e in await all_events(room) if e["type"] == "context_updated"]
+    assert len(updated) == 1
+    assert (updated[0]["to"], updated[0]["payload"]["version"]) == ("frontend", "1.1")
+    assert updated[0]["payload"]["previousVersion"] == "1.0"
+
+
+async def test_supersedes_of_another_type_or_unknown_id_is_refused_and_nothing_changes(
+    room: RoomRef,
+) -> None:
+    note = await write(room, "note")
+    with pytest.raises(errors.ToolArgumentsError) as refused:
+        await invoke(
+            room,
+            "write_context",
+            type="arch_decision",
+            summary="x",
+            payload=payload("arch_decision"),
+            author="backend",
+            supersedes=note["id"],
+        )
+    assert refused.value.message == errors.CONTEXT_SUPERSEDES_TYPE.format(
+        entry_id=note["id"], stored="note", type="arch_decision"
+    )
+    with pytest.raises(errors.ContextNotFoundError):
+        await invoke(
+            room,
+            "write_context",
+            type="note",
+            summary="x",
+            payload=payload("note"),
+            author="backend",
+            supersedes="c_nosuchentry00",
+        )
+    assert (await context_selectors.context_get(room, entry_id=note["id"]))["version"] == "1.0"
+    assert len(await context_selectors.context_list(room, type_=None, author=None)) == 1
+
+
+async def test_concurrent_supersedes_each_get_their_own_version(room: RoomRef) -> None:
+    entry = await write(room, summary="s0")
+    results = await asyncio.gather(
+        *(
+            invoke(
+                room,
+                "write_context",
+                type="note",
+                summary=f"s{i}",
+                payload=payload("note", text=f"p{i}"),
+                author="backend",
+                supersedes=entry["id"],
+            )
+            for i in range(1, 11)
+        )
+    )
+    assert sorted(r["version"] for r in results) == sorted(f"1.{i}" for i in range(1, 11))
+    assert {r["id"] for r in results} == {entry["id"]}

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests import callers
 

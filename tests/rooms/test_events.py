@@ -12,8 +12,14 @@ from typing import Any, TypeVar
 import pytest
 import redis
 
-from rooms import clock, errors, selectors, services
+from rooms import clock, errors
 from rooms.refs import RoomRef
+from rooms.selectors import events as events_selectors
+from rooms.services import context as context_services
+from rooms.services import events as events_services
+from rooms.services import plan as plan_services
+from rooms.services import presence as presence_services
+from rooms.services import vars as vars_services
 from tests.rooms.conftest import invoke as registry_invoke
 
 pytestmark = pytest.mark.anyio
@@ -25,7 +31,7 @@ ISO_MS = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 async def post(
     room: RoomRef, n: int = 0, *, to: str = "all", type_: str = "note", from_: str = "alice"
 ) -> dict[str, Any]:
-    return await services.event_post(room, type_=type_, from_=from_, to=to, payload={"n": n})
+    return await events_services.event_post(room, type_=type_, from_=from_, to=to, payload={"n": n})
 
 
 async def gather_in_chunks(calls: list[Awaitable[T]], size: int = 50) -> list[T]:
@@ -46,7 +52,7 @@ async def log_ids(room: RoomRef) -> list[str]:
     ids: list[str] = []
     since: str | None = None
     while True:
-        page = await selectors.event_list(room, since=since, limit=100, order="asc")
+        page = await events_selectors.event_list(room, since=since, limit=100, order="asc")
         if not page:
             return ids
         ids.extend(e["id"] for e in page)
@@ -56,7 +62,7 @@ async def log_ids(room: RoomRef) -> list[str]:
 async def unread(
     room: RoomRef, agent: str, limit: int = 50, addressed_only: bool = False
 ) -> dict[str, Any]:
-    return await services.event_take_unread(
+    return await events_services.event_take_unread(
         room, agent_id=agent, limit=limit, addressed_only=addressed_only
     )
 
@@ -97,7 +103,7 @@ def pin_stream_millisecond(r: redis.Redis, room: RoomRef) -> int:
 
 
 async def test_posted_event_has_its_stream_id_and_a_timestamp_from_it(room: RoomRef) -> None:
-    event = await services.event_post(
+    event = await events_services.event_post(
         room, type_="peer_request", from_="alice", to="bob", payload={"ask": "review", "n": [1]}
     )
 
@@ -109,7 +115,7 @@ async def test_posted_event_has_its_stream_id_and_a_timestamp_from_it(room: Room
     assert ISO_MS.match(event["timestamp"])
     assert event["timestamp"] == clock.iso_from_ms(int(event["id"].split("-")[0]))
     assert "reply_to_id" not in event
-    assert await selectors.event_list(room, since=None, limit=20, order="desc") == [event]
+    assert await events_selectors.event_list(room, since=None, limit=20, order="desc") == [event]
 
 
 async def test_post_event_through_the_registry_defaults_to_all_and_empty_payload(
@@ -131,7 +137,7 @@ async def test_read_events_by_default_gives_the_newest_twenty_newest_first(room:
 async def test_read_events_respects_limit(room: RoomRef) -> None:
     ids = await post_many(room, 10)
 
-    events = await selectors.event_list(room, since=None, limit=3, order="desc")
+    events = await events_selectors.event_list(room, since=None, limit=3, order="desc")
 
     assert [e["id"] for e in events] == [ids[9], ids[8], ids[7]]
 
@@ -139,7 +145,7 @@ async def test_read_events_respects_limit(room: RoomRef) -> None:
 async def test_read_events_since_an_event_id_gives_only_later_events(room: RoomRef) -> None:
     ids = await post_many(room, 10)
 
-    desc = await selectors.event_list(room, since=ids[6], limit=20, order="desc")
+    desc = await events_selectors.event_list(room, since=ids[6], limit=20, order="desc")
     asc = await invoke(room, "read_events", since=ids[6], order="asc", limit=2)
 
     assert [e["id"] for e in desc] == [ids[9], ids[8], ids[7]]
@@ -154,11 +160,17 @@ async def test_read_events_since_an_iso_time_gives_only_events_after_it(
     wait_for_redis_ms_after(sync_redis, first_ms)
     later = [await post(room, i) for i in (1, 2)]
 
-    with_z = await selectors.event_list(room, since=first["timestamp"], limit=20, order="desc")
+    with_z = await events_selectors.event_list(
+        room, since=first["timestamp"], limit=20, order="desc"
+    )
     offset = first["timestamp"].replace("Z", "+00:00")
-    with_offset = await selectors.event_list(room, since=offset, limit=20, order="asc")
-    long_ago = await selectors.event_list(room, since="2001-01-01T00:00:00Z", limit=20, order="asc")
-    future = await selectors.event_list(room, since="2999-01-01T00:00:00Z", limit=20, order="asc")
+    with_offset = await events_selectors.event_list(room, since=offset, limit=20, order="asc")
+    long_ago = await events_selectors.event_list(
+        room, since="2001-01-01T00:00:00Z", limit=20, order="asc"
+    )
+    future = await events_selectors.event_list(
+        room, since="2999-01-01T00:00:00Z", limit=20, order="asc"
+    )
 
     assert [e["id"] for e in with_z] == [later[1]["id"], later[0]["id"]]
     assert [e["id"] for e in with_offset] == [later[0]["id"], later[1]["id"]]
@@ -168,7 +180,7 @@ async def test_read_events_since_an_iso_time_gives_only_events_after_it(
 
 async def test_read_events_with_an_unreadable_since_is_refused(room: RoomRef) -> None:
     with pytest.raises(errors.ToolArgumentsError) as caught:
-        await selectors.event_list(room, since="yesterday", limit=20, order="desc")
+        await events_selectors.event_list(room, since="yesterday", limit=20, order="desc")
 
     assert caught.value.message == errors.SINCE_INVALID.format(since="yesterday")
 
@@ -198,7 +210,7 @@ async def test_paging_ascending_through_a_250_event_log_gives_every_event_once_i
 
 async def test_read_events_does_not_move_the_cursor(room: RoomRef) -> None:
     ids = await post_many(room, 5)
-    await selectors.event_list(room, since=None, limit=100, order="asc")
+    await events_selectors.event_list(room, since=None, limit=100, order="asc")
 
     got = await unread(room, "bob")
 
@@ -322,9 +334,9 @@ async def test_addressed_only_with_a_limit_stops_at_the_last_delivered_event(
 async def test_mark_event_read_is_reported_by_get_event_reads(room: RoomRef) -> None:
     event = await post(room)
 
-    ok = await services.event_mark_read(room, event_id=event["id"], agent_id="bob")
-    await services.event_mark_read(room, event_id=event["id"], agent_id="carol")
-    await services.event_mark_read(room, event_id=event["id"], agent_id="bob")
+    ok = await events_services.event_mark_read(room, event_id=event["id"], agent_id="bob")
+    await events_services.event_mark_read(room, event_id=event["id"], agent_id="carol")
+    await events_services.event_mark_read(room, event_id=event["id"], agent_id="bob")
     reads = await invoke(room, "get_event_reads", eventId=event["id"])
 
     assert ok == {"eventId": event["id"], "agentId": "bob", "ok": True}
@@ -335,7 +347,7 @@ async def test_mark_event_read_is_reported_by_get_event_reads(room: RoomRef) -> 
 async def test_event_nobody_read_has_empty_reads(room: RoomRef) -> None:
     event = await post(room)
 
-    reads = await selectors.event_reads_get(room, event_id=event["id"])
+    reads = await events_selectors.event_reads_get(room, event_id=event["id"])
 
     assert reads["readBy"] == []
 
@@ -346,7 +358,7 @@ async def test_mark_read_of_unknown_event_names_the_nearest_events(room: RoomRef
     missing = f"{ms}-{int(seq) + 500}"
 
     with pytest.raises(errors.EventNotFoundError) as caught:
-        await services.event_mark_read(room, event_id=missing, agent_id="bob")
+        await events_services.event_mark_read(room, event_id=missing, agent_id="bob")
 
     assert caught.value.message.startswith(f'Unknown event id "{missing}".')
     closest = caught.value.extra["closest"]
@@ -354,7 +366,7 @@ async def test_mark_read_of_unknown_event_names_the_nearest_events(room: RoomRef
     assert set(closest) <= set(ids)
     for eid in closest:
         assert f'"{eid}" (note)' in caught.value.message
-    assert await selectors.event_reads_get(room, event_id=ids[2]) == {
+    assert await events_selectors.event_reads_get(room, event_id=ids[2]) == {
         "eventId": ids[2],
         "readBy": [],
         "reads": [],
@@ -365,14 +377,14 @@ async def test_mark_read_of_a_malformed_event_id_names_the_newest_events(room: R
     ids = await post_many(room, 5)
 
     with pytest.raises(errors.EventNotFoundError) as caught:
-        await services.event_mark_read(room, event_id="evt_1", agent_id="bob")
+        await events_services.event_mark_read(room, event_id="evt_1", agent_id="bob")
 
     assert caught.value.extra["closest"] == [ids[4], ids[3], ids[2]]
 
 
 async def test_get_event_reads_of_unknown_event_is_refused(room: RoomRef) -> None:
     with pytest.raises(errors.EventNotFoundError) as caught:
-        await selectors.event_reads_get(room, event_id="1-0")
+        await events_selectors.event_reads_get(room, event_id="1-0")
 
     assert caught.value.message == errors.EVENT_NOT_FOUND.format(
         event_id="1-0", hint=errors.EVENT_HINT_EMPTY
@@ -397,7 +409,7 @@ async def test_reply_links_to_its_parent(room: RoomRef) -> None:
 
     assert reply["reply_to_id"] == parent["id"]
     assert (reply["type"], reply["from"], reply["to"]) == ("peer_response", "bob", "alice")
-    [stored] = await selectors.event_list(room, since=parent["id"], limit=10, order="asc")
+    [stored] = await events_selectors.event_list(room, since=parent["id"], limit=10, order="asc")
     assert stored == reply
 
 
@@ -408,14 +420,14 @@ async def test_reply_to_unknown_parent_is_refused_and_nothing_is_posted(
     existing = await post(room)
 
     with pytest.raises(errors.EventNotFoundError) as caught:
-        await services.event_post(
+        await events_services.event_post(
             room, type_="reply", from_="bob", to="all", payload={}, reply_to=parent_id
         )
 
     assert caught.value.message.startswith(f'Unknown event id "{parent_id}".')
     assert caught.value.extra["closest"] == [existing["id"]]
     assert [
-        e["id"] for e in await selectors.event_list(room, since=None, limit=10, order="asc")
+        e["id"] for e in await events_selectors.event_list(room, since=None, limit=10, order="asc")
     ] == [existing["id"]]
 
 
@@ -423,7 +435,7 @@ async def test_reply_to_unknown_parent_is_refused_and_nothing_is_posted(
 
 
 async def write_note(room: RoomRef, text: str) -> dict[str, Any]:
-    return await services.context_write(
+    return await context_services.context_write(
         room, type_="note", summary=text, consuming_agents=[], payload={"text": text}, author="a"
     )
 
@@ -442,10 +454,10 @@ async def test_summary_consumes_unread_events_like_get_unread_events(room: RoomR
 
 
 async def test_summary_reports_my_tasks_and_presence(room: RoomRef) -> None:
-    task = await services.task_add(
+    task = await plan_services.task_add(
         room, title="t", description="", depends_on=[], priority=None, agent_id="lead"
     )
-    await services.task_update(
+    await plan_services.task_update(
         room,
         task_id=task["id"],
         status="in_progress",
@@ -455,9 +467,9 @@ async def test_summary_reports_my_tasks_and_presence(room: RoomRef) -> None:
         description=None,
         agent_id="bob",
     )
-    await services.presence_heartbeat(room, agent_id="bob")
+    await presence_services.presence_heartbeat(room, agent_id="bob")
 
-    summary = await services.agent_summary(room, agent_id="bob")
+    summary = await events_services.agent_summary(room, agent_id="bob")
 
     assert [t["id"] for t in summary["myTasks"]] == [task["id"]]
     assert [(p["agentId"], p["status"]) for p in summary["presence"]] == [("bob", "online")]
@@ -466,7 +478,7 @@ async def test_summary_reports_my_tasks_and_presence(room: RoomRef) -> None:
 async def test_new_agent_counts_every_context_entry_as_new(room: RoomRef) -> None:
     entry = await write_note(room, "one")
     await write_note(room, "two")
-    await services.context_update(
+    await context_services.context_update(
         room,
         entry_id=entry["id"],
         author="a",
@@ -476,7 +488,7 @@ async def test_new_agent_counts_every_context_entry_as_new(room: RoomRef) -> Non
         expected_version=None,
     )
 
-    summary = await services.agent_summary(room, agent_id="newcomer")
+    summary = await events_services.agent_summary(room, agent_id="newcomer")
 
     assert summary["newContextCount"] == 2
 
@@ -484,11 +496,11 @@ async def test_new_agent_counts_every_context_entry_as_new(room: RoomRef) -> Non
 async def test_new_context_count_is_relative_to_the_previous_cursor(room: RoomRef) -> None:
     old = await write_note(room, "old")
     await write_note(room, "untouched")
-    first = await services.agent_summary(room, agent_id="bob")
+    first = await events_services.agent_summary(room, agent_id="bob")
     assert first["newContextCount"] == 2
 
     await write_note(room, "new")
-    await services.context_update(
+    await context_services.context_update(
         room,
         entry_id=old["id"],
         author="a",
@@ -497,8 +509,8 @@ async def test_new_context_count_is_relative_to_the_previous_cursor(room: RoomRe
         payload=None,
         expected_version=None,
     )
-    second = await services.agent_summary(room, agent_id="bob")
-    third = await services.agent_summary(room, agent_id="bob")
+    second = await events_services.agent_summary(room, agent_id="bob")
+    third = await events_services.agent_summary(room, agent_id="bob")
 
     assert second["newContextCount"] == 2
     assert third["newContextCount"] == 0
@@ -513,7 +525,7 @@ async def test_context_written_before_the_cursor_in_the_same_millisecond_is_not_
     caught_up = await unread(room, "bob", limit=100)
     assert caught_up["count"] == 7
 
-    summary = await services.agent_summary(room, agent_id="bob")
+    summary = await events_services.agent_summary(room, agent_id="bob")
 
     assert summary["newContextCount"] == 0
 
@@ -527,13 +539,13 @@ async def test_context_written_after_the_cursor_in_the_same_millisecond_is_new(
     assert caught_up["cursor"] == f"{ms}-60"
     await write_note(room, "fresh")  # <ms>-61
 
-    summary = await services.agent_summary(room, agent_id="bob")
+    summary = await events_services.agent_summary(room, agent_id="bob")
 
     assert summary["newContextCount"] == 1
 
 
 async def test_shared_var_event_payload_round_trips(room: RoomRef) -> None:
-    await services.var_set(room, key="port", value="3000", agent_id="alice")
+    await vars_services.var_set(room, key="port", value="3000", agent_id="alice")
 
     [event] = (await unread(room, "bob"))["events"]
 
@@ -550,7 +562,7 @@ async def test_unknown_event_id_names_the_nearest_events_without_repeats(
     missing = f"{ms}-100"
 
     with pytest.raises(errors.EventNotFoundError) as caught:
-        await selectors.event_reads_get(room, event_id=missing)
+        await events_selectors.event_reads_get(room, event_id=missing)
 
     closest = caught.value.extra["closest"]
     assert len(closest) == len(set(closest))

@@ -21,6 +21,13 @@ def _pool(max_connections: int, timeout: float) -> GatedPool:
     return GatedPool.from_url(url, max_connections=max_connections, timeout=timeout)
 
 
+async def _taken(pool: GatedPool) -> None:
+    """Returns once every connection of the pool is handed out (a bounded wait)."""
+    async with asyncio.timeout(5):
+        while pool._gate._value:
+            await asyncio.sleep(0)
+
+
 async def test_callers_past_the_limit_wait_for_a_connection() -> None:
     pool = _pool(2, 5)
     r = aioredis.Redis.from_pool(pool)
@@ -40,7 +47,7 @@ async def test_a_caller_that_waits_too_long_is_told_so() -> None:
     r = aioredis.Redis.from_pool(pool)
     try:
         holder = asyncio.ensure_future(r.blpop(["gated-pool-nothing"], 1))
-        await asyncio.sleep(0.05)
+        await _taken(pool)
         with pytest.raises(aioredis.ConnectionError, match="No connection available"):
             await r.ping()
         await holder
@@ -55,7 +62,7 @@ async def test_a_cancelled_command_gives_its_connection_back() -> None:
     r = aioredis.Redis.from_pool(pool)
     try:
         waiting = asyncio.ensure_future(r.blpop(["gated-pool-nothing"], 5))
-        await asyncio.sleep(0.05)
+        await _taken(pool)
         waiting.cancel()
         with pytest.raises(asyncio.CancelledError):
             await waiting

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import redis
 
+from calls.runner import tool_run
 from rooms import errors, paths
 from rooms.paths import path_matches, path_normalize, paths_overlap, segment_matches
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import on_cluster
 from tests.redis_monitor import commands_seen

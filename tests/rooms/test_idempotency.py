@@ -5,16 +5,17 @@ arrive at once; the same key on another call is refused; the records are bounded
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Awaitable, Callable, Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 import redis
 
-from rooms import clock, errors, registry
+from calls.runner import tool_run
+from rooms import errors, registry
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import new_room_id, redis_for_assertions
 
@@ -22,16 +23,6 @@ pytestmark = pytest.mark.anyio
 
 WRITERS = sorted(t.name for t in registry.TOOLS if not t.read_only)
 Setup = Callable[[Caller, str], Awaitable[dict[str, Any]]]
-
-
-@pytest.fixture
-def frozen_clock() -> Iterator[list[datetime]]:
-    now = [datetime(2032, 3, 4, 5, 6, 7, 89000, tzinfo=UTC)]
-    clock.set_clock(lambda: now[0])
-    try:
-        yield now
-    finally:
-        clock.set_clock(None)
 
 
 @pytest.fixture
@@ -431,27 +422,52 @@ def test_every_write_step_takes_the_key_and_every_post_its_turn_as_arguments() -
     import inspect
     import pkgutil
 
-    from rooms import store
+    import rooms.store
 
-    modules = [store] + [
-        importlib.import_module(f"{store.__name__}.{info.name}")
-        for info in pkgutil.iter_modules(store.__path__)
+    modules = [
+        importlib.import_module(f"rooms.store.{info.name}")
+        for info in pkgutil.iter_modules(rooms.store.__path__)
     ]
     writes = [
         fn
         for module in modules
         for name, fn in inspect.getmembers(module, inspect.iscoroutinefunction)
         if fn.__module__ == module.__name__
-        and name not in ("_run_write", "presence_touch")  # a read's presence: never keyed
-        and "_run_write(" in inspect.getsource(fn)
+        and name not in ("run_write", "presence_touch")  # a read's presence: never keyed
+        and "run_write(" in inspect.getsource(fn)
     ]
     assert len(writes) >= 30, writes
     for fn in writes:
         for param in ("keyed", "actor"):
             given = inspect.signature(fn).parameters.get(param)
             assert given is not None and given.default is inspect.Parameter.empty, fn.__qualname__
-    for name in ("event_append", "message_send"):
-        turn = inspect.signature(getattr(store, name)).parameters["turn"]
+    for module_name, name in (("events", "event_append"), ("messages", "message_send")):
+        step = getattr(importlib.import_module(f"rooms.store.{module_name}"), name)
+        turn = inspect.signature(step).parameters["turn"]
         assert turn.default is inspect.Parameter.empty, name
     for module in modules:
         assert "contextvars" not in inspect.getsource(module), module.__name__
+
+
+async def test_a_record_kept_before_outcomes_had_names_is_not_run_again(
+    team_a: Caller, room: RoomRef, raw: redis.Redis
+) -> None:
+    """A retry that spans the upgrade of issue 32 finds its key's record as the older server
+    kept it (an answer by number, no `outcomes`): the call was done then, so it is refused
+    with a clear word, not run again and not a failure of ours; other keys work as ever."""
+    await call(team_a, room.room_id, "add_task", title="once", idempotencyKey="spans")
+    field = "k:spans"
+    record = json.loads(raw.hget(room.keys.idempotency, field))
+    del record["outcomes"]
+    record["res"] = json.dumps([1, "t-1"])
+    raw.hset(room.keys.idempotency, field, json.dumps(record))
+    before = snapshot(raw, room)
+
+    with pytest.raises(errors.IdempotencyKeyReusedError) as caught:
+        await call(team_a, room.room_id, "add_task", title="once", idempotencyKey="spans")
+    assert "before the server was upgraded" in caught.value.message
+    assert caught.value.extra == {"idempotencyKey": "spans", "usedBy": "add_task"}
+    assert snapshot(raw, room) == before
+    await call(team_a, room.room_id, "add_task", title="next", idempotencyKey="fresh")
+    titles = [t["title"] for t in (await call(team_a, room.room_id, "read_plan"))["tasks"]]
+    assert sorted(titles) == ["next", "once"]

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import clock, errors
 from rooms.paths import path_matches, path_normalize
 from rooms.refs import RoomRef
 from tenants.access import room_access
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio
@@ -424,7 +424,7 @@ async def test_the_tasks_leases_end_with_its_claim(
 async def test_a_lapsed_claim_lets_go_of_its_leases(
     team_a: Caller, room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    from rooms import services
+    from rooms.services import plan as plan_services
 
     task = await call(team_a, room, "add_task", title="T")
     await call(
@@ -438,7 +438,7 @@ async def test_a_lapsed_claim_lets_go_of_its_leases(
     )
     frozen_clock[0] += timedelta(seconds=61)
 
-    assert await services.claims_sweep() >= 1
+    assert await plan_services.claims_sweep() >= 1
 
     assert (await call(team_a, room, "lease_list"))["leases"] == []
     assert (await call(team_a, room, "get_task", taskId=task["id"]))["status"] == "pending"

@@ -55,15 +55,31 @@ def test_no_file_holds_a_placeholder_and_wrappers_are_functions() -> None:
 
 
 def test_a_write_step_is_composed_of_its_wrappers_around_its_own_text() -> None:
+    """Issue 32, point 4: one script a step, whatever the call carries; its wrappers read
+    the call's envelope (CALL) and the room tail (ROOM) by name, never by position."""
     source = scripts.POST_EVENT_SCRIPT
-    plain = lua.write_step(source, wrote="one", keyed=False, turn=False, present=False)
-    both = lua.write_step(source, wrote="one", keyed=True, turn=True, present=False)
-    every = lua.write_step(source, wrote="one", keyed=True, turn=True, present=True)
-    assert plain.endswith(f"local function step()\n{source}end\nreturn guard(step)()\n")
-    assert both.endswith("return guard(keyed(turn(step, wrote_one, 0), wrote_one, 3))()\n")
-    # present is last in ARGV: turn and keyed count its four arguments after their own.
-    assert every.endswith(
-        "return guard(present(keyed(turn(step, wrote_one, 4), wrote_one, 7), 0))()\n"
+    step = lua.write_step(source, wrote="ok")
+    assert step.startswith(lua.ROOM_KEYS + "local CALL = cjson.decode(ARGV[#ARGV])\n")
+    assert step.endswith(
+        f"local function step()\n{source}end\nreturn guard(present(keyed(step, wrote_ok)))()\n"
     )
-    assert "local function iso_from_ms(ms)" in every  # the present wrapper's library
-    assert lua.write_step(source, wrote="one", keyed=True, turn=True, present=False) is both
+    assert "local function iso_from_ms(ms)" in step  # the present wrapper's library
+    assert "local function turn(" not in step
+    post = lua.write_step(source, wrote="ok", post=True)
+    assert post.endswith("return guard(present(keyed(turn(step, wrote_ok), wrote_ok)))()\n")
+    assert lua.write_step(source, wrote="ok") is step
+    for path in lua.LUA.rglob("*.lua"):
+        body = "".join(
+            line for line in path.read_text().splitlines(True) if not line.startswith("---")
+        )
+        assert "KEYS[#KEYS" not in body and "ARGV[#ARGV -" not in body, path
+
+
+def test_the_room_tail_is_read_by_name_in_the_order_the_store_sends_it() -> None:
+    from rooms.keys import ROOM_TAIL, RoomKeys
+    from rooms.store.engine import room_tail
+
+    room = RoomKeys("r")
+    assert room_tail(room) == [getattr(room, name) for name in ROOM_TAIL]
+    assert f"KEYS[#KEYS - {len(ROOM_TAIL)} + i]" in lua.ROOM_KEYS
+    assert all(f"'{name}'" in lua.ROOM_KEYS for name in ROOM_TAIL)

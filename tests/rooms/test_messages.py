@@ -10,14 +10,17 @@ from typing import Any
 
 import pytest
 
-from rooms import errors, services, store
+from calls.runner import tool_run
+from rooms import errors
 from rooms.records import event_addressed_to
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
+from rooms.services import events as events_services
+from rooms.store import connections as connections_store
 from tenants.capabilities import Caller
 from tenants.models import Webhook
 from tenants.webhooks import _matches
 from tests import callers
+from tests.rooms.test_wait import registered
 
 pytestmark = pytest.mark.anyio
 
@@ -250,12 +253,11 @@ async def test_a_message_wakes_its_recipients_waiter(team_a: Caller, room: RoomR
     await here(team_a, room, "alice", "bob")
     await call(team_a, room, "get_unread_events", agentId="alice")
     waiting = asyncio.ensure_future(
-        services.event_wait(
+        events_services.event_wait(
             room, agent_id="alice", timeout_ms=30_000, limit=10, addressed_only=True
         )
     )
-    while store.wake_hub().waiting() == 0:
-        await asyncio.sleep(0)
+    await registered()
     sent = await send(team_a, room, "bob", "alice")
     got = await asyncio.wait_for(waiting, 30)
     assert [e["payload"]["messageId"] for e in got["events"]] == [sent["messageId"]]
@@ -273,7 +275,7 @@ async def test_the_oldest_messages_go_first_with_their_deliveries(
     assert [m["body"] for m in got["messages"]] == ["n2", "n3", "n4"]
     mine = await call(team_a, room, "sent_messages", agentId="bob", limit=100)
     assert [m["messageId"] for m in mine["messages"]] == [s["messageId"] for s in sent[:1:-1]]
-    r = store.client()
+    r = connections_store.client()
     assert await r.hlen(room.keys.deliveries) == 6 and await r.zcard(room.keys.inbox) == 6
     assert int(await r.hget(room.keys.meta, "deliveries")) == 6
     assert await r.zcard(room.keys.outbox) == 3
@@ -368,6 +370,6 @@ async def test_delivery_counts_stay_bounded_however_many_names_are_invented(
         await call(team_a, room, "lease_claim", agentId=f"name{i}", path=f"f{i}.py", ttlSeconds=10)
         sent = await send(team_a, room, "bob", f"file:f{i}.py")
         assert sent["recipients"] == [f"name{i}"]
-    assert await store.client().hlen(room.keys.message_stats) == 5
+    assert await connections_store.client().hlen(room.keys.message_stats) == 5
     got = await call(team_a, room, "inbox", agentId="name11")
     assert got["messages"][0]["body"] == "hello from bob"

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from calls.runner import tool_run
 from rooms import errors, names
 from rooms.paths import path_normalize
 from rooms.refs import RoomRef
 from tenants import acting, services
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.models import ApiKey, Invite
 from tests.conftest import new_room_id

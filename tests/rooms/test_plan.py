@@ -6,15 +6,18 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 import redis
 
-from rooms import clock, errors, selectors, services
+from rooms import clock, errors
 from rooms.refs import RoomRef
+from rooms.selectors import events as events_selectors
+from rooms.selectors import plan as plan_selectors
+from rooms.services import locks as locks_services
+from rooms.services import plan as plan_services
 from tests.rooms.conftest import invoke as registry_invoke
 
 pytestmark = pytest.mark.anyio
@@ -30,7 +33,7 @@ async def add(
     priority: int | None = None,
     description: str = "",
 ) -> dict[str, Any]:
-    return await services.task_add(
+    return await plan_services.task_add(
         room,
         title=title,
         description=description,
@@ -41,7 +44,7 @@ async def add(
 
 
 async def update(room: RoomRef, task_id: str, status: str, **kw: Any) -> dict[str, Any]:
-    return await services.task_update(
+    return await plan_services.task_update(
         room,
         task_id=task_id,
         status=status,
@@ -62,18 +65,7 @@ def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
 
 
 async def all_events(room: RoomRef) -> list[dict[str, Any]]:
-    return await selectors.event_list(room, since=None, limit=100, order="asc")
-
-
-@pytest.fixture
-def frozen_clock() -> Iterator[list[datetime]]:
-    """A clock the test moves by hand; the real one is back after the test."""
-    now = [datetime(2030, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)]
-    clock.set_clock(lambda: now[0])
-    try:
-        yield now
-    finally:
-        clock.set_clock(None)
+    return await events_selectors.event_list(room, since=None, limit=100, order="asc")
 
 
 # --- add_task ---------------------------------------------------------------------------
@@ -91,7 +83,7 @@ async def test_added_task_is_pending_unowned_with_minted_id_and_timestamps(room:
     assert ISO_MS.match(task["created_at"])
     assert task["updated_at"] == task["created_at"]
     assert "warnings" not in task
-    assert await selectors.task_get(room, task_id=task["id"]) == task
+    assert await plan_selectors.task_get(room, task_id=task["id"]) == task
 
 
 async def test_add_task_emits_task_added_with_the_task(room: RoomRef) -> None:
@@ -107,7 +99,7 @@ async def test_add_task_emits_task_added_with_the_task(room: RoomRef) -> None:
 async def test_tasks_read_back_in_plan_order(room: RoomRef) -> None:
     ids = [(await add(room, f"task {i}"))["id"] for i in range(6)]
 
-    plan = await selectors.plan_get(room)
+    plan = await plan_selectors.plan_get(room)
 
     assert plan["project"] == room.room_id
     assert [t["id"] for t in plan["tasks"]] == ids
@@ -123,7 +115,7 @@ async def test_depends_on_unknown_ids_is_accepted_with_a_warning_naming_them(roo
     [warning] = task["warnings"]
     assert "t_ghost1" in warning and "t_ghost2" in warning
     assert known["id"] not in warning
-    stored = await selectors.task_get(room, task_id=task["id"])
+    stored = await plan_selectors.task_get(room, task_id=task["id"])
     assert stored["depends_on"] == [known["id"], "t_ghost1", "t_ghost2"]
     assert "warnings" not in stored
 
@@ -147,7 +139,7 @@ async def test_concurrent_add_task_loses_no_task(room: RoomRef) -> None:
 
     added = await asyncio.gather(*(add(room, t) for t in titles))
 
-    plan = await selectors.plan_get(room)
+    plan = await plan_selectors.plan_get(room)
     assert len({t["id"] for t in added}) == 40
     assert sorted(t["title"] for t in plan["tasks"]) == sorted(titles)
     assert {t["id"] for t in plan["tasks"]} == {t["id"] for t in added}
@@ -163,7 +155,7 @@ async def test_two_hundred_agents_adding_at_once_all_succeed(room: RoomRef) -> N
 
     failures = [r for r in results if isinstance(r, BaseException)]
     assert not failures, f"{len(failures)} of 200 calls failed, e.g. {failures[0]!r}"
-    plan = await selectors.plan_get(room)
+    plan = await plan_selectors.plan_get(room)
     assert len(plan["tasks"]) == 200
 
 
@@ -179,7 +171,7 @@ async def test_update_task_changes_status_and_owner(room: RoomRef) -> None:
     assert updated["owner"] == "backend"
     assert updated["title"] == "t"
     assert updated["depends_on"] == []
-    assert await selectors.task_get(room, task_id=task["id"]) == updated
+    assert await plan_selectors.task_get(room, task_id=task["id"]) == updated
 
 
 async def test_update_task_moves_updated_at_and_keeps_created_at(
@@ -190,10 +182,10 @@ async def test_update_task_moves_updated_at_and_keeps_created_at(
 
     updated = await update(room, task["id"], "done")
 
-    assert updated["created_at"] == task["created_at"] == "2030-01-02T03:04:05.678Z"
-    assert updated["updated_at"] == "2030-01-02T03:05:35.678Z"
-    plan = await selectors.plan_get(room)
-    assert plan["updated_at"] == "2030-01-02T03:05:35.678Z"
+    assert updated["created_at"] == task["created_at"] == "2031-05-06T07:08:09.123Z"
+    assert updated["updated_at"] == "2031-05-06T07:09:39.123Z"
+    plan = await plan_selectors.plan_get(room)
+    assert plan["updated_at"] == "2031-05-06T07:09:39.123Z"
 
 
 async def test_note_is_recorded_in_notes_and_does_not_overwrite_description(
@@ -208,10 +200,10 @@ async def test_note_is_recorded_in_notes_and_does_not_overwrite_description(
     assert first["description"] == second["description"] == "the original spec"
     assert second["note"] == "finished"
     assert second["notes"] == [
-        {"by": "backend", "at": "2030-01-02T03:04:05.678Z", "text": "started"},
-        {"by": "qa", "at": "2030-01-02T03:04:06.678Z", "text": "finished"},
+        {"by": "backend", "at": "2031-05-06T07:08:09.123Z", "text": "started"},
+        {"by": "qa", "at": "2031-05-06T07:08:10.123Z", "text": "finished"},
     ]
-    assert await selectors.task_get(room, task_id=task["id"]) == second
+    assert await plan_selectors.task_get(room, task_id=task["id"]) == second
 
 
 async def test_description_argument_replaces_the_description(room: RoomRef) -> None:
@@ -239,7 +231,7 @@ async def test_owner_absent_keeps_the_owner(room: RoomRef) -> None:
     kept = await invoke(room, "update_task", taskId=task["id"], status="done")
 
     assert kept["owner"] == "backend"
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] == "backend"
 
 
 async def test_owner_empty_string_clears_the_owner(room: RoomRef) -> None:
@@ -249,7 +241,7 @@ async def test_owner_empty_string_clears_the_owner(room: RoomRef) -> None:
     cleared = await invoke(room, "update_task", taskId=task["id"], status="pending", owner="")
 
     assert cleared["owner"] is None
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] is None
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] is None
 
 
 async def test_owner_null_clears_the_owner(room: RoomRef) -> None:
@@ -259,7 +251,7 @@ async def test_owner_null_clears_the_owner(room: RoomRef) -> None:
     cleared = await invoke(room, "update_task", taskId=task["id"], status="pending", owner=None)
 
     assert cleared["owner"] is None
-    assert (await selectors.task_get(room, task_id=task["id"]))["owner"] is None
+    assert (await plan_selectors.task_get(room, task_id=task["id"]))["owner"] is None
 
 
 async def test_update_task_emits_what_changed_with_the_previous_status(room: RoomRef) -> None:
@@ -327,7 +319,7 @@ async def test_text_with_quotes_slashes_and_emoji_survives_an_update(room: RoomR
     assert updated["notes"][0]["text"] == text
     assert updated["owner"] == text[:128]
     assert updated["priority"] == 1_000_000
-    assert await selectors.task_get(room, task_id=task["id"]) == updated
+    assert await plan_selectors.task_get(room, task_id=task["id"]) == updated
 
 
 async def test_concurrent_notes_on_one_task_are_all_kept(room: RoomRef, settings: Any) -> None:
@@ -341,7 +333,7 @@ async def test_concurrent_notes_on_one_task_are_all_kept(room: RoomRef, settings
         )
     )
 
-    stored = await selectors.task_get(room, task_id=task["id"])
+    stored = await plan_selectors.task_get(room, task_id=task["id"])
     assert sorted(n["text"] for n in stored["notes"]) == sorted(f"n{i}" for i in range(30))
     updates = [e for e in await all_events(room) if e["type"] == "task_updated"]
     assert len(updates) == 30
@@ -349,7 +341,9 @@ async def test_concurrent_notes_on_one_task_are_all_kept(room: RoomRef, settings
 
 async def test_update_task_holding_the_plan_lock_still_succeeds(room: RoomRef) -> None:
     task = await add(room, "t")
-    grant = await services.lock_acquire(room, resource="plan", agent_id="backend", ttl_seconds=30)
+    grant = await locks_services.lock_acquire(
+        room, resource="plan", agent_id="backend", ttl_seconds=30
+    )
     assert grant["acquired"] is True
 
     updated = await update(room, task["id"], "in_progress", owner="backend", agent_id="backend")
@@ -366,7 +360,7 @@ async def test_unknown_task_id_error_names_the_closest_ids_with_titles(room: Roo
     typo = target["id"][:-1] + ("x" if target["id"][-1] != "x" else "y")
 
     with pytest.raises(errors.TaskNotFoundError) as caught:
-        await selectors.task_get(room, task_id=typo)
+        await plan_selectors.task_get(room, task_id=typo)
 
     message = caught.value.message
     assert message.startswith(f'Unknown taskId "{typo}".')
@@ -391,7 +385,7 @@ async def test_update_of_unknown_task_is_refused_with_closest_ids(room: RoomRef)
 
 async def test_unknown_task_id_in_an_empty_room_says_there_are_no_tasks(room: RoomRef) -> None:
     with pytest.raises(errors.TaskNotFoundError) as caught:
-        await selectors.task_get(room, task_id="t_missing")
+        await plan_selectors.task_get(room, task_id="t_missing")
 
     assert caught.value.message == errors.TASK_NOT_FOUND.format(
         task_id="t_missing", hint=errors.TASK_HINT_EMPTY
@@ -403,7 +397,7 @@ async def test_unknown_task_id_like_none_of_the_rooms_tasks_does_not_say_the_roo
 ) -> None:
     await add(room, "Write the parser")
     with pytest.raises(errors.TaskNotFoundError) as caught:
-        await selectors.task_get(room, task_id="zzconformancemissing")
+        await plan_selectors.task_get(room, task_id="zzconformancemissing")
 
     assert caught.value.message == errors.TASK_NOT_FOUND.format(
         task_id="zzconformancemissing", hint=errors.TASK_HINT_NONE_CLOSE
@@ -417,9 +411,9 @@ async def test_unknown_task_id_like_none_of_the_rooms_tasks_does_not_say_the_roo
 async def test_empty_room_plan_has_a_stable_created_at_across_calls(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    first = await selectors.plan_get(room)
+    first = await plan_selectors.plan_get(room)
     frozen_clock[0] += timedelta(days=3)
-    second = await selectors.plan_get(room)
+    second = await plan_selectors.plan_get(room)
 
     assert first["tasks"] == []
     assert ISO_MS.match(first["created_at"])
@@ -432,14 +426,14 @@ async def test_empty_room_plan_has_a_stable_created_at_across_calls(
 async def test_created_at_of_the_plan_survives_adding_tasks(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    before = await selectors.plan_get(room)
+    before = await plan_selectors.plan_get(room)
     frozen_clock[0] += timedelta(hours=1)
     await add(room, "t")
 
-    after = await selectors.plan_get(room)
+    after = await plan_selectors.plan_get(room)
 
     assert after["created_at"] == before["created_at"]
-    assert after["updated_at"] == "2030-01-02T04:04:05.678Z"
+    assert after["updated_at"] == "2031-05-06T08:08:09.123Z"
 
 
 # --- get_unblocked_tasks ----------------------------------------------------------------
@@ -451,11 +445,15 @@ async def test_unblocked_tasks_are_pending_with_every_dependency_done(room: Room
     c = await add(room, "c")
     await update(room, c["id"], "in_progress")
 
-    assert [t["id"] for t in await selectors.task_list_unblocked(room, agent_id=None)] == [a["id"]]
+    assert [t["id"] for t in await plan_selectors.task_list_unblocked(room, agent_id=None)] == [
+        a["id"]
+    ]
 
     await update(room, a["id"], "done")
 
-    assert [t["id"] for t in await selectors.task_list_unblocked(room, agent_id=None)] == [b["id"]]
+    assert [t["id"] for t in await plan_selectors.task_list_unblocked(room, agent_id=None)] == [
+        b["id"]
+    ]
 
 
 async def test_dependency_not_done_keeps_a_task_blocked(room: RoomRef) -> None:
@@ -464,7 +462,7 @@ async def test_dependency_not_done_keeps_a_task_blocked(room: RoomRef) -> None:
     both = await add(room, "both", depends_on=[a["id"], b["id"]])
     await update(room, a["id"], "done")
 
-    ready = [t["id"] for t in await selectors.task_list_unblocked(room, agent_id=None)]
+    ready = [t["id"] for t in await plan_selectors.task_list_unblocked(room, agent_id=None)]
 
     assert ready == [b["id"]]
     assert both["id"] not in ready
@@ -475,7 +473,7 @@ async def test_missing_dependency_is_unmet(room: RoomRef) -> None:
     await update(room, a["id"], "done")
     orphan = await add(room, "orphan", depends_on=[a["id"], "t_never_added"])
 
-    ready = await selectors.task_list_unblocked(room, agent_id=None)
+    ready = await plan_selectors.task_list_unblocked(room, agent_id=None)
 
     assert orphan["id"] not in [t["id"] for t in ready]
     assert ready == []
@@ -488,8 +486,8 @@ async def test_unblocked_with_agent_id_leaves_out_tasks_owned_by_others(room: Ro
     await update(room, mine["id"], "pending", owner="backend")
     await update(room, theirs["id"], "pending", owner="frontend")
 
-    for_backend = await selectors.task_list_unblocked(room, agent_id="backend")
-    for_anyone = await selectors.task_list_unblocked(room, agent_id=None)
+    for_backend = await plan_selectors.task_list_unblocked(room, agent_id="backend")
+    for_anyone = await plan_selectors.task_list_unblocked(room, agent_id=None)
 
     assert [t["id"] for t in for_backend] == [free["id"], mine["id"]]
     assert [t["id"] for t in for_anyone] == [free["id"], mine["id"], theirs["id"]]
@@ -501,7 +499,7 @@ async def test_unblocked_tasks_are_ordered_by_priority_then_plan_order(room: Roo
     p5b = await add(room, "p5b", priority=5)
     p0 = await add(room, "p0", priority=0)
 
-    ready = await selectors.task_list_unblocked(room, agent_id=None)
+    ready = await plan_selectors.task_list_unblocked(room, agent_id=None)
 
     assert [t["id"] for t in ready] == [p0["id"], p1["id"], p5a["id"], p5b["id"]]
 
@@ -523,7 +521,7 @@ async def test_priority_survives_an_update(room: RoomRef) -> None:
     high = await add(room, "high", priority=2)
     await update(room, high["id"], "pending", note="still waiting")
 
-    ready = await selectors.task_list_unblocked(room, agent_id=None)
+    ready = await plan_selectors.task_list_unblocked(room, agent_id=None)
 
     assert [(t["id"], t["priority"]) for t in ready] == [(high["id"], 2), (low["id"], 9)]
 
@@ -542,7 +540,7 @@ async def test_my_tasks_are_those_owned_by_the_agent_in_plan_order(room: RoomRef
     mine = await invoke(room, "get_my_tasks", agentId="backend")
 
     assert [t["id"] for t in mine] == [a["id"], c["id"]]
-    assert await selectors.task_list_for_agent(room, agent_id="nobody") == []
+    assert await plan_selectors.task_list_for_agent(room, agent_id="nobody") == []
 
 
 async def test_cleared_owner_drops_the_task_from_my_tasks(room: RoomRef) -> None:
@@ -550,4 +548,4 @@ async def test_cleared_owner_drops_the_task_from_my_tasks(room: RoomRef) -> None
     await update(room, a["id"], "in_progress", owner="backend")
     await update(room, a["id"], "pending", owner="")
 
-    assert await selectors.task_list_for_agent(room, agent_id="backend") == []
+    assert await plan_selectors.task_list_for_agent(room, agent_id="backend") == []

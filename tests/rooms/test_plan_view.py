@@ -9,18 +9,21 @@ from typing import Any
 
 import pytest
 
-from rooms import records, selectors, services, store
+from calls.runner import tool_run
+from rooms import records
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
+from rooms.selectors import plan as plan_selectors
+from rooms.services import plan as plan_services
+from rooms.store import plan as plan_store
 from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio
 
 
 async def _same(room: RoomRef) -> dict[str, Any]:
-    viewed = await selectors.plan_view(room)
+    viewed = await plan_selectors.plan_view(room)
     assert isinstance(viewed, records.KnownJson)
-    assert viewed == await selectors.plan_get(room)
+    assert viewed == await plan_selectors.plan_get(room)
     assert viewed.json_text == records.dumps(viewed)
     assert '"' + viewed.json_quoted + '"' == json.dumps(viewed.json_text, ensure_ascii=False)
     return dict(viewed)
@@ -32,7 +35,7 @@ async def test_an_empty_plan(room: RoomRef) -> None:
 
 
 async def test_tasks_notes_dependencies_and_leases(team_a: Caller, room: RoomRef) -> None:
-    first = await services.task_add(
+    first = await plan_services.task_add(
         room,
         title='é ✓ "quoted" \\ \u2028',
         description="</script>",
@@ -40,7 +43,7 @@ async def test_tasks_notes_dependencies_and_leases(team_a: Caller, room: RoomRef
         priority=None,
         agent_id="planner",
     )
-    second = await services.task_add(
+    second = await plan_services.task_add(
         room,
         title="second",
         description="",
@@ -49,7 +52,7 @@ async def test_tasks_notes_dependencies_and_leases(team_a: Caller, room: RoomRef
         agent_id="planner",
     )
     await _same(room)
-    await services.task_update(
+    await plan_services.task_update(
         room,
         task_id=second["id"],
         status="in_progress",
@@ -76,16 +79,16 @@ async def test_tasks_notes_dependencies_and_leases(team_a: Caller, room: RoomRef
     # The shared copy of the stored task is not the one the lease was added to.
     again = await _same(room)
     assert [t.get("leases") for t in again["tasks"]] == [t.get("leases") for t in plan["tasks"]]
-    for raw in (await store.plan_read(room.keys)).tasks:
+    for raw in (await plan_store.plan_read(room.keys)).tasks:
         assert "leases" not in records.task_seen(raw)[0]
 
 
 async def test_read_plan_answers_the_plan(team_a: Caller, room: RoomRef) -> None:
-    await services.task_add(
+    await plan_services.task_add(
         room, title="t", description="d", depends_on=[], priority=None, agent_id="planner"
     )
     answered = await tool_run(team_a, "read_plan", {"roomId": room.room_id})
-    assert answered == await selectors.plan_get(room)
+    assert answered == await plan_selectors.plan_get(room)
 
 
 def test_the_shared_task_cache_is_bounded_by_size_whatever_a_tenant_stores() -> None:

@@ -5,15 +5,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 import redis
 
-from rooms import clock, selectors, services
+from rooms import clock
 from rooms.refs import RoomRef
+from rooms.selectors import events as events_selectors
+from rooms.selectors import locks as locks_selectors
+from rooms.selectors import presence as presence_selectors
+from rooms.selectors import vars as vars_selectors
+from rooms.services import locks as locks_services
+from rooms.services import presence as presence_services
+from rooms.services import vars as vars_services
 from tests.rooms.conftest import invoke as registry_invoke
 
 pytestmark = pytest.mark.anyio
@@ -26,23 +32,14 @@ def invoke(room: RoomRef, name: str, **arguments: Any) -> Any:
     return registry_invoke(name, {"roomId": room.room_id, **arguments}, access)
 
 
-@pytest.fixture
-def frozen_clock() -> Iterator[list[datetime]]:
-    """A clock the test moves by hand; the real one is back after the test."""
-    now = [datetime(2030, 1, 2, 3, 4, 5, 0, tzinfo=UTC)]
-    clock.set_clock(lambda: now[0])
-    try:
-        yield now
-    finally:
-        clock.set_clock(None)
-
-
 async def acquire(room: RoomRef, agent: str, resource: str = "db", ttl: int = 30) -> dict[str, Any]:
-    return await services.lock_acquire(room, resource=resource, agent_id=agent, ttl_seconds=ttl)
+    return await locks_services.lock_acquire(
+        room, resource=resource, agent_id=agent, ttl_seconds=ttl
+    )
 
 
 async def release(room: RoomRef, agent: str, resource: str = "db") -> dict[str, Any]:
-    return await services.lock_release(room, resource=resource, agent_id=agent)
+    return await locks_services.lock_release(room, resource=resource, agent_id=agent)
 
 
 def expire_now(r: redis.Redis, key: str) -> None:
@@ -60,7 +57,7 @@ def expire_now(r: redis.Redis, key: str) -> None:
 async def test_heartbeat_returns_the_agent_and_everyone_present(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    await services.presence_heartbeat(room, agent_id="alice")
+    await presence_services.presence_heartbeat(room, agent_id="alice")
 
     got = await invoke(room, "heartbeat", agentId="bob")
 
@@ -69,13 +66,13 @@ async def test_heartbeat_returns_the_agent_and_everyone_present(
         {
             "agentId": "alice",
             "status": "online",
-            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "lastSeen": "2031-05-06T07:08:09.123Z",
             "state": "working",
         },
         {
             "agentId": "bob",
             "status": "online",
-            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "lastSeen": "2031-05-06T07:08:09.123Z",
             "state": "working",
         },
     ]
@@ -88,7 +85,7 @@ async def test_a_heartbeat_answers_the_most_recent_agents_and_how_many_there_are
     start = frozen_clock[0]
     for i in range(12):  # a-00 seen first, a-11 last
         frozen_clock[0] = start + timedelta(seconds=i)
-        await services.presence_heartbeat(room, agent_id=f"a-{i:02d}")
+        await presence_services.presence_heartbeat(room, agent_id=f"a-{i:02d}")
 
     got = await invoke(room, "heartbeat", agentId="a-03")  # seen again: the most recent now
 
@@ -101,11 +98,11 @@ async def test_a_heartbeat_answers_the_most_recent_agents_and_how_many_there_are
 async def test_agent_is_online_for_120_seconds_after_a_heartbeat_then_offline(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    await services.presence_heartbeat(room, agent_id="alice")
+    await presence_services.presence_heartbeat(room, agent_id="alice")
     start = frozen_clock[0]
 
     frozen_clock[0] = start + timedelta(seconds=120)
-    at_limit = await selectors.presence_list(room)
+    at_limit = await presence_selectors.presence_list(room)
     frozen_clock[0] = start + timedelta(seconds=120, milliseconds=1)
     past_limit = await invoke(room, "get_presence")
 
@@ -113,7 +110,7 @@ async def test_agent_is_online_for_120_seconds_after_a_heartbeat_then_offline(
         {
             "agentId": "alice",
             "status": "online",
-            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "lastSeen": "2031-05-06T07:08:09.123Z",
             "state": "working",
         }
     ]
@@ -121,7 +118,7 @@ async def test_agent_is_online_for_120_seconds_after_a_heartbeat_then_offline(
         {
             "agentId": "alice",
             "status": "offline",
-            "lastSeen": "2030-01-02T03:04:05.000Z",
+            "lastSeen": "2031-05-06T07:08:09.123Z",
             "state": "idle",
         }
     ]
@@ -130,17 +127,17 @@ async def test_agent_is_online_for_120_seconds_after_a_heartbeat_then_offline(
 async def test_a_new_heartbeat_brings_an_agent_back_online(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    await services.presence_heartbeat(room, agent_id="alice")
+    await presence_services.presence_heartbeat(room, agent_id="alice")
     frozen_clock[0] += timedelta(minutes=10)
-    assert (await selectors.presence_list(room))[0]["status"] == "offline"
+    assert (await presence_selectors.presence_list(room))[0]["status"] == "offline"
 
-    await services.presence_heartbeat(room, agent_id="alice")
+    await presence_services.presence_heartbeat(room, agent_id="alice")
 
-    assert await selectors.presence_list(room) == [
+    assert await presence_selectors.presence_list(room) == [
         {
             "agentId": "alice",
             "status": "online",
-            "lastSeen": "2030-01-02T03:14:05.000Z",
+            "lastSeen": "2031-05-06T07:18:09.123Z",
             "state": "working",
         }
     ]
@@ -149,13 +146,13 @@ async def test_a_new_heartbeat_brings_an_agent_back_online(
 async def test_presence_lists_online_agents_before_offline_ones(
     room: RoomRef, frozen_clock: list[datetime]
 ) -> None:
-    await services.presence_heartbeat(room, agent_id="zed")
-    await services.presence_heartbeat(room, agent_id="amy")
+    await presence_services.presence_heartbeat(room, agent_id="zed")
+    await presence_services.presence_heartbeat(room, agent_id="amy")
     frozen_clock[0] += timedelta(seconds=200)
-    await services.presence_heartbeat(room, agent_id="yan")
-    await services.presence_heartbeat(room, agent_id="bea")
+    await presence_services.presence_heartbeat(room, agent_id="yan")
+    await presence_services.presence_heartbeat(room, agent_id="bea")
 
-    presence = await selectors.presence_list(room)
+    presence = await presence_selectors.presence_list(room)
 
     assert [(p["agentId"], p["status"]) for p in presence] == [
         ("bea", "online"),
@@ -166,7 +163,7 @@ async def test_presence_lists_online_agents_before_offline_ones(
 
 
 async def test_empty_room_has_no_presence(room: RoomRef) -> None:
-    assert await selectors.presence_list(room) == []
+    assert await presence_selectors.presence_list(room) == []
 
 
 # --- locks ------------------------------------------------------------------------------
@@ -205,7 +202,7 @@ async def test_concurrent_acquires_grant_exactly_one(room: RoomRef) -> None:
     assert len(winners) == 1
     holder = winners[0]["holder"]
     assert {g["holder"] for g in grants} == {holder}
-    assert [lock["owner"] for lock in await selectors.lock_list(room)] == [holder]
+    assert [lock["owner"] for lock in await locks_selectors.lock_list(room)] == [holder]
 
 
 async def test_holder_acquiring_again_renews_and_keeps_its_token(
@@ -250,7 +247,7 @@ async def test_release_lock_held_by_other_agent_is_refused(room: RoomRef) -> Non
     assert refused["released"] is False
     assert refused["holder"] == "alice"
     assert "only the holder" in refused["message"]
-    assert [lock["owner"] for lock in await selectors.lock_list(room)] == ["alice"]
+    assert [lock["owner"] for lock in await locks_selectors.lock_list(room)] == ["alice"]
     assert (await acquire(room, "bob"))["acquired"] is False
 
 
@@ -287,13 +284,13 @@ async def test_expired_lock_is_free_for_another_agent_with_a_larger_token(
     first = await acquire(room, "alice", ttl=1)
     expire_now(sync_redis, room.keys.lock("db"))
 
-    assert await selectors.lock_list(room) == []
+    assert await locks_selectors.lock_list(room) == []
     second = await acquire(room, "bob", ttl=1)
 
     assert second["acquired"] is True
     assert second["holder"] == "bob"
     assert second["fencingToken"] > first["fencingToken"]
-    assert [lock["owner"] for lock in await selectors.lock_list(room)] == ["bob"]
+    assert [lock["owner"] for lock in await locks_selectors.lock_list(room)] == ["bob"]
 
 
 async def test_former_holder_cannot_release_after_expiry_and_regrant(
@@ -334,28 +331,28 @@ async def test_shared_var_comes_back_as_the_string_that_was_stored(
 
     assert set_result == {"key": "k", "value": value}
     assert got == {"key": "k", "value": value, "found": True}
-    assert (await selectors.var_list(room))["vars"] == {"k": value}
+    assert (await vars_selectors.var_list(room))["vars"] == {"k": value}
 
 
 async def test_missing_shared_var_is_not_found(room: RoomRef) -> None:
-    got = await selectors.var_get(room, key="port")
+    got = await vars_selectors.var_get(room, key="port")
 
     assert got == {"key": "port", "value": None, "found": False}
 
 
 async def test_setting_a_shared_var_again_overwrites_it(room: RoomRef) -> None:
-    await services.var_set(room, key="port", value="3000", agent_id="alice")
-    await services.var_set(room, key="port", value="3001", agent_id="bob")
+    await vars_services.var_set(room, key="port", value="3000", agent_id="alice")
+    await vars_services.var_set(room, key="port", value="3001", agent_id="bob")
 
-    assert (await selectors.var_get(room, key="port"))["value"] == "3001"
-    assert (await selectors.var_list(room))["count"] == 1
+    assert (await vars_selectors.var_get(room, key="port"))["value"] == "3001"
+    assert (await vars_selectors.var_list(room))["count"] == 1
 
 
 async def test_list_shared_vars_gives_every_var_and_the_count(room: RoomRef) -> None:
-    assert await selectors.var_list(room) == {"vars": {}, "count": 0}
-    await services.var_set(room, key="port", value="3000", agent_id="alice")
-    await services.var_set(room, key="url", value="https://staging", agent_id="alice")
-    await services.var_set(room, key="nothing", value="null", agent_id="alice")
+    assert await vars_selectors.var_list(room) == {"vars": {}, "count": 0}
+    await vars_services.var_set(room, key="port", value="3000", agent_id="alice")
+    await vars_services.var_set(room, key="url", value="https://staging", agent_id="alice")
+    await vars_services.var_set(room, key="nothing", value="null", agent_id="alice")
 
     listed = await invoke(room, "list_shared_vars")
 
@@ -366,10 +363,10 @@ async def test_list_shared_vars_gives_every_var_and_the_count(room: RoomRef) -> 
 
 
 async def test_set_shared_var_emits_shared_var_set(room: RoomRef) -> None:
-    await services.var_set(room, key="port", value="3000", agent_id="alice")
-    await services.var_set(room, key="flag", value="null", agent_id="bob")
+    await vars_services.var_set(room, key="port", value="3000", agent_id="alice")
+    await vars_services.var_set(room, key="flag", value="null", agent_id="bob")
 
-    events = await selectors.event_list(room, since=None, limit=10, order="asc")
+    events = await events_selectors.event_list(room, since=None, limit=10, order="asc")
 
     assert [(e["type"], e["from"], e["to"], e["payload"]) for e in events] == [
         ("shared_var_set", "alice", "all", {"key": "port", "value": "3000"}),
@@ -379,10 +376,10 @@ async def test_set_shared_var_emits_shared_var_set(room: RoomRef) -> None:
 
 async def test_concurrent_sets_of_different_vars_are_all_kept(room: RoomRef) -> None:
     await asyncio.gather(
-        *(services.var_set(room, key=f"k{i}", value=str(i), agent_id="a") for i in range(40))
+        *(vars_services.var_set(room, key=f"k{i}", value=str(i), agent_id="a") for i in range(40))
     )
 
-    listed = await selectors.var_list(room)
+    listed = await vars_selectors.var_list(room)
 
     assert listed["count"] == 40
     assert listed["vars"] == {f"k{i}": str(i) for i in range(40)}

@@ -39,9 +39,10 @@ def _protocol_roomd_names() -> set[str]:
     return set(re.findall(r"`([a-z_]+)`", section))
 
 
-def test_core_is_the_issues_workflow_and_at_most_sixteen_tools_in_registry_order() -> None:
+def test_core_is_the_readmes_loop_and_at_most_twenty_tools_in_registry_order() -> None:
+    """Issue 25's workflow, and issue 31's: verification and handoffs are in core."""
     core = profiles.TOOLS["core"]
-    assert len(core) <= profiles.CORE_MAX == 16
+    assert len(core) <= profiles.CORE_MAX == 20
     assert set(core) >= ISSUE_CORE
     assert core == (
         "read_plan",
@@ -57,6 +58,10 @@ def test_core_is_the_issues_workflow_and_at_most_sixteen_tools_in_registry_order
         "heartbeat",
         "lease_claim",
         "submit_task",
+        "verify_task",
+        "handoff_task",
+        "accept_handoff",
+        "decline_handoff",
         "send_message",
         "inbox",
         "ack_message",
@@ -97,7 +102,7 @@ def test_an_unknown_profile_is_refused_naming_every_profile(given: str) -> None:
         profiles.profile_parse(given)
     known = ", ".join(profiles.describe(p) for p in profiles.PROFILES)
     assert refused.value.message == profiles.PROFILE_UNKNOWN.format(given=given, known=known)
-    assert "core (16 tools: the everyday workflow)" in refused.value.message
+    assert "core (20 tools: the everyday workflow)" in refused.value.message
     assert "roomd (44 tools: roomd's tools)" in refused.value.message
     assert f"full ({len(registry.TOOLS)} tools: every tool)" in refused.value.message
     assert refused.value.extra == {"given": given, "profiles": ["core", "roomd", "full"]}
@@ -109,9 +114,9 @@ def test_a_tool_outside_the_profile_is_refused_naming_the_profiles_that_have_it(
         profiles.profile_admit("core", "get_task")
     said = refused.value.message
     assert said == (
-        'get_task is not offered on this connection: its tool profile is "core" (16 tools, '
-        "the ones tools/list shows). get_task is in roomd and full: to use it, connect with "
-        "?tools=roomd in the server's URL (/mcp?tools=roomd)."
+        'get_task is not offered on this connection: its tool profile is "core" (20 tools, '
+        "the ones tools/list shows); carry on with those. get_task is in roomd and full (for "
+        "whoever sets up this client: ?tools=roomd in the server's URL)."
     )
     assert refused.value.extra == {
         "tool": "get_task",
@@ -122,10 +127,10 @@ def test_a_tool_outside_the_profile_is_refused_naming_the_profiles_that_have_it(
     with pytest.raises(errors.ToolNotInProfileError) as ours:
         profiles.profile_admit("roomd", "claim_task")
     assert "claim_task is in core and full" in ours.value.message
-    assert "/mcp?tools=core" in ours.value.message
+    assert "?tools=core in the server's URL" in ours.value.message
     with pytest.raises(errors.ToolNotInProfileError) as only_full:
         profiles.profile_admit("roomd", "lease_renew")
-    assert "lease_renew is in full: to use it" in only_full.value.message
+    assert "lease_renew is in full (for whoever" in only_full.value.message
 
 
 def test_a_stored_default_of_none_or_empty_is_no_default() -> None:
@@ -138,11 +143,12 @@ def test_the_protocols_table_of_profiles_is_the_modules() -> None:
     text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
     section = text.split("### Tool profiles", 1)[1].split("\n- **Choosing one.**", 1)[0]
     rows = {
-        cells[1].strip("` "): (int(cells[2]), cells[3])
+        cells[1].strip("` "): (cells[2].strip(), cells[3])
         for cells in (line.split("|") for line in section.splitlines() if line.startswith("| `"))
     }
+    # full's count is "all": a new tool does not change the table.
     assert {p: n for p, (n, _) in rows.items()} == {
-        p: len(names) for p, names in profiles.TOOLS.items()
+        p: "all" if p == "full" else str(len(names)) for p, names in profiles.TOOLS.items()
     }
     assert re.findall(r"`([a-z_]+)`", rows["core"][1]) == list(profiles.TOOLS["core"])
 
@@ -158,3 +164,24 @@ def test_the_instructions_name_only_tools_the_connections_profile_has(profile: s
     assert named >= {"get_my_summary", "get_unblocked_tasks", "wait_for_events"}
     seen = set(profiles.TOOLS[profile])  # type: ignore[index]
     assert named <= seen, named - seen
+
+
+def test_what_a_core_agent_carries_stays_within_twelve_kilobytes() -> None:
+    """Issue 31: core's descriptions plus input schemas at most 12 KB (20 KB before), and no
+    output schemas; weighed as `make bench` weighs the list it is sent."""
+    from bench.profiles import CORE_CARRIED_MAX, list_weight
+    from mcp_gateway import tools
+
+    sent = [
+        t.model_dump(by_alias=True, mode="json", exclude_none=True) for t in tools.tool_list("core")
+    ]
+    weight = list_weight(sent)
+    assert weight["descriptions"] + weight["input schemas"] <= CORE_CARRIED_MAX == 12 * 1024
+    assert weight["output schemas"] == 0
+    assert all(
+        "outputSchema" in t
+        for t in (
+            e.model_dump(by_alias=True, mode="json", exclude_none=True)
+            for e in tools.tool_list("full")
+        )
+    )

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from tenants import archives, services
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import Team

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import errors
 from rooms.refs import RoomRef
 from tenants import errors as tenant_errors
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests import callers
 from tests.rooms.test_secrets import AWS_KEY_ID, GITHUB_TOKEN
@@ -110,8 +110,11 @@ async def test_a_secret_that_cannot_be_rewritten_is_refused(team_a: Caller, room
     nothing is stored."""
     with pytest.raises(errors.SecretRefusedError):
         await call(team_a, room, "post_event", type="note", **{"from": "a"}, payload={OUR_KEY: 1})
-    with pytest.raises(errors.SecretRefusedError):
+    # Names are scanned together; the refusal still says which one held the key.
+    with pytest.raises(errors.SecretRefusedError, match=r"key at key\b"):
         await call(team_a, room, "set_shared_var", key=OUR_KEY[:60], value="x", agentId="a")
+    with pytest.raises(errors.SecretRefusedError, match=r"key at agentId\b"):
+        await call(team_a, room, "set_shared_var", key="k", value="x", agentId=OUR_KEY[:60])
     assert await call(team_a, room, "list_shared_vars") in (
         [],
         {},
@@ -119,3 +122,32 @@ async def test_a_secret_that_cannot_be_rewritten_is_refused(team_a: Caller, room
     ) or OUR_KEY not in str(await call(team_a, room, "list_shared_vars"))
     events = await call(team_a, room, "read_events", limit=10)
     assert OUR_KEY not in str(events)
+
+
+async def test_our_own_keys_spelled_with_escapes_are_never_kept_either(
+    team_a: Caller, room: RoomRef
+) -> None:
+    """The reviewer's leak (issue 31, P4): a key of ours URL-encoded or JSON-escaped, into a
+    room whose checks are off; ordinary encoded text beside it is stored as written."""
+    await call(team_a, room, "set_room_mode", agentId="lead", secrets="off")
+    url_encoded = OUR_KEY.replace("_", "%5F")
+    json_escaped = OUR_KEY.replace("_", "\\u005f")
+    ordinary = 'GET /search?q=rs%5Flive%5F+prefix&sort=created%5Fat {"sep": "\\u005f"}'
+    task = await call(
+        team_a, room, "add_task", title="links", description=f"{url_encoded} {ordinary}"
+    )
+    assert task["description"] == f"[redacted:Roomservice API key] {ordinary}"
+    note = await call(
+        team_a,
+        room,
+        "post_event",
+        type="note",
+        **{"from": "a"},
+        payload={"raw": f'{{"key": "{json_escaped}"}}'},
+    )
+    assert note["redacted"]["places"] == [{"where": "payload.raw", "kind": "Roomservice API key"}]
+    stored = str(await call(team_a, room, "read_plan")) + str(
+        await call(team_a, room, "read_events", limit=10)
+    )
+    assert url_encoded not in stored and json_escaped not in stored
+    assert OUR_KEY[8:] not in stored.replace("\\u005f", "_").replace("%5F", "_")

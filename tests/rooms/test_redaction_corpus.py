@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from django.test import override_settings
 
+from calls.runner import tool_run
 from rooms.refs import RoomRef
 from rooms.schemas import MAX_PAYLOAD_JSON
 from rooms.secrets import key_names_a_secret, placeholder, secrets_in_text, secrets_redacted
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.rooms import redaction_corpus as corpus
 

@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 import redis
 
-from rooms import errors, registry, schemas, selectors, services
+from rooms import errors, registry, schemas
 from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
+from rooms.selectors import events as events_selectors
+from rooms.services import plan as plan_services
 from tenants.access import room_access
 from tenants.capabilities import Caller
 from tests import callers
@@ -666,10 +668,10 @@ async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_mi
     name: str, room: RoomRef, team_a: Caller, sync_redis: redis.Redis
 ) -> None:
     # `room` is team-a's; give it some state so a leak would show.
-    await services.task_add(
+    await plan_services.task_add(
         room, title="secret", description="", depends_on=[], priority=None, agent_id="a"
     )
-    events_before = await selectors.event_list(room, since=None, limit=100, order="asc")
+    events_before = await events_selectors.event_list(room, since=None, limit=100, order="asc")
     arguments = {"roomId": room.room_id, **VALID_ARGS[name]}
 
     async def refusing(room_id: str, write: bool) -> RoomRef:
@@ -700,7 +702,9 @@ async def test_every_tool_gives_the_same_answer_for_a_refused_a_foreign_and_a_mi
         (errors.RoomAccessError, "room_not_found", 404, "{}")
     }
     # Nothing was written to the room the other team tried.
-    assert await selectors.event_list(room, since=None, limit=100, order="asc") == events_before
+    assert (
+        await events_selectors.event_list(room, since=None, limit=100, order="asc") == events_before
+    )
     # The foreign room still belongs to team-a, and the missing room was not claimed.
     assert sync_redis.get(room.keys.owner) == str(team_a.team_id)
     assert sync_redis.exists(*RoomKeys(missing_arguments["roomId"]).durable()) == 0

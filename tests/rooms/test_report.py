@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms.refs import RoomRef
 from rooms.report import room_report
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio

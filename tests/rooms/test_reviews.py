@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import errors
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import redis
 
+from calls.runner import tool_run
 from rooms import errors
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import redis_for_assertions
 

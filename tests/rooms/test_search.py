@@ -13,10 +13,10 @@ import redis
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
+from calls.runner import tool_run
 from rooms import errors, search
 from rooms.refs import RoomRef
 from tenants.access import room_access
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests.conftest import redis_for_assertions
 

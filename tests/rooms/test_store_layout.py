@@ -1,6 +1,6 @@
 """The store's grid (issue 23, point 1): rooms/store/<domain>.py holds one typed function
-per atomic step, engine.py is the one module that sends a script to Redis, and the package
-re-exports every step, so callers only ever write `store.<name>`. (Every product module's
+per atomic step, engine.py is the one module that sends a script to Redis; callers import
+the module whose step they use (issue 32: no re-export package). (Every product module's
 length is held by tests/test_layout.py.)"""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import importlib
 import typing
 from pathlib import Path
 
-from rooms import store
+import rooms.store
 
-STORE = Path(store.__file__).parent
+STORE = Path(rooms.store.__file__).parent
 # The commands that run a script on Redis or load one (client methods, or the first word of
 # an execute_command).
 SCRIPT_COMMANDS = {
@@ -27,9 +27,20 @@ SCRIPT_COMMANDS = {
     "fcall_ro",
 }
 # What a domain module hands a script to: the engine's runners.
-ENGINE_RUNNERS = {"_run", "_run_write", "_eval"}
+ENGINE_RUNNERS = {"run", "run_write", "run_on"}
 # Not a domain: the package itself, the engine, the connections and the wake-ups.
 PLUMBING = {"__init__", "engine", "connections", "wakeups"}
+
+
+def _members() -> list[tuple[str, str, object]]:
+    """(module, name, value) of every public name a store module defines."""
+    found = []
+    for path in sorted(STORE.glob("*.py")):
+        module = importlib.import_module(f"rooms.store.{path.stem}")
+        for name, value in vars(module).items():
+            if not name.startswith("_") and getattr(value, "__module__", None) == module.__name__:
+                found.append((path.stem, name, value))
+    return found
 
 
 def _trees() -> dict[str, ast.Module]:
@@ -66,7 +77,7 @@ def test_only_the_engine_sends_a_script_to_redis() -> None:
 
 def test_a_domain_module_hands_every_script_to_the_engine() -> None:
     """Every `scripts.<X>_SCRIPT` a domain module names is an argument of the engine's
-    runners (`_run`, `_run_write`, `_eval`): none is run, or changed, on the side."""
+    runners (`run`, `run_write`, `run_on`): none is run, or changed, on the side."""
     strays = []
     for name, tree in _trees().items():
         if name in PLUMBING:
@@ -91,23 +102,10 @@ def test_a_domain_module_hands_every_script_to_the_engine() -> None:
     assert not strays, strays
 
 
-def test_the_package_reexports_every_public_name_of_the_engine_and_the_domains() -> None:
-    missing = []
-    for name, tree in _trees().items():
-        if name in PLUMBING - {"engine"}:
-            continue
-        module = importlib.import_module(f"{store.__name__}.{name}")
-        for public in _public(tree):
-            if public not in store.__all__ or getattr(store, public) is not getattr(module, public):
-                missing.append(f"{name}.{public}")
-    assert not missing, missing
-
-
 def test_every_step_outcome_is_a_literal() -> None:
     """A misspelt `step.outcome == "..."` is then a mypy error (strict_equality)."""
     steps, loose = [], []
-    for name in store.__all__:
-        found = getattr(store, name)
+    for _module, name, found in _members():
         if isinstance(found, type) and dataclasses.is_dataclass(found):
             hints = typing.get_type_hints(found)
             if "outcome" in hints:

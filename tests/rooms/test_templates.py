@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import errors, templates
 from rooms.refs import RoomRef
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests import callers
 

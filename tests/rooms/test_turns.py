@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import errors
 from rooms.refs import RoomRef
 from tenants import errors as tenant_errors
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests import callers
 
@@ -123,7 +123,7 @@ async def test_posts_at_once_take_each_turn_exactly_once(team_a: Caller, room: R
                 if landed == 2:
                     return landed
             except errors.TurnRefusedError:
-                await asyncio.sleep(0.005)
+                await asyncio.sleep(0.005)  # an agent retrying its refused post: the race itself
         return landed
 
     counts = await asyncio.gather(*(keep_trying(a) for a in agents))
@@ -159,15 +159,16 @@ async def test_a_post_made_without_a_door_still_takes_its_turn(
 ) -> None:
     """Issue 23: the turn is an argument of the post's store step, made by the service that
     posts; a direct call of the service (no tool adapter around it) cannot skip the rule."""
-    from rooms import services
+    from rooms.services import events as events_services
+    from rooms.services import messages as messages_services
 
     for agent in ("alice", "bob"):
         await call(team_a, room, "heartbeat", agentId=agent)
     await call(team_a, room, "set_room_mode", agentId="lead", turns="sequential")
     with pytest.raises(errors.TurnRefusedError):
-        await services.event_post(room, type_="note", from_="bob", to="all", payload={})
+        await events_services.event_post(room, type_="note", from_="bob", to="all", payload={})
     with pytest.raises(errors.TurnRefusedError):
-        await services.message_send(
+        await messages_services.message_send(
             room,
             sender="bob",
             to="alice",
@@ -177,5 +178,7 @@ async def test_a_post_made_without_a_door_still_takes_its_turn(
             ttl_seconds=None,
             ack_required=False,
         )
-    posted = await services.event_post(room, type_="note", from_="alice", to="all", payload={})
+    posted = await events_services.event_post(
+        room, type_="note", from_="alice", to="all", payload={}
+    )
     assert posted["from"] == "alice"

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import errors
 from rooms.refs import RoomRef
 from tenants import errors as tenant_errors
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tests import callers
 

@@ -9,20 +9,31 @@ import pytest
 import redis
 from django.conf import settings
 
-from rooms import selectors, services, store
 from rooms.refs import RoomRef
-from rooms.services import events as events_service
+from rooms.selectors import plan as plan_selectors
+from rooms.services import events as events_services
+from rooms.store import wakeups as wakeups_store
 
 pytestmark = pytest.mark.anyio
 
 
 async def post(room: RoomRef, n: int) -> dict[str, object]:
-    return await services.event_post(room, type_="tick", from_="writer", to="all", payload={"n": n})
+    return await events_services.event_post(
+        room, type_="tick", from_="writer", to="all", payload={"n": n}
+    )
+
+
+async def registered(count: int = 1) -> None:
+    """Returns once `count` waiters are registered with the wake hub (a bounded wait,
+    yielding to the loop between looks)."""
+    async with asyncio.timeout(10):
+        while wakeups_store.wake_hub().waiting() < count:
+            await asyncio.sleep(0)
 
 
 async def test_returns_at_once_when_something_is_unread(room: RoomRef) -> None:
     event = await post(room, 1)
-    got = await services.event_wait(
+    got = await events_services.event_wait(
         room, agent_id="a", timeout_ms=30_000, limit=10, addressed_only=False
     )
     assert got["timedOut"] is False and [e["id"] for e in got["events"]] == [event["id"]]
@@ -31,8 +42,8 @@ async def test_returns_at_once_when_something_is_unread(room: RoomRef) -> None:
 
 async def test_times_out_with_nothing_new(room: RoomRef) -> None:
     await post(room, 1)
-    await services.event_take_unread(room, agent_id="a", limit=10, addressed_only=False)
-    got = await services.event_wait(
+    await events_services.event_take_unread(room, agent_id="a", limit=10, addressed_only=False)
+    got = await events_services.event_wait(
         room, agent_id="a", timeout_ms=150, limit=10, addressed_only=False
     )
     assert got == {
@@ -49,23 +60,24 @@ async def test_a_wait_longer_than_the_most_is_cut_and_says_so(room: RoomRef) -> 
     """Clients give up on a call after about 60 s: whatever timeoutMs asks, one wait ends
     within WAIT_MAX_MS (here woken by a write, so the test does not sleep 30 s)."""
     waiting = asyncio.ensure_future(
-        services.event_wait(
+        events_services.event_wait(
             room, agent_id="a", timeout_ms=3_600_000, limit=10, addressed_only=False
         )
     )
-    await asyncio.sleep(0.1)
+    await registered()
     await post(room, 2)
     got = await asyncio.wait_for(waiting, 10)
-    assert got["timeoutMs"] == events_service.WAIT_MAX_MS == 30_000
+    assert got["timeoutMs"] == events_services.WAIT_MAX_MS == 30_000
     assert got["capped"] is True and got["count"] == 1
 
 
 async def test_wakes_on_the_next_write(room: RoomRef) -> None:
     waiting = asyncio.ensure_future(
-        services.event_wait(room, agent_id="a", timeout_ms=30_000, limit=10, addressed_only=False)
+        events_services.event_wait(
+            room, agent_id="a", timeout_ms=30_000, limit=10, addressed_only=False
+        )
     )
-    while store.wake_hub().waiting() == 0:  # the waiter is registered: now write
-        await asyncio.sleep(0)
+    await registered()
     event = await post(room, 7)
     got = await asyncio.wait_for(waiting, 30)
     assert got["timedOut"] is False and [e["payload"] for e in got["events"]] == [{"n": 7}]
@@ -74,15 +86,16 @@ async def test_wakes_on_the_next_write(room: RoomRef) -> None:
 
 async def test_a_write_for_someone_else_does_not_end_an_addressed_wait(room: RoomRef) -> None:
     waiting = asyncio.ensure_future(
-        services.event_wait(room, agent_id="bob", timeout_ms=30_000, limit=10, addressed_only=True)
+        events_services.event_wait(
+            room, agent_id="bob", timeout_ms=30_000, limit=10, addressed_only=True
+        )
     )
-    while store.wake_hub().waiting() == 0:
-        await asyncio.sleep(0)
-    await services.event_post(room, type_="dm", from_="x", to="carol", payload={})
+    await registered()
+    await events_services.event_post(room, type_="dm", from_="x", to="carol", payload={})
     for _ in range(50):  # give the wake-up every chance to (wrongly) end the wait
         await asyncio.sleep(0)
     assert not waiting.done()
-    mine = await services.event_post(room, type_="dm", from_="x", to="bob", payload={})
+    mine = await events_services.event_post(room, type_="dm", from_="x", to="bob", payload={})
     got = await asyncio.wait_for(waiting, 30)
     assert [e["id"] for e in got["events"]] == [mine["id"]]
 
@@ -90,14 +103,13 @@ async def test_a_write_for_someone_else_does_not_end_an_addressed_wait(room: Roo
 async def test_two_waits_of_one_agent_share_the_events_exactly_once(room: RoomRef) -> None:
     waits = [
         asyncio.ensure_future(
-            services.event_wait(
-                room, agent_id="a", timeout_ms=3_000, limit=10, addressed_only=False
+            events_services.event_wait(
+                room, agent_id="a", timeout_ms=1_000, limit=10, addressed_only=False
             )
         )
         for _ in range(2)
     ]
-    while store.wake_hub().waiting() < 2:
-        await asyncio.sleep(0)
+    await registered(2)
     event = await post(room, 1)
     results = await asyncio.gather(*waits)
     delivered = [e["id"] for r in results for e in r["events"]]
@@ -112,19 +124,20 @@ async def test_three_hundred_waiters_share_one_connection_and_one_write_wakes_th
     agents = [f"agent-{i}" for i in range(300)]
     waits = [
         asyncio.ensure_future(
-            services.event_wait(room, agent_id=a, timeout_ms=30_000, limit=10, addressed_only=False)
+            events_services.event_wait(
+                room, agent_id=a, timeout_ms=30_000, limit=10, addressed_only=False
+            )
         )
         for a in agents
     ]
-    while store.wake_hub().waiting() < len(agents):
-        await asyncio.sleep(0.01)
+    await registered(len(agents))
     # No connection per waiter: at most the (bounded) pool plus one subscriber, and while
     # all 300 wait, every pooled connection is free for other calls.
     assert len(sync_redis.client_list()) - before <= settings.REDIS_MAX_CONNECTIONS + 1
-    plan = await asyncio.wait_for(selectors.plan_get(room), 5)
+    plan = await asyncio.wait_for(plan_selectors.plan_get(room), 5)
     assert plan["tasks"] == []
     event = await post(room, 1)
     results = await asyncio.wait_for(asyncio.gather(*waits), 60)
     assert all(r["timedOut"] is False for r in results)
     assert {e["id"] for r in results for e in r["events"]} == {event["id"]}
-    assert store.wake_hub().waiting() == 0
+    assert wakeups_store.wake_hub().waiting() == 0

@@ -17,6 +17,8 @@ from config.serve import _banner
 from tenants import firstrun, services
 from tenants.models import Membership, Team
 
+pytestmark = pytest.mark.store
+
 
 def run(*args: str) -> str:
     out = StringIO()

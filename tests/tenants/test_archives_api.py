@@ -14,6 +14,8 @@ from rest_framework.test import APIClient
 from tenants import services
 from tenants.models import Room, RoomArchive, Team
 
+pytestmark = pytest.mark.store
+
 
 def _team(slug: str, **key: Any) -> tuple[Team, dict[str, str]]:
     team = services.team_create(slug=slug)

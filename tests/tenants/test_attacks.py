@@ -20,19 +20,20 @@ from django.test import AsyncClient, Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from calls.runner import tool_run
 from rooms import errors as room_errors
-from rooms import store
 from rooms.keys import BearerKeys, RoomKeys
+from rooms.store import bearers as bearers_store
+from rooms.store import connections as connections_store
 from tenants import access, errors, people, services
 from tenants.auth import Bearer, caller_resolve, static_teams_ensure
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import ApiKey, Membership, Room, Team
 from tests import callers
 from tests.conftest import commandstats, new_room_id, redis_for_assertions
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.store]
 BOUND = 10.0  # seconds: the bound on every wait in this file
 
 
@@ -311,7 +312,7 @@ async def test_a_guest_holding_its_streams_and_waits_leaves_the_teams_slots(
 async def held(count: int, bound: float = BOUND) -> None:
     """Returns once this process holds `count` live uses (parked streams and waits): a
     bounded wait on that condition, yielding to the loop between looks."""
-    from tenants.live import live_uses
+    from calls.live import live_uses
 
     async with asyncio.timeout(bound):
         while live_uses().held() < count:
@@ -419,7 +420,7 @@ async def test_no_request_in_flight_can_recache_a_revoked_key(redis_client_close
     from tenants.credentials import secret_digest
 
     digest = secret_digest(secret["full"])
-    cached, generation = await store.bearer_cached(digest)  # the request's first step
+    cached, generation = await bearers_store.bearer_cached(digest)  # the request's first step
     assert cached is None
     live = await db_run(lambda: ApiKey.objects.get(digest=digest))  # ...its database read
     await db_run(services.api_key_revoke, key=live)  # meanwhile: revoked
@@ -434,9 +435,10 @@ async def test_no_request_in_flight_can_recache_a_revoked_key(redis_client_close
         }
     )
     assert (
-        await store.bearer_cache_fill(digest, late, ttl_seconds=60, generation=generation) is False
+        await bearers_store.bearer_cache_fill(digest, late, ttl_seconds=60, generation=generation)
+        is False
     )
-    assert await store.client().get(BearerKeys(digest).cache) is None
+    assert await connections_store.client().get(BearerKeys(digest).cache) is None
     assert await caller_resolve(Bearer(secret["full"])) is None
 
 
@@ -591,7 +593,7 @@ async def test_another_teams_room_an_unknown_id_and_a_malformed_id_take_the_same
         )
     )
     prober = await callers.team(new_room_id("prober"))
-    r = store.client()
+    r = connections_store.client()
 
     async def trace(room_id: str) -> tuple[dict[str, int], list[str], str]:
         before = await commandstats(r)

@@ -1,4 +1,4 @@
-"""`manage.py backup` and `restore` (tenants.backups): the rows and every live room come
+"""`manage.py backup` and `restore` (calls.backups): the rows and every live room come
 back exactly, each room with its own team; the same keys authenticate; an archived room is
 still archived and restorable. And the refusals: an existing file, a truncated or damaged
 archive, a database that holds rows, another deployment's export key, a manifest rewritten
@@ -19,8 +19,9 @@ import pytest
 import redis
 from django.core.management import CommandError, call_command
 
+from calls import backups
 from rooms import errors, keys
-from tenants import auth, backups, services
+from tenants import auth, services
 from tenants.access import caches_clear as access_caches_clear
 from tenants.access import room_access
 from tenants.capabilities import Caller
@@ -28,7 +29,7 @@ from tenants.db import db_run
 from tenants.models import Room, RoomArchive, Team
 from tests.rooms.test_archives import READS, answers, call, comparable, furnish
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 
 def _team_with_key(slug: str) -> tuple[int, str]:
@@ -454,6 +455,11 @@ async def test_an_archive_changed_between_the_check_and_the_load_is_rolled_back(
 
     # A room's snapshot swapped for another signed one: the rows are in, the room is not
     # loaded from bytes the manifest does not list, and the message says to run it again.
+    # First the archive as taken, so the team is there again under its own id (flushing may
+    # or may not reset the ids `_two_rows` got, so the caller's team is not left to chance).
+    monkeypatch.setattr(backups, "_opened", opened)
+    await db_run(_restore, path, "--force")
+    monkeypatch.setattr(backups, "_opened", second_read_swapped)
     other = tmp_path / "other.tar.gz"
     await call(team, "bk-swapped", "add_task", title="later")
     await db_run(_backup, other, "--force")
@@ -470,3 +476,76 @@ async def test_an_archive_changed_between_the_check_and_the_load_is_rolled_back(
     await db_run(_restore, path, "--force")
     plan = await call(team, "bk-swapped", "read_plan")
     assert [t["title"] for t in plan["tasks"]] == ["as taken"]
+
+
+def _truncated_with_manifest_of(path: Path, rows: bytes, declared: int) -> None:
+    """An archive whose manifest's header declares `declared` bytes, followed by none (and
+    no signature): what its header says is all a restore may look at."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w") as tar:
+        info = tarfile.TarInfo(backups.DATABASE)
+        info.size = len(rows)
+        tar.addfile(info, io.BytesIO(rows))
+        head = tarfile.TarInfo(backups.MANIFEST)
+        head.size = declared
+        raw.write(head.tobuf())
+    path.write_bytes(gzip.compress(raw.getvalue()))
+
+
+async def test_a_huge_manifest_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """The reviewer's archive (issue 31, I2): a manifest of 256 MiB, never signed. Refused
+    by its declared size, before a byte of it is read or its signature looked for."""
+    huge = tmp_path / "huge.tar.gz"
+    await db_run(_truncated_with_manifest_of, huge, b"", 256 * 1024 * 1024)
+    with pytest.raises(CommandError, match=r"its manifest is larger than 16777216 bytes"):
+        await db_run(_restore, huge)
+    # One within the bound is read (and, unsigned, refused for that).
+    small = tmp_path / "small.tar.gz"
+    await db_run(_truncated_with_manifest_of, small, b"", 1024)
+    with pytest.raises(CommandError, match="carries no signature of its manifest"):
+        await db_run(_restore, small)
+
+
+async def test_signed_rows_of_a_model_no_backup_writes_are_refused(
+    tmp_path: Path, sync_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    """One holding the export key (issue 31, I2) signs rows that plant a session for the
+    superuser, and a permission: a restore loads only the models a backup writes, so
+    nothing is written; the backup as it was made restores beside it."""
+    _, secret = await db_run(_team_with_key, "backup-models")
+    team = await _caller(secret)
+    assert team is not None
+    await call(team, "bk-models", "add_task", title="kept")
+    path = tmp_path / "models.tar.gz"
+    await db_run(_backup, path)
+    members = _members(path)
+    await db_run(_wipe, sync_redis)
+    planted = {
+        "sessions.session": {
+            "model": "sessions.session",
+            "pk": "x" * 32,
+            "fields": {"session_data": "planted", "expire_date": "2099-01-01T00:00:00Z"},
+        },
+        "auth.permission": {
+            "model": "auth.permission",
+            "pk": 9999,
+            "fields": {"name": "Can own", "content_type": ["tenants", "team"], "codename": "own"},
+        },
+    }
+    for label, row in planted.items():
+
+        def counted(manifest: dict[str, Any], label: str = label) -> None:
+            manifest["counts"]["rows"][label] = 1
+
+        rows = members[backups.DATABASE] + json.dumps(row).encode() + b"\n"
+        forged = tmp_path / f"{label}.tar.gz"
+        _archived(forged, _resigned(_forged({**members, backups.DATABASE: rows}, counted)))
+        with pytest.raises(CommandError) as refused:
+            await db_run(_restore, forged)
+        assert f"a row of {label}, which no backup holds" in str(refused.value)
+        assert "rolled back and nothing was restored" in str(refused.value)
+        assert not await db_run(lambda: Team.objects.exists()), "nothing was written"
+
+    await db_run(_restore, path)
+    plan = await call(team, "bk-models", "read_plan")
+    assert [t["title"] for t in plan["tasks"]] == ["kept"]

@@ -9,17 +9,18 @@ import logging
 import pytest
 from rest_framework.test import APIClient
 
+from calls.runner import tool_run
 from rooms import clock
 from tenants import errors
 from tenants import services as tenant_services
 from tenants.auth import Bearer, caller_resolve
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tests import callers
+from tests.clock import clock_at
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 
 async def caller(team: str) -> Caller:
@@ -32,9 +33,8 @@ async def test_over_the_limit_is_a_clear_refusal_and_the_window_slides(
     settings.RATE_LIMIT_PER_MINUTE = 5  # type: ignore[attr-defined]
     team = await caller(new_room_id("rl-team"))
     room_id = new_room_id("rl")
-    start = clock.now()
-    clock.set_clock(lambda: start)
-    try:
+    with clock_at(clock.now()) as now:
+        start = now[0]
         for _ in range(5):
             await tool_run(team, "read_plan", {"roomId": room_id})
         with pytest.raises(errors.RateLimitedError) as caught:
@@ -48,11 +48,8 @@ async def test_over_the_limit_is_a_clear_refusal_and_the_window_slides(
         # A minute later the oldest calls have left the window.
         from datetime import timedelta
 
-        later = start + timedelta(seconds=61)
-        clock.set_clock(lambda: later)
+        now[0] = start + timedelta(seconds=61)
         await tool_run(team, "read_plan", {"roomId": room_id})
-    finally:
-        clock.set_clock(None)
 
 
 async def test_concurrent_calls_never_overshoot_the_limit(

@@ -17,15 +17,16 @@ from typing import Any, cast
 import pytest
 from django.test import AsyncClient
 
+from calls.runner import tool_run
 from rooms import clock
 from tenants import budgets, errors, services
 from tenants.auth import Bearer, caller_resolve
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
+from tests.clock import clock_at
 from tests.conftest import new_room_id
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio, pytest.mark.store]
 BOUND = 10.0  # seconds: the bound on every wait in this file
 
 
@@ -76,9 +77,8 @@ async def test_many_invites_together_stop_at_the_teams_guest_ceiling(
     settings.RATE_LIMIT_INVITE_PER_MINUTE = 5
     attacker = await team_with_invites("many-invites", 6)
     bystander = await team_with_invites("bystander", 1)
-    start = clock.now()
-    clock.set_clock(lambda: start)
-    try:
+    with clock_at(clock.now()) as now:
+        start = now[0]
         outcomes = []
         for guest in await attacker.guests():
             outcomes += [await _read(guest, attacker.room_id) for _ in range(5)]
@@ -94,11 +94,8 @@ async def test_many_invites_together_stop_at_the_teams_guest_ceiling(
         assert await _read(bystander.key, bystander.room_id) == "ok"
         assert [await _read(attacker.key, attacker.room_id) for _ in range(10)] == ["ok"] * 10
         # A minute later the guests' window has slid: they may call again.
-        later = start + timedelta(seconds=61)
-        clock.set_clock(lambda: later)
+        now[0] = start + timedelta(seconds=61)
         assert await _read((await attacker.guests())[5], attacker.room_id) == "ok"
-    finally:
-        clock.set_clock(None)
 
 
 async def test_an_invite_still_has_its_own_limit_under_the_ceiling(

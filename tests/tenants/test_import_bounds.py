@@ -21,6 +21,8 @@ from rooms import snapshots
 from tenants import archives, imports, services
 from tenants.models import Room
 
+pytestmark = pytest.mark.store
+
 IMPORT = "/api/v1/rooms/import"
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 

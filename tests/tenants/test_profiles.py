@@ -21,7 +21,7 @@ from tenants.db import db_run
 from tenants.models import ApiKey, Invite, Room, Team
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 MODERN = "2026-07-28"
 META = {
@@ -88,12 +88,21 @@ async def test_tools_list_answers_the_profiles_tools_in_registry_order(
     listed = await _list(secret, f"?tools={profile}", modern=modern)
     assert _names(listed) == list(profiles.TOOLS[profile])
     if profile == "core":
-        assert len(_names(listed)) <= 16
+        assert len(_names(listed)) <= profiles.CORE_MAX
     if profile == "roomd":
         assert len(_names(listed)) == 44
-    # Each entry is the full list's entry for that tool, unchanged.
+    # Each entry is the full list's entry for that tool, unchanged; core's compact (issue 31:
+    # the same name, description and annotations, no outputSchema, a leaner inputSchema).
     everything = {t["name"]: t for t in (await _list(secret, modern=modern))["result"]["tools"]}
-    assert all(t == everything[t["name"]] for t in listed["result"]["tools"])
+    for t in listed["result"]["tools"]:
+        full = everything[t["name"]]
+        if profile == "core":
+            assert "outputSchema" not in t
+            assert t["description"] == full["description"]
+            assert t["annotations"] == full["annotations"]
+            assert set(t["inputSchema"]["properties"]) <= set(full["inputSchema"]["properties"])
+        else:
+            assert t == full
 
 
 async def test_each_profiles_list_is_sent_from_bytes_built_once(redis_client_closed: None) -> None:
@@ -172,7 +181,11 @@ async def test_a_call_outside_the_profile_is_a_tool_error_naming_the_profile_tha
     assert result["content"][0] == {
         "type": "text",
         "text": profiles.NOT_IN_PROFILE.format(
-            tool="lease_list", profile="core", count=16, where="full", suggest="full"
+            tool="lease_list",
+            profile="core",
+            count=len(profiles.TOOLS["core"]),
+            where="full",
+            suggest="full",
         ),
     }
     assert json.loads(result["content"][1]["text"]) == {
@@ -182,7 +195,7 @@ async def test_a_call_outside_the_profile_is_a_tool_error_naming_the_profile_tha
     # roomd's connection is told that claim_task is core's (and full's).
     told = (await _call(secret, "claim_task", {"roomId": room.room_id}, "?tools=roomd")).json()
     assert "claim_task is in core and full" in told["result"]["content"][0]["text"]
-    assert "/mcp?tools=core" in told["result"]["content"][0]["text"]
+    assert "?tools=core in the server's URL" in told["result"]["content"][0]["text"]
     # A tool the profile has runs as ever.
     ok = (await _call(secret, "read_plan", {"roomId": room.room_id}, "?tools=core")).json()
     assert ok["result"]["isError"] is False
@@ -230,7 +243,11 @@ async def test_the_rest_door_honours_tools_in_its_url_but_not_a_keys_default(
     assert refused.status_code == 404
     assert refused.json() == {
         "message": profiles.NOT_IN_PROFILE.format(
-            tool="lease_list", profile="core", count=16, where="full", suggest="full"
+            tool="lease_list",
+            profile="core",
+            count=len(profiles.TOOLS["core"]),
+            where="full",
+            suggest="full",
         ),
         "code": "tool_not_in_profile",
         "extra": {"tool": "lease_list", "profile": "core", "profiles": ["full"]},

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from calls.runner import tool_run
 from rooms import errors as room_errors
 from tenants import budgets, errors, people, services
 from tenants.auth import Bearer, caller_resolve
-from tenants.calls import tool_run
 from tenants.db import db_run
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.store]
 
 
 def test_a_team_has_a_room_quota_unless_its_own_cap_says_otherwise(settings: Any) -> None:

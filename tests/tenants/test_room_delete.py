@@ -12,7 +12,7 @@ from tenants import services
 from tenants.models import AuditEvent, Room, Team
 from tests.conftest import redis_for_assertions
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.store]
 
 
 def _team(slug: str, **key: Any) -> tuple[Team, dict[str, str]]:

@@ -10,15 +10,15 @@ from typing import Any
 import pytest
 import redis
 
+from calls.runner import tool_run
 from mcp_gateway.app import instructions_for
 from rooms import errors, keys
-from tenants.calls import tool_run
 from tenants.db import db_run
 from tenants.models import Room
 from tests import callers
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 
 def exists(room_id: str) -> bool:

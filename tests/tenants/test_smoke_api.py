@@ -1,7 +1,7 @@
 import pytest
 from rest_framework.test import APIClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.store]
 
 
 def test_api_smoke(settings) -> None:

@@ -19,6 +19,8 @@ from tenants.auth import Bearer, KeySession, credential_lookup
 from tenants.credentials import secret_digest
 from tenants.models import ApiKey, AuditEvent, Invite, Room, Team
 
+pytestmark = pytest.mark.store
+
 
 def test_audit_rows_for_keys_invites_claims_and_memberships() -> None:
     team = services.team_ensure("audited")

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import pytest
 
+from calls.runner import tool_run
 from rooms import errors as room_errors
-from rooms import store
+from rooms.store import engine as engine_store
 from tenants import access, auth, services
 from tenants.auth import Admission, Bearer, caller_admit
-from tenants.calls import tool_run
 from tenants.db import db_run
 from tenants.models import ApiKey, Room
 from tests.conftest import new_room_id
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.anyio, pytest.mark.store]
 
 
 def _team_key(label: str) -> tuple[int, str, int]:
@@ -78,7 +78,7 @@ async def test_with_the_limiter_away_nothing_remembered_is_trusted(
     _, secret, key_id = await db_run(_team_key, "away")
     room = new_room_id("away")
     await _call(secret, "read_plan", {"roomId": room})
-    await store.close_client()
+    await engine_store.close_client()
     settings.RATE_LIMIT_REDIS_URL = "redis://127.0.0.1:1/0"  # type: ignore[attr-defined]
     admitted = await _admit(secret)
     assert admitted.charge.epoch is None  # the call goes through (fail open) ...

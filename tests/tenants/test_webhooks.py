@@ -17,19 +17,19 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from calls.runner import tool_run
 from mcp_gateway.relay import Relay, relay_and_queue
 from rooms import errors as room_errors
-from rooms import services as room_services
 from rooms import traces
+from rooms.services import events as events_services
 from tenants import access, errors, services, webhooks
-from tenants.calls import tool_run
 from tenants.capabilities import Caller
 from tenants.db import db_run
 from tenants.models import Room, Webhook, WebhookDelivery
 from tests import callers
 from tests.conftest import new_room_id
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.store]
 
 
 @dataclass
@@ -190,7 +190,7 @@ async def test_events_written_while_no_relay_ran_are_caught_up_in_order(
     await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
     ref = await access.room_access(await callers.team("hooks-team"), room.room_id, write=True)
     quiet = [
-        await room_services.event_post(ref, type_="quiet", from_="a", to="all", payload={"n": i})
+        await events_services.event_post(ref, type_="quiet", from_="a", to="all", payload={"n": i})
         for i in range(4)
     ]
     assert receiver.seen == []  # no relay is running
@@ -209,7 +209,7 @@ async def test_the_relay_is_woken_by_the_write_itself(receiver: Receiver, relay:
     room = await db_run(make_room)
     await db_run(lambda: webhooks.webhook_create(room=room, url=receiver.url, actor="t"))
     ref = await access.room_access(await callers.team("hooks-team"), room.room_id, write=True)
-    event = await room_services.event_post(ref, type_="plain", from_="a", to="all", payload={})
+    event = await events_services.event_post(ref, type_="plain", from_="a", to="all", payload={})
     assert bodies(await receiver.wait_for(1)) == [event["id"]]
 
 
@@ -495,7 +495,8 @@ async def test_a_team_at_its_delivery_concurrency_waits_while_others_deliver(
     receiver: Receiver, settings: Any, redis_client_closed: None
 ) -> None:
     from mcp_gateway.webhooks import webhook_deliver
-    from rooms import clock, store
+    from rooms import clock
+    from rooms.store import budgets as budgets_store
 
     settings.WEBHOOK_TEAM_CONCURRENCY = 1
     busy_room = await db_run(make_room, "busy-team")
@@ -503,19 +504,19 @@ async def test_a_team_at_its_delivery_concurrency_waits_while_others_deliver(
     for r in (busy_room, calm_room):
         await db_run(lambda r=r: webhooks.webhook_create(room=r, url=receiver.url, actor="t"))
         ref = await access.room_access(await callers.team(r.team.slug), r.room_id, write=True)
-        await room_services.event_post(ref, type_="x", from_="a", to="all", payload={})
+        await events_services.event_post(ref, type_="x", from_="a", to="all", payload={})
     [busy] = await db_run(webhooks.webhook_relay, busy_room.room_id)
     [calm] = await db_run(webhooks.webhook_relay, calm_room.room_id)
     # Another delivery of busy-team is in flight (holding its one slot).
     bucket = f"deliveries:team:{busy_room.team_id}"
-    assert await store.slot_admit(
+    assert await budgets_store.slot_admit(
         bucket, "in-flight", now_ms=clock.now_ms(), lease_ms=60_000, cap=1
     )
     deferred = await db_run(webhook_deliver, busy)
     assert deferred.done is False and deferred.counted is False
     assert (await db_run(webhook_deliver, calm)).done is True  # the other team is not held up
     assert len(receiver.seen) == 1
-    await store.slot_release(bucket, "in-flight")
+    await budgets_store.slot_release(bucket, "in-flight")
     assert (await db_run(webhook_deliver, busy)).done is True
     assert len(receiver.seen) == 2
 

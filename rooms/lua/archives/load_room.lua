@@ -5,7 +5,8 @@
 --- replaces a room someone restored meanwhile), ARGV[6] n, then per staged key: its index,
 --- expire-at ms (-1: the ttl), and for a stream its last id, entries added, max deleted id
 --- (or '' three times)
---- -> 1 loaded, 0 left alone (ARGV[5]); the staging keys are gone either way
+--- -> {'loaded'}; {'kept'} Redis holds a room and ARGV[5] said leave it alone; the staging
+---    keys are gone either way
 --- The room changes in this one short step (renames): nobody ever sees half a room.
 ---
 
@@ -13,7 +14,7 @@ local n = tonumber(ARGV[6])
 local function staged(i) return KEYS[2 + n + i] end
 if ARGV[5] == '1' and redis.call('EXISTS', KEYS[1]) == 1 then
   for i = 1, n do redis.call('UNLINK', staged(i)) end
-  return 0
+  return {'kept'}
 end
 for i = 1, n do redis.call('UNLINK', KEYS[2 + i]) end
 local ttl, now = tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -50,4 +51,4 @@ redis.call('HSET', KEYS[2], 'status', ARGV[2])
 redis.call('HDEL', KEYS[2], 'status_before_archive')
 redis.call('PEXPIRE', KEYS[2], ttl)
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ttl)
-return 1
+return {'loaded'}

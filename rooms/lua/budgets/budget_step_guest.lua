@@ -2,14 +2,16 @@
 ---   team's epoch (all three in the team's slot)
 --- ARGV[1] now ms, ARGV[2] window ms, ARGV[3] the guest's limit, ARGV[4] the guests' limit
 ---   (a limit of 0: that window is neither checked nor charged), ARGV[5] member
---- -> {1, calls left (-1 when neither is charged), epoch, 0} or {0, retry-after ms, epoch, i}
----   (i: 1 the guest's own window is full, 2 the guests' together); a refusal charges neither
+--- -> {'ok', calls left (-1 when neither is charged), epoch}; {'full', retry-after ms, epoch}
+---   the guest's own window is full, {'ceiling', retry-after ms, epoch} the guests' together;
+---   a refusal charges neither
 ---
 
 local epoch = tonumber(redis.call('GET', KEYS[3]) or '0')
 local now = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local left = -1
+local refusal = {'full', 'ceiling'}
 for i = 1, 2 do
   local limit = tonumber(ARGV[2 + i])
   if limit > 0 then
@@ -19,7 +21,7 @@ for i = 1, 2 do
       local oldest = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
       local retry = window
       if oldest[2] then retry = tonumber(oldest[2]) + window - now end
-      return {0, retry, epoch, i}
+      return {refusal[i], retry, epoch}
     end
     if left < 0 or limit - count - 1 < left then left = limit - count - 1 end
   end
@@ -30,4 +32,4 @@ for i = 1, 2 do
     redis.call('PEXPIRE', KEYS[i], window)
   end
 end
-return {1, left, epoch, 0}
+return {'ok', left, epoch}

@@ -1,6 +1,6 @@
 --- KEYS[1] the caller's sliding-window sorted set
 --- ARGV[1] now ms, ARGV[2] window ms, ARGV[3] limit, ARGV[4] a member unique to this call
---- -> {1, remaining} allowed; {0, retry-after ms} over the limit
+--- -> {'ok', remaining} allowed; {'full', retry-after ms} over the limit
 ---
 
 local now = tonumber(ARGV[1])
@@ -11,8 +11,8 @@ if count >= tonumber(ARGV[3]) then
   local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
   local retry = window
   if oldest[2] then retry = tonumber(oldest[2]) + window - now end
-  return {0, retry}
+  return {'full', retry}
 end
 redis.call('ZADD', KEYS[1], now, ARGV[4])
 redis.call('PEXPIRE', KEYS[1], window)
-return {1, tonumber(ARGV[3]) - count - 1}
+return {'ok', tonumber(ARGV[3]) - count - 1}

@@ -3,13 +3,13 @@
 --- KEYS[9] events, KEYS[10] reads
 --- ARGV[1] entry id, ARGV[2] by, ARGV[3] ttl ms, ARGV[4] event cap, ARGV[5] event bytes cap,
 --- ARGV[6] wake channel
---- -> {0} unknown entry; {1, event id, entry JSON without payload}
+--- -> {'unknown'} entry; {'ok', event id, entry JSON without payload}
 --- The entry goes with every kept version of it: nothing of it is left to read.
 --- uses: prelude
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local entry = cjson.decode(raw)
 local indexed = search_context_words(raw, redis.call('HGET', KEYS[2], ARGV[1]) or '')
 for _, k in ipairs({KEYS[1], KEYS[2], KEYS[7]}) do redis.call('HDEL', k, ARGV[1]) end
@@ -26,4 +26,4 @@ local payload = cjson.encode({id = entry.id, type = entry.type, summary = entry.
 local eid = append(KEYS[9], KEYS[8], KEYS[10], ARGV[4], ARGV[5], ARGV[6],
   {'type', 'context_deleted', 'from', ARGV[2], 'to', 'all', 'payload', payload})
 touch(ARGV[3], 8, 10)
-return {1, eid, raw}
+return {'ok', eid, raw}

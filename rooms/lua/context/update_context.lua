@@ -5,8 +5,8 @@
 --- JSON or "" to keep it, ARGV[4] expected version or "", ARGV[5] now (ISO), ARGV[6] ttl ms,
 --- ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake channel, ARGV[10] versions kept
 --- per entry, ARGV[11] the entry's new label for hints ("" to keep it)
---- -> {0} unknown entry; {-1, current version} stale expectedVersion;
----    {1, entry JSON without payload, payload JSON, event id, agents told their read is stale}
+--- -> {'unknown'} entry; {'stale', current version} expectedVersion;
+---    {'ok', entry JSON without payload, payload JSON, event id, agents told their read is stale}
 --- Superseded versions: ctx_versions "<id>@<version>" -> full JSON, and in ctx_version_index
 --- the member "<id>@<minor, 9 digits>@<version>" (score 0, lexical order), so one entry's
 --- history is a range of the index and the oldest beyond ARGV[10] are dropped.
@@ -14,9 +14,9 @@
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local entry = cjson.decode(raw)
-if ARGV[4] ~= '' and entry.version ~= ARGV[4] then return {-1, entry.version} end
+if ARGV[4] ~= '' and entry.version ~= ARGV[4] then return {'stale', entry.version} end
 local old_payload = redis.call('HGET', KEYS[2], ARGV[1]) or 'null'
 local major, minor = string.match(entry.version, '^(%d+)%.(%d+)$')
 if not major then major, minor = '1', '0' end
@@ -71,4 +71,4 @@ for _, r in ipairs(cjson.decode(redis.call('HGET', KEYS[10], ARGV[1]) or '[]')) 
   end
 end
 touch(ARGV[6], 1, 9)
-return {1, out, payload, eid, cjson.encode(told)}
+return {'ok', out, payload, eid, cjson.encode(told)}

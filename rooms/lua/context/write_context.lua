@@ -4,12 +4,12 @@
 --- ARGV[5] event cap, ARGV[6] event bytes cap, ARGV[7] wake channel, ARGV[8] event from,
 --- ARGV[9] event to, ARGV[10] event payload JSON, ARGV[11] most entries per room,
 --- ARGV[12] the entry's label for hints
---- -> {1, context_available event id}; {0, entries in the room} at the quota
+--- -> {'ok', context_available event id}; {'quota', entries in the room}
 --- uses: prelude
 ---
 
 local count = redis.call('HLEN', KEYS[1])
-if count >= tonumber(ARGV[11]) then return {0, count} end
+if count >= tonumber(ARGV[11]) then return {'quota', count} end
 local seq = redis.call('INCR', KEYS[6])
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
@@ -20,4 +20,4 @@ local eid = append(KEYS[5], KEYS[7], KEYS[8], ARGV[5], ARGV[6], ARGV[7],
   {'type', 'context_available', 'from', ARGV[8], 'to', ARGV[9], 'payload', ARGV[10]})
 redis.call('ZADD', KEYS[4], id_score(eid), ARGV[1])
 touch(ARGV[4], 1, 9)
-return {1, eid}
+return {'ok', eid}

@@ -1,14 +1,14 @@
 --- KEYS[1] events, KEYS[2] meta, KEYS[3] reads
 --- ARGV[1] event id, ARGV[2] by, ARGV[3] ttl ms, ARGV[4] event cap, ARGV[5] event bytes cap,
 --- ARGV[6] wake channel
---- -> {0} unknown event; {1, event_deleted event id}
+--- -> {'unknown'} event; {'ok', event_deleted event id}
 --- XDEL removes the one entry in place: an event appended meanwhile (by any process) is never
 --- touched, unlike a rewrite of the log. Its bytes and read receipts go with it.
 --- uses: prelude
 ---
 
 local found = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])
-if #found == 0 then return {0} end
+if #found == 0 then return {'unknown'} end
 local indexed = search_event_remove(KEYS[2], ARGV[1], found[1][2])
 redis.call('XDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
@@ -21,4 +21,4 @@ local eid = append(KEYS[1], KEYS[2], KEYS[3], ARGV[4], ARGV[5], ARGV[6],
   {'type', 'event_deleted', 'from', ARGV[2], 'to', 'all',
    'payload', cjson.encode({eventId = ARGV[1]})})
 touch(ARGV[3], 1, 3)
-return {1, eid}
+return {'ok', eid}

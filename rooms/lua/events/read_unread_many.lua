@@ -1,11 +1,12 @@
 --- KEYS[1] events, KEYS[2] cursors, KEYS[3] read-only callers' cursors, KEYS[4] context
---- changed (sorted set)
+--- changed (sorted set), KEYS[5] deliveries
 --- ARGV[1] ttl ms, ARGV[2] most entries to scan per read, ARGV[3] most cursors per hash,
 --- then per read five: "1" cursors / "2" read-only cursors, the cursor's field, limit,
 --- "1" addressed only, the agent id
---- -> {{reply, reply, ...}, {entry, entry, ...}}: each reply as READ_UNREAD's head (cursor,
----    previous, events in the log, changed, capped) then the ids of its entries; each entry
----    once however many reads took it. {-1, cursors held} for a read past the quota.
+--- -> {{reply, reply, ...}, {entry, entry, ...}}: each reply as READ_UNREAD's head ('ok',
+---    cursor, previous, events in the log, changed, capped) then the ids of its entries; each
+---    entry once however many reads took it. {'quota', cursors held} for a read past the
+---    quota.
 --- Why: the waiters of one room, woken by one write, take their events in one step (one
 --- round trip, each cursor moved exactly once, in order) instead of one call each.
 --- uses: prelude read_unread
@@ -18,12 +19,12 @@ for i = 4, #ARGV, 5 do
   local cursors = KEYS[2]
   if ARGV[i] == '2' then cursors = KEYS[3] end
   local cursor, previous, changed, capped, out = read_unread(
-    KEYS[1], cursors, KEYS[4], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3], ttl,
+    KEYS[1], cursors, KEYS[4], KEYS[5], ARGV[i + 1], tonumber(ARGV[i + 2]), ARGV[i + 3], ttl,
     scan_cap, ARGV[i + 4], cursors_max)
   if cursor == nil then
-    table.insert(replies, {-1, previous})
+    table.insert(replies, {'quota', previous})
   else
-    local reply = {cursor, previous, length, changed, capped}
+    local reply = {'ok', cursor, previous, length, changed, capped}
     for _, e in ipairs(out) do
       if not seen[e[1]] then
         seen[e[1]] = true

@@ -2,10 +2,10 @@
 --- ARGV[1] handoff id, ARGV[2] agent, ARGV[3] "accepted" or "declined", ARGV[4] note or "",
 --- ARGV[5] now ms, ARGV[6] now (ISO), ARGV[7] ttl ms, ARGV[8..10] event cap, event bytes cap,
 --- wake channel
---- -> {0} unknown handoff; {-2, handoff JSON} the agent is not its receiver; {-3, handoff
----    JSON} resolved already; {-4, handoff JSON, task JSON or ""} the task is gone, done or
----    changed hands since the offer (the handoff is void, and says so);
----    {1, handoff JSON, task JSON, event id}
+--- -> {'unknown'} handoff; {'not_receiver', handoff JSON}; {'resolved', handoff JSON}
+---    already; {'void', handoff JSON, task JSON or ""} the task is gone, done or changed
+---    hands since the offer (the handoff is void, and says so);
+---    {'ok', handoff JSON, task JSON, event id}
 --- Accepting moves the task to the receiver in this one step: its owner, its claim's lease
 --- (renewed for the receiver) and its file leases. Of an accept and a decline at once,
 --- exactly one lands.
@@ -13,10 +13,10 @@
 ---
 
 local hraw = redis.call('HGET', KEYS[9], ARGV[1])
-if not hraw then return {0} end
+if not hraw then return {'unknown'} end
 local h = cjson.decode(hraw)
-if h.to ~= ARGV[2] then return {-2, hraw} end
-if h.status ~= 'offered' then return {-3, hraw} end
+if h.to ~= ARGV[2] then return {'not_receiver', hraw} end
+if h.status ~= 'offered' then return {'resolved', hraw} end
 local raw = redis.call('HGET', KEYS[1], h.taskId)
 local task = raw and cjson.decode(raw)
 local void = not task or task.status == 'done' or owner_of(task) ~= h.from
@@ -26,7 +26,7 @@ if ARGV[4] ~= '' then h.resolutionNote = ARGV[4] end
 if void then
   h.status = 'void'
   redis.call('HSET', KEYS[9], ARGV[1], fix_arrays(cjson.encode(h), {'contextIds'}))
-  return {-4, fix_arrays(cjson.encode(h), {'contextIds'}), raw or ''}
+  return {'void', fix_arrays(cjson.encode(h), {'contextIds'}), raw or ''}
 end
 h.status = ARGV[3]
 task.handoff = nil
@@ -59,4 +59,4 @@ local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[8], ARGV[9], ARGV[10],
   {'type', 'handoff_' .. ARGV[3], 'from', ARGV[2], 'to', h.from, 'payload',
    fix_arrays(cjson.encode({handoff = h, task = task_summary(task)}), {'contextIds'})})
 touch(ARGV[7], 1, 9)
-return {1, hout, out, eid}
+return {'ok', hout, out, eid}

@@ -5,9 +5,9 @@
 --- ARGV[10] event bytes cap, ARGV[11] wake channel, ARGV[12] new lease id, ARGV[13] most
 --- leases, ARGV[14] the lease generation the service decided on, ARGV[15] the conflicts it
 --- found (JSON; [] none), ARGV[16] the agent's own live lease of that path and mode, or ""
---- -> {1, lease JSON, event id} granted; {2, lease JSON} the agent's own lease of that path,
----    renewed; {0, conflicts JSON} refused; {-1, leases} at the quota; {-3} unknown task;
----    {-9} a lease was granted since the service's view (nothing written: decide again)
+--- -> {'granted', lease JSON, event id}; {'renewed', lease JSON} the agent's own lease of
+---    that path; {'conflict', conflicts JSON} refused; {'quota', leases}; {'unknown_task'};
+---    {'moved'} a lease was granted since the service's view (nothing written: decide again)
 --- An exclusive lease conflicts with every other agent's lease on an overlapping path; a
 --- shared one only with exclusive ones (rooms.services.leases decides, on a view of one generation).
 --- The grant is taken only on that generation: of agents claiming overlapping paths at
@@ -17,9 +17,9 @@
 
 local agent, path, mode = ARGV[1], ARGV[2], ARGV[3]
 local now = tonumber(ARGV[7])
-if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[5]) == 0 then return {-3} end
-if ARGV[15] ~= '[]' then return {0, ARGV[15]} end
-if lease_generation(KEYS[3]) ~= ARGV[14] then return {-9} end
+if ARGV[5] ~= '' and redis.call('HEXISTS', KEYS[6], ARGV[5]) == 0 then return {'unknown_task'} end
+if ARGV[15] ~= '[]' then return {'conflict', ARGV[15]} end
+if lease_generation(KEYS[3]) ~= ARGV[14] then return {'moved'} end
 local used = lease_sweep(KEYS[1], KEYS[2], now)
 local found = ARGV[16] ~= '' and redis.call('HGET', KEYS[1], ARGV[16])
 if found then
@@ -31,9 +31,9 @@ if found then
   local out = lease_store(KEYS[1], KEYS[2], own)
   holds_add(agent, 'l:' .. own.id .. ':' .. ARGV[4], ARGV[8])
   touch(ARGV[8], 1, 2)
-  return {2, out}
+  return {'renewed', out}
 end
-if used >= tonumber(ARGV[13]) then return {-1, used} end
+if used >= tonumber(ARGV[13]) then return {'quota', used} end
 local lease = {id = ARGV[12], path = path, mode = mode, holder = agent,
   expires_ms = now + tonumber(ARGV[4]), created_ms = now, ttl_ms = tonumber(ARGV[4])}
 if ARGV[5] ~= '' then lease.task_id = ARGV[5] end
@@ -44,4 +44,4 @@ redis.call('HINCRBY', KEYS[3], 'lease_gen', 1)
 local eid = append(KEYS[4], KEYS[3], KEYS[5], ARGV[9], ARGV[10], ARGV[11],
   {'type', 'lease_granted', 'from', agent, 'to', 'all', 'payload', out})
 touch(ARGV[8], 1, 5)
-return {1, out, eid}
+return {'granted', out, eid}

@@ -1,5 +1,5 @@
 --- What an agent holds (issue 24: every act is presence). The room tail's holds hash
---- (KEYS[#KEYS - 9], rooms/store/engine.py room_tail) maps an agent to the leased claims and
+--- (ROOM.holds, rooms/lua/__init__.py) maps an agent to the leased claims and
 --- the file leases it was granted or handed, as a JSON list of "c:<task id>" and
 --- "l:<lease id>": renewing what an agent holds (wrap/present.lua) costs what it holds, never
 --- what the room holds. An entry is added where a grant is written; one whose claim or lease
@@ -12,7 +12,7 @@
 -- `entry`: "c:<task id>" or "l:<lease id>:<term ms>"; it replaces one of the same claim or
 -- lease (a lease renewed with another term).
 local function holds_add(agent, entry, ttl)
-  local key = KEYS[#KEYS - 9]
+  local key = ROOM.holds
   local raw = redis.call('HGET', key, agent)
   local list = {}
   if raw then list = cjson.decode(raw) end

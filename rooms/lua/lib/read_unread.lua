@@ -1,21 +1,38 @@
 --- KEYS[1] events, KEYS[2] the cursors hash (the writers', or the read-only callers'),
---- KEYS[3] ctx_changed
+--- KEYS[3] ctx_changed, KEYS[4] deliveries
 --- ARGV[1] the cursor's field, ARGV[2] limit, ARGV[3] "1" = only events addressed to the agent
 --- or "all", ARGV[4] ttl ms, ARGV[5] most entries to scan in one call (addressedOnly skips
 --- count), ARGV[6] the agent id `to` is matched against, ARGV[7] most cursors per hash
---- -> {cursor after the call, previous cursor, events in the log, context entries changed
----     after the previous cursor, 1 if the scan stopped at ARGV[5] before finding `limit`
----     events (call again: more may follow), entry, entry, ...}
----    where entry = {id, {field, value, ...}}; {-1, cursors held} when this new cursor would
----    pass the quota
+--- -> (events/read_unread) {'ok', cursor after the call, previous cursor, events in the
+---     log, context entries changed after the previous cursor, 1 if the scan stopped at
+---     ARGV[5] before finding `limit` events (call again: more may follow), entry, entry, ...}
+---    where entry = {id, {field, value, ...}}; {'quota', cursors held} when this new cursor
+---    would pass the quota
 --- Why one script: reading after the cursor and moving it must be one step, or two calls by
 --- the same agent at once could both read the same batch (roomd's duplicate delivery).
+--- A message the agent has read in its inbox is not given again (read_in_inbox).
+--- uses: messages
 ---
+
+-- True for a message event addressed to `agent` whose delivery to it has left `stored`
+-- (read with inbox, or acked): one read position per agent as the agent sees it, decided
+-- in the same step as the cursor moves, so a message is never given again once read there.
+local function read_in_inbox(deliveries, agent, e)
+  local f, rcpt, payload = e[2], nil, nil
+  for i = 1, #f, 2 do
+    if f[i] == 'rcpt' then rcpt = f[i + 1] elseif f[i] == 'payload' then payload = f[i + 1] end
+  end
+  if not rcpt or not payload or not string.find(rcpt, agent, 1, true) then return false end
+  local ok, m = pcall(cjson.decode, payload)
+  if not ok or type(m) ~= 'table' or type(m.messageId) ~= 'string' then return false end
+  local state = redis.call('HGET', deliveries, msg_member(agent, e[1], m.messageId))
+  return state ~= false and string.sub(state, 1, 7) ~= 'stored '
+end
 
 -- Take up to `limit` events after the cursor `field` of `cursors`, moving it. Returns
 -- cursor, previous, changed, capped, entries; or nil, cursors held (at the quota).
-local function read_unread(events, cursors, changed_key, field, limit, addressed, ttl,
-                           scan_cap, agent, cursors_max)
+local function read_unread(events, cursors, changed_key, deliveries, field, limit, addressed,
+                           ttl, scan_cap, agent, cursors_max)
   local previous = redis.call('HGET', cursors, field)
   if not previous then
     local held = redis.call('HLEN', cursors)
@@ -49,6 +66,7 @@ local function read_unread(events, cursors, changed_key, field, limit, addressed
           keep = to == 'all' or to == agent
         end
       end
+      if keep and read_in_inbox(deliveries, agent, e) then keep = false end
       if keep then table.insert(out, e) end
       if #out >= limit or scanned >= scan_cap then break end
     end

@@ -51,10 +51,9 @@ local function search_words(text, weight, into)
   end
 end
 local function search_bag() return {w = {}, n = 0, order = {}} end
--- The index's keys: the room tail's (rooms/lua/__init__.py: every room step's KEYS end
--- with search_events, search_docs, search_vocab, owner, meta), never named here.
+-- The index's keys: the room tail's (ROOM, rooms/lua/__init__.py).
 local function search_keys()
-  return KEYS[#KEYS - 4], KEYS[#KEYS - 3], KEYS[#KEYS - 2]
+  return ROOM.search_events, ROOM.search_docs, ROOM.search_vocab
 end
 local function search_expire(meta)
   local ttl = redis.call('PTTL', meta)

@@ -11,9 +11,10 @@
 --- ARGV[18] most agents whose delivery counts are kept (message_stats), ARGV[19] (file:) the
 --- lease generation the service decided on, ARGV[20] (file:) the holders it found, JSON
 --- [[agent, lease id], ...] (rooms.services.messages matches the glob, never this script)
---- -> {1, message JSON as stored (with rcpt, eid), event id}; {-3} unknown replyTo;
----    {-4, {agent, ...}} the agentId is nobody the room has seen (a sample of who it has);
----    {-9} (file:) a lease was granted since the service's view: nothing written
+--- -> {'ok', message JSON as stored (with rcpt, eid), event id}; {'unknown_reply'};
+---    {'unknown_agent', {agent, ...}} the agentId is nobody the room has seen (a sample of
+---    who it has); {'moved'} (file:) a lease was granted since the service's view: nothing
+---    written
 --- Who a selector reaches is decided in the same step as the deliveries are written, so a
 --- lease taken or a heartbeat's tags changed at the same moment is either in or out, whole.
 --- uses: prelude leases messages
@@ -21,7 +22,7 @@
 
 local sender, kind, value = ARGV[1], ARGV[2], ARGV[3]
 local now = tonumber(ARGV[9])
-if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[7]) == 0 then return {-3} end
+if ARGV[7] ~= '' and redis.call('HEXISTS', KEYS[1], ARGV[7]) == 0 then return {'unknown_reply'} end
 local rcpt, seen = {}, {}
 local function reach(agent)
   if agent ~= sender and not seen[agent] then
@@ -39,7 +40,7 @@ if kind == 'agent' then
       for i = 1, #sample, 2 do names[#names + 1] = sample[i] end
       sample = names
     end
-    return {-4, sample}
+    return {'unknown_agent', sample}
   end
   seen[value] = true
   rcpt[1] = value
@@ -53,7 +54,7 @@ elseif kind == 'tag' then
     end
   end
 elseif kind == 'file' then
-  if lease_generation(KEYS[12]) ~= ARGV[19] then return {-9} end
+  if lease_generation(KEYS[12]) ~= ARGV[19] then return {'moved'} end
   for _, held in ipairs(cjson.decode(ARGV[20])) do
     local raw = redis.call('HGET', KEYS[10], held[2])
     if raw and tonumber(cjson.decode(raw).expires_ms) > now then reach(held[1]) end
@@ -95,4 +96,4 @@ while redis.call('ZCARD', KEYS[2]) > 1 and over() do
 end
 touch(ARGV[10], 1, 6)
 touch(ARGV[10], 12, 14)
-return {1, raw, eid}
+return {'ok', raw, eid}

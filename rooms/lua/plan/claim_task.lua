@@ -6,22 +6,22 @@
 --- ARGV[12] new lease ids JSON (one per path), ARGV[13] most leases, ARGV[14] the lease
 --- generation the service decided on, ARGV[15] the conflicts it found (JSON; [] none),
 --- ARGV[16] the agent's own live leases of those paths ({path: lease id} JSON)
---- -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} another agent owns it;
----    {-3, task JSON, unmet JSON [{id, status}]} pending with dependencies not done;
----    {-4, task JSON, conflicts JSON} another agent leases one of the paths; {-5, task JSON,
----    live leases} at ROOM_LEASES_MAX; {-9} a lease was granted since the service's view;
----    {1, task JSON, event id ("" when the holder only renewed its claim), leases JSON}
+--- -> {'unknown'}; {'done', task JSON}; {'owned', task JSON} another agent owns it;
+---    {'unmet', task JSON, unmet JSON [{id, status}]} pending with dependencies not done;
+---    {'leased', task JSON, conflicts JSON} another agent leases one of the paths;
+---    {'lease_quota', task JSON, live leases} at ROOM_LEASES_MAX; {'moved'} a lease was
+---    granted since the service's view; {'ok', task JSON, event id ("" when the holder only renewed its claim), leases JSON}
 --- Of any number of agents claiming at once, the first one's step wins and every later one
 --- sees its owner: the claim and the check are one step.
 --- uses: prelude tasks holds
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local task = cjson.decode(raw)
-if task.status == 'done' then return {-1, raw} end
+if task.status == 'done' then return {'done', raw} end
 local owner = owner_of(task)
-if owner and owner ~= ARGV[2] then return {-2, raw} end
+if owner and owner ~= ARGV[2] then return {'owned', raw} end
 if task.status == 'pending' and type(task.depends_on) == 'table' and #task.depends_on > 0 then
   local found = redis.call('HMGET', KEYS[1], unpack(task.depends_on))
   local unmet = {}
@@ -30,21 +30,21 @@ if task.status == 'pending' and type(task.depends_on) == 'table' and #task.depen
     if found[i] then status = cjson.decode(found[i]).status end
     if status ~= 'done' then table.insert(unmet, {id = dep, status = status}) end
   end
-  if #unmet > 0 then return {-3, raw, cjson.encode(unmet)} end
+  if #unmet > 0 then return {'unmet', raw, cjson.encode(unmet)} end
 end
 -- The task's paths: leased to the claimant, exclusively, in this same step, or the claim
 -- is refused naming who holds them.
 local paths, own, fresh = cjson.decode(ARGV[10]), {}, 0
 if #paths > 0 then
-  if ARGV[15] ~= '[]' then return {-4, raw, ARGV[15]} end
-  if lease_generation(KEYS[2]) ~= ARGV[14] then return {-9} end
+  if ARGV[15] ~= '[]' then return {'leased', raw, ARGV[15]} end
+  if lease_generation(KEYS[2]) ~= ARGV[14] then return {'moved'} end
   local used = lease_sweep(KEYS[7], KEYS[8], tonumber(ARGV[4]))
   local mine = cjson.decode(ARGV[16])
   for _, p in ipairs(paths) do
     local found = mine[p] and redis.call('HGET', KEYS[7], mine[p])
     if found then own[p] = cjson.decode(found) else fresh = fresh + 1 end
   end
-  if used + fresh > tonumber(ARGV[13]) then return {-5, raw, used} end
+  if used + fresh > tonumber(ARGV[13]) then return {'lease_quota', raw, used} end
 end
 local renewal = owner == ARGV[2] and task.status == 'in_progress'
 local previous = task.status
@@ -92,4 +92,4 @@ for i, p in ipairs(paths) do
 end
 if fresh > 0 then redis.call('HINCRBY', KEYS[2], 'lease_gen', 1) end
 touch(ARGV[6], 1, 8)
-return {1, out, eid, '[' .. table.concat(granted, ',') .. ']'}
+return {'ok', out, eid, '[' .. table.concat(granted, ',') .. ']'}

@@ -2,16 +2,16 @@
 --- ARGV[1] now (ISO), ARGV[2] ttl ms, ARGV[3] event cap, ARGV[4] event bytes cap, ARGV[5] wake
 --- channel, ARGV[6] event "from", ARGV[7] most tasks per room, ARGV[8] tasks, then per task:
 --- id, JSON, label
---- -> {1, tasks added}; {0, tasks in the room} when the room has a plan already (it is never
----    overwritten, nor mixed with: the check and the writes are one step); {-1, tasks} past
----    the quota
+--- -> {'ok', tasks added}; {'exists', tasks in the room} when the room has a plan already (it
+---    is never overwritten, nor mixed with: the check and the writes are one step);
+---    {'quota', tasks} past the quota
 --- uses: prelude
 ---
 
 local count = redis.call('HLEN', KEYS[1])
-if count > 0 then return {0, count} end
+if count > 0 then return {'exists', count} end
 local n = tonumber(ARGV[8])
-if n > tonumber(ARGV[7]) then return {-1, n} end
+if n > tonumber(ARGV[7]) then return {'quota', n} end
 for i = 0, n - 1 do
   local id, json, label = ARGV[9 + i * 3], ARGV[10 + i * 3], ARGV[11 + i * 3]
   redis.call('HSET', KEYS[1], id, json)
@@ -24,4 +24,4 @@ end
 redis.call('HSETNX', KEYS[3], 'created_at', ARGV[1])
 redis.call('HSET', KEYS[3], 'updated_at', ARGV[1])
 touch(ARGV[2], 1, 6)
-return {1, n}
+return {'ok', n}

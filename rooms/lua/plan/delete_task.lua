@@ -2,15 +2,15 @@
 --- KEYS[6] reads, KEYS[7] claims, KEYS[8] claim_holders, KEYS[9] leases, KEYS[10] lease_expiry
 --- ARGV[1] task id, ARGV[2] by, ARGV[3] expected version ("" for any), ARGV[4] now (ISO),
 --- ARGV[5] ttl ms, ARGV[6] event cap, ARGV[7] event bytes cap, ARGV[8] wake channel
---- -> {0} unknown task; {-1, task JSON} stale expectedVersion;
----    {1, event id, dependents JSON [{id, title}] ({} when none: cjson), task JSON}
+--- -> {'unknown'}; {'stale', task JSON} expectedVersion;
+---    {'ok', event id, dependents JSON [{id, title}] ({} when none: cjson), task JSON}
 --- uses: prelude tasks
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local task = cjson.decode(raw)
-if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= version_of(task) then return {-1, raw} end
+if ARGV[3] ~= '' and tonumber(ARGV[3]) ~= version_of(task) then return {'stale', raw} end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('LREM', KEYS[2], 0, ARGV[1])
 redis.call('HDEL', KEYS[3], ARGV[1])
@@ -34,4 +34,4 @@ local payload = fix_arrays(cjson.encode({task = task_summary(task), dependents =
 local eid = append(KEYS[5], KEYS[4], KEYS[6], ARGV[6], ARGV[7], ARGV[8],
   {'type', 'task_deleted', 'from', ARGV[2], 'to', 'all', 'payload', payload})
 touch(ARGV[5], 1, 6)
-return {1, eid, cjson.encode(dependents), raw}
+return {'ok', eid, cjson.encode(dependents), raw}

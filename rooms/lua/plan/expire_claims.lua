@@ -5,7 +5,7 @@
 --- A claim whose lease ran out: its task goes back to pending, unowned, with a
 --- task_claim_expired event naming who held it. A task its holder no longer owns (or done)
 --- only loses the lease.
---- uses: prelude tasks
+--- uses: room prelude tasks
 ---
 
 local held = redis.call('HGET', KEYS[2], 'status')

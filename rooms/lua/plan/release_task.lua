@@ -2,16 +2,16 @@
 --- ARGV[1] task id, ARGV[2] agent id, ARGV[3] now (ISO), ARGV[4] note ("" for none),
 --- ARGV[5] notes kept per task, ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap,
 --- ARGV[9] wake channel
---- -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} not the agent's;
----    {1, task JSON, event id}
+--- -> {'unknown'}; {'done', task JSON}; {'owned', task JSON} not the agent's;
+---    {'ok', task JSON, event id}
 --- uses: prelude tasks
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local task = cjson.decode(raw)
-if task.status == 'done' then return {-1, raw} end
-if owner_of(task) ~= ARGV[2] then return {-2, raw} end
+if task.status == 'done' then return {'done', raw} end
+if owner_of(task) ~= ARGV[2] then return {'owned', raw} end
 local previous = task.status
 lease_end(KEYS[5], KEYS[6], task)
 task_leases_end(KEYS[7], KEYS[8], ARGV[1], ARGV[2])
@@ -39,4 +39,4 @@ local payload = cjson.encode({task = task_summary(task), previousStatus = previo
 local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
   {'type', 'task_released', 'from', ARGV[2], 'to', 'all', 'payload', payload})
 touch(ARGV[6], 1, 6)
-return {1, out, eid}
+return {'ok', out, eid}

@@ -4,10 +4,11 @@
 --- priority?, by, expected_version?}, ARGV[3] now (ISO), ARGV[4] ttl ms, ARGV[5] event cap,
 --- ARGV[6] event bytes cap, ARGV[7] wake channel, ARGV[8] notes kept per task (the newest),
 --- ARGV[9] now ms
---- -> {0} unknown task; {-1, task JSON} expectedVersion is stale; {-2, task JSON} the task is
----    in progress under another owner, and the writer is not that owner (a takeover: claims
----    go through claim_task, hand-overs through its owner); {-6, task JSON} done asked in a
----    room whose mode requires evidence (verify_task makes it done); {1, task JSON, event id}
+--- -> {'unknown'}; {'stale', task JSON} expectedVersion is not the task's; {'owned', task
+---    JSON} the task is in progress under another owner, and the writer is not that owner (a
+---    takeover: claims go through claim_task, hand-overs through its owner); {'unverified',
+---    task JSON} done asked in a room whose mode requires evidence (verify_task makes it
+---    done); {'ok', task JSON, event id}
 --- The task_updated event carries what changed, not the whole task: {task: {id, title, status,
 --- owner, version}, previousStatus, changes: {status?: [from, to], owner?: [from, to],
 --- description?}, note?} — so a long task's every update does not copy it into the log again.
@@ -17,11 +18,11 @@
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local task = cjson.decode(raw)
 local ch = cjson.decode(ARGV[2])
 if ch.expected_version ~= nil and tonumber(ch.expected_version) ~= version_of(task) then
-  return {-1, raw}
+  return {'stale', raw}
 end
 local previous, previous_owner = task.status, owner_of(task)
 local new_owner = previous_owner
@@ -31,10 +32,10 @@ if ch.set_owner then
 end
 if previous == 'in_progress' and previous_owner and new_owner and new_owner ~= previous_owner
     and ch.by ~= previous_owner then
-  return {-2, raw}
+  return {'owned', raw}
 end
 if ch.status == 'done' and previous ~= 'done' and room_mode(KEYS[2]).evidenceRequired then
-  return {-6, raw}
+  return {'unverified', raw}
 end
 if ch.status ~= nil then task.status = ch.status end
 local previous_priority = task.priority
@@ -84,4 +85,4 @@ local payload = cjson.encode({task = task_summary(task), previousStatus = previo
 local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[5], ARGV[6], ARGV[7],
   {'type', 'task_updated', 'from', ch.by, 'to', 'all', 'payload', payload})
 touch(ARGV[4], 1, 6)
-return {1, out, eid}
+return {'ok', out, eid}

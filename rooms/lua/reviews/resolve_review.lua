@@ -4,10 +4,10 @@
 --- note ("" for none), ARGV[5] now (ISO), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event
 --- bytes cap, ARGV[9] wake channel, ARGV[10] task id (verify_task: its pending submission)
 --- or "", ARGV[11] notes kept per task
---- -> {0} unknown review (or task); {-2, review JSON} resolved already; {-3, review JSON} the
----    agent is not its reviewer; {-4, review JSON} a submission judged by its submitter;
----    {-5, task JSON} the task has no submission awaiting verification;
----    {1, review JSON, event id, task JSON or ""}
+--- -> {'unknown'} review (or task); {'resolved', review JSON} already; {'not_reviewer',
+---    review JSON}; {'own_submission', review JSON} a submission judged by its submitter;
+---    {'not_submitted', task JSON} the task has no submission awaiting verification;
+---    {'ok', review JSON, event id, task JSON or ""}
 --- Only the named reviewer resolves a review, and only once: the check and the change are
 --- one step, so of two resolutions at once exactly one lands. A submission (submit_task) is
 --- a review of its task that any agent but the submitter resolves; resolving it moves the
@@ -19,18 +19,18 @@
 local review_id, agent = ARGV[1], ARGV[2]
 if ARGV[10] ~= '' then
   local traw = redis.call('HGET', KEYS[5], ARGV[10])
-  if not traw then return {0} end
+  if not traw then return {'unknown'} end
   local v = cjson.decode(traw).verification
-  if type(v) ~= 'table' or v.state ~= 'submitted' then return {-5, traw} end
+  if type(v) ~= 'table' or v.state ~= 'submitted' then return {'not_submitted', traw} end
   review_id = v.reviewId
 end
 local raw = redis.call('HGET', KEYS[1], review_id)
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local review = cjson.decode(raw)
-if review.status ~= 'pending' then return {-2, raw} end
+if review.status ~= 'pending' then return {'resolved', raw} end
 local submission = review.kind == 'submission'
-if submission and review.requestedBy == agent then return {-4, raw} end
-if not submission and review.reviewer ~= agent then return {-3, raw} end
+if submission and review.requestedBy == agent then return {'own_submission', raw} end
+if not submission and review.reviewer ~= agent then return {'not_reviewer', raw} end
 review.status = ARGV[3]
 review.resolvedAt = ARGV[5]
 review.resolvedBy = agent
@@ -81,4 +81,4 @@ end
 local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
   {'type', kind, 'from', agent, 'to', review.requestedBy, 'payload', payload})
 touch(ARGV[6], 1, 9)
-return {1, out, eid, task_out}
+return {'ok', out, eid, task_out}

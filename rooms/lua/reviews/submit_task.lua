@@ -3,24 +3,24 @@
 --- ARGV[1] task id, ARGV[2] agent, ARGV[3] the submission's review JSON, ARGV[4] its id,
 --- ARGV[5] now (ISO), ARGV[6] ttl ms, ARGV[7] event cap, ARGV[8] event bytes cap, ARGV[9] wake
 --- channel, ARGV[10] most reviews per room, ARGV[11] the evidence JSON
---- -> {0} unknown task; {-1, task JSON} done; {-2, task JSON} the agent is not its owner;
----    {-3, task JSON} a submission awaits verification already; {-4, reviews} at the quota;
----    {1, task JSON, event id}
+--- -> {'unknown'}; {'done', task JSON}; {'not_owner', task JSON} the agent is not its owner;
+---    {'submitted', task JSON} a submission awaits verification already; {'quota', reviews};
+---    {'ok', task JSON, event id}
 --- The submission is a review of the task (kind "submission", reviewer "*": anyone but the
 --- submitter), so list_reviews, approve and reject see it like any other.
 --- uses: prelude tasks
 ---
 
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw then return {0} end
+if not raw then return {'unknown'} end
 local task = cjson.decode(raw)
-if task.status == 'done' then return {-1, raw} end
-if owner_of(task) ~= ARGV[2] then return {-2, raw} end
+if task.status == 'done' then return {'done', raw} end
+if owner_of(task) ~= ARGV[2] then return {'not_owner', raw} end
 if type(task.verification) == 'table' and task.verification.state == 'submitted' then
-  return {-3, raw}
+  return {'submitted', raw}
 end
 local count = redis.call('HLEN', KEYS[9])
-if count >= tonumber(ARGV[10]) then return {-4, count} end
+if count >= tonumber(ARGV[10]) then return {'quota', count} end
 redis.call('HSET', KEYS[9], ARGV[4], ARGV[3])
 task.verification = {state = 'submitted', evidence = cjson.decode(ARGV[11]),
   submittedBy = ARGV[2], at = ARGV[5], reviewId = ARGV[4]}
@@ -36,4 +36,4 @@ local eid = append(KEYS[3], KEYS[2], KEYS[4], ARGV[7], ARGV[8], ARGV[9],
 redis.call('ZADD', KEYS[10], id_score(eid), ARGV[4])
 touch(ARGV[6], 1, 4)
 touch(ARGV[6], 9, 10)
-return {1, out, eid}
+return {'ok', out, eid}

@@ -3,7 +3,7 @@
 --- -> the room_status_changed event id
 --- An archive (after the freeze, so the archive holds it) and a restore (after the load) say
 --- so in the log, as set_room_status does.
---- uses: prelude
+--- uses: room prelude
 ---
 
 local eid = append(KEYS[2], KEYS[1], KEYS[3], ARGV[5], ARGV[6], ARGV[7],

@@ -2,12 +2,12 @@
 --- KEYS[6] ctx_payloads, KEYS[7] ctx_created, then the room tail (rooms/lua/__init__.py)
 --- ARGV[1] what to index ("events", "tasks", "context"), ARGV[2] how many at most, ARGV[3] from
 --- which position (tasks, context)
---- -> {done (0/1), indexed, next position}
+--- -> {'done' or 'more' (call again from the next position), indexed, next position}
 --- Rooms written before the index existed: events are indexed backwards from the floor, each
 --- step moving the floor down (a posting older than a word's kept newest is only counted);
 --- tasks and context entries are indexed again whole (search_doc_set replaces). Writes may
 --- run between steps: nothing is indexed twice, nothing below the floor is unindexed.
---- uses: prelude
+--- uses: room prelude
 ---
 
 local what, most, from = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -42,7 +42,7 @@ if what == 'events' then
     n = n + 1
   end
   search_expire(KEYS[1])
-  return {#batch < most and 1 or 0, n, 0}
+  return {#batch < most and 'done' or 'more', n, 0}
 end
 local ids
 if what == 'tasks' then
@@ -66,4 +66,4 @@ else
     end
   end
 end
-return {#ids < most and 1 or 0, n, from + #ids}
+return {#ids < most and 'done' or 'more', n, from + #ids}

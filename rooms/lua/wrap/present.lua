@@ -1,41 +1,44 @@
---- present(step, tail): every act is presence (issue 24), inside guard and around keyed. The
+--- present(step): every act is presence (issue 24), inside guard and around keyed. The
 --- step runs first (a turn sees the room as it was before this act); then the acting agent
 --- is present as of now, any "gone idle" mark it had is cleared, and the leased claims and
 --- file leases its holds list names (lib/holds.lua) start their term again from now. Each is
 --- rewritten only once a tenth of its term has passed since it last was, so an agent acting
 --- many times a second rewrites nothing, and reads only an expiry per lease: after any act,
---- what it holds has at least 90% of its term to run. A keyed replay and a refused act are acts too. Past the room's most
---- agents, the one silent longest is forgotten (its tags, holds and rest mark go with it, as
---- in heartbeat and leave_room: those hashes never outnumber the room's agents).
---- Its four arguments come last: the agent, now ms, most agents the room remembers, the
---- room's idle ttl ms; `tail` counts the arguments after them (none today). Its keys are the
---- room tail's: KEYS[#KEYS-15] claims, [#KEYS-14] claim_holders, [#KEYS-13] tasks,
---- [#KEYS-12] leases, [#KEYS-11] lease_expiry, [#KEYS-10] agent_tags, [#KEYS-9] holds,
---- [#KEYS-8] presence_rest, [#KEYS-7] presence.
+--- what it holds has at least 90% of its term to run. A keyed replay and a refused act are
+--- acts too. Past the room's most agents, the one silent longest is forgotten (its tags,
+--- holds and rest mark go with it, as in heartbeat and leave_room: those hashes never
+--- outnumber the room's agents).
+--- CALL.present (the envelope's, rooms/store/engine.py call_envelope): agent, now ms, most
+--- agents the room remembers, the room's idle ttl ms; without it, the step runs alone. Its
+--- keys are the room tail's claims, claim_holders, tasks, leases, lease_expiry, agent_tags,
+--- holds, presence_rest and presence.
 --- -> a function answering the step's answer
 --- uses: clock
 ---
 
-local function present(step, tail)
+local function present(step)
+  local call = CALL.present
+  if not call then return step end
   return function()
     local __res = step()
-    local __n = #ARGV - tail
-    local __who, __now = ARGV[__n - 3], tonumber(ARGV[__n - 2])
-    local __presence, __ttl = KEYS[#KEYS - 7], ARGV[__n]
+    local __who, __now = call.agent, call.now
+    local __presence, __ttl = ROOM.presence, call.ttl
     redis.call('ZADD', __presence, __now, __who)
     redis.call('PEXPIRE', __presence, __ttl)
-    local __over = redis.call('ZCARD', __presence) - tonumber(ARGV[__n - 1])
+    local __over = redis.call('ZCARD', __presence) - call.most
     if __over > 0 then
       local __gone = redis.call('ZPOPMIN', __presence, __over)
       for i = 1, #__gone, 2 do
-        for k = 8, 10 do redis.call('HDEL', KEYS[#KEYS - k], __gone[i]) end
+        for _, k in ipairs({ROOM.presence_rest, ROOM.holds, ROOM.agent_tags}) do
+          redis.call('HDEL', k, __gone[i])
+        end
       end
     end
-    redis.call('HDEL', KEYS[#KEYS - 8], __who)
-    local __raw = redis.call('HGET', KEYS[#KEYS - 9], __who)
+    redis.call('HDEL', ROOM.presence_rest, __who)
+    local __raw = redis.call('HGET', ROOM.holds, __who)
     if not __raw then return __res end
-    local __claims, __holders, __tasks = KEYS[#KEYS - 15], KEYS[#KEYS - 14], KEYS[#KEYS - 13]
-    local __leases, __expiry = KEYS[#KEYS - 12], KEYS[#KEYS - 11]
+    local __claims, __holders, __tasks = ROOM.claims, ROOM.claim_holders, ROOM.tasks
+    local __leases, __expiry = ROOM.leases, ROOM.lease_expiry
     local __list, __kept = cjson.decode(__raw), {}
     for _, __h in ipairs(__list) do
       local __id = string.sub(__h, 3)
@@ -81,10 +84,10 @@ local function present(step, tail)
       end
     end
     if #__kept == 0 then
-      redis.call('HDEL', KEYS[#KEYS - 9], __who)
+      redis.call('HDEL', ROOM.holds, __who)
     else
-      if #__kept < #__list then redis.call('HSET', KEYS[#KEYS - 9], __who, cjson.encode(__kept)) end
-      redis.call('PEXPIRE', KEYS[#KEYS - 9], __ttl)
+      if #__kept < #__list then redis.call('HSET', ROOM.holds, __who, cjson.encode(__kept)) end
+      redis.call('PEXPIRE', ROOM.holds, __ttl)
     end
     return __res
   end

@@ -1,71 +1,73 @@
---- turn(step, wrote, tail): a post's write step taken only in the poster's turn (rooms.turns),
+--- turn(step, wrote): a post's write step taken only in the poster's turn (rooms.turns),
 --- inside keyed (a keyed retry of a post that landed answers as it did, whoever's turn it is
---- now). Its three arguments come after the keyed wrapper's: the poster, the presence cutoff
---- ms, the agent the post addresses ("" for a selector); `tail` counts those after them (the
---- present wrapper's). Its keys are the room tail's: presence
---- (KEYS[#KEYS - 7]) and meta (KEYS[#KEYS]).
---- -> a function answering the step's answer; {'__turn', rule, holder, moderator or order
----    JSON} refused
+--- now). CALL.turn (the envelope's, rooms/store/engine.py call_envelope): agent (the poster),
+--- since (the presence cutoff ms), grants (the agent the post addresses, "" for a selector).
+--- Only a post's step is wrapped in it (rooms/lua write_step `post`). Its keys are the room
+--- tail's presence and meta.
+--- -> a function answering the step's answer; refused: {'__call', {"turn": {rule, holder,
+---    detail: the moderator or the order JSON}}}
 ---
 
-local function turn(step, wrote, tail)
+local function turn(step, wrote)
+  local call = CALL.turn
+  local function refused(rule, holder, detail)
+    return answered({turn = {rule = rule, holder = holder, detail = detail}})
+  end
   return function()
-    local __tn = #ARGV - tail
-    local __ta, __tsince, __tgrant = ARGV[__tn - 2], ARGV[__tn - 1], ARGV[__tn]
-    local __tmeta, __tpresence = KEYS[#KEYS], KEYS[#KEYS - 7]
-    local __mode = {}
-    local __raw = redis.call('HGET', __tmeta, 'mode')
-    if __raw then __mode = cjson.decode(__raw) end
-    local __rule = __mode.turns or 'open'
-    if __rule == 'open' then return step() end
-    local __holder = redis.call('HGET', __tmeta, 'turn')
-    if __rule == 'moderator' then
-      local __mod = __mode.moderator
-      if __ta ~= __mod and __holder ~= __ta then
-        return {'__turn', 'moderator', __holder or __mod, __mod}
-      end
-      local __res = step()
-      if wrote(__res) then
-        if __ta == __mod then
-          if __tgrant ~= '' and __tgrant ~= __mod then redis.call('HSET', __tmeta, 'turn', __tgrant) end
+    local poster, meta = call.agent, ROOM.meta
+    local mode = {}
+    local raw = redis.call('HGET', meta, 'mode')
+    if raw then mode = cjson.decode(raw) end
+    local rule = mode.turns or 'open'
+    if rule == 'open' then return step() end
+    local holder = redis.call('HGET', meta, 'turn')
+    if rule == 'moderator' then
+      local mod = mode.moderator
+      if poster ~= mod and holder ~= poster then return refused('moderator', holder or mod, mod) end
+      local res = step()
+      if wrote(res) then
+        if poster == mod then
+          if call.grants ~= '' and call.grants ~= mod then
+            redis.call('HSET', meta, 'turn', call.grants)
+          end
         else
-          redis.call('HDEL', __tmeta, 'turn')
+          redis.call('HDEL', meta, 'turn')
         end
       end
-      return __res
+      return res
     end
     -- sequential: the order's agents who are present (or the present agents, by name)
-    local __online = {}
-    for _, a in ipairs(redis.call('ZRANGEBYSCORE', __tpresence, __tsince, '+inf')) do
-      __online[a] = true
+    local online = {}
+    for _, a in ipairs(redis.call('ZRANGEBYSCORE', ROOM.presence, call.since, '+inf')) do
+      online[a] = true
     end
-    local __order = {}
-    if type(__mode.order) == 'table' and #__mode.order > 0 then
-      for _, a in ipairs(__mode.order) do
-        if __online[a] then __order[#__order + 1] = a end
+    local order = {}
+    if type(mode.order) == 'table' and #mode.order > 0 then
+      for _, a in ipairs(mode.order) do
+        if online[a] then order[#order + 1] = a end
       end
-      if #__order == 0 then __order = __mode.order end
+      if #order == 0 then order = mode.order end
     else
-      for a, _ in pairs(__online) do __order[#__order + 1] = a end
-      table.sort(__order)
+      for a, _ in pairs(online) do order[#order + 1] = a end
+      table.sort(order)
     end
-    local __mine
-    for i, a in ipairs(__order) do if a == __ta then __mine = i end end
-    local __eff = __order[1]
-    for _, a in ipairs(__order) do if a == __holder then __eff = a end end
-    if not __mine then
-      local __why = 'sequential-absent'
-      if type(__mode.order) == 'table' and #__mode.order > 0 then
-        __why = 'sequential-unlisted'
-        for _, a in ipairs(__mode.order) do if a == __ta then __why = 'sequential-absent' end end
+    local mine
+    for i, a in ipairs(order) do if a == poster then mine = i end end
+    local eff = order[1]
+    for _, a in ipairs(order) do if a == holder then eff = a end end
+    if not mine then
+      local why = 'sequential-absent'
+      if type(mode.order) == 'table' and #mode.order > 0 then
+        why = 'sequential-unlisted'
+        for _, a in ipairs(mode.order) do if a == poster then why = 'sequential-absent' end end
       end
-      return {'__turn', __why, __eff or '', cjson.encode(__order)}
+      return refused(why, eff or '', cjson.encode(order))
     end
-    if __eff ~= __ta then return {'__turn', 'sequential', __eff, cjson.encode(__order)} end
-    local __res = step()
-    if wrote(__res) then
-      redis.call('HSET', __tmeta, 'turn', __order[(__mine % #__order) + 1])
+    if eff ~= poster then return refused('sequential', eff, cjson.encode(order)) end
+    local res = step()
+    if wrote(res) then
+      redis.call('HSET', meta, 'turn', order[(mine % #order) + 1])
     end
-    return __res
+    return res
   end
 end

@@ -11,8 +11,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from rooms import search, store
+from rooms import search
 from rooms.keys import RoomKeys
+from rooms.store import engine as engine_store
 from tenants.models import Room
 
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         for missing in sorted(set(wanted) - set(ids)):
             self.stderr.write(f"no room {missing!r}")
         for room_id in ids:
-            counts = store.run_sync(search.room_reindex, RoomKeys(room_id))
+            counts = engine_store.run_sync(search.room_reindex, RoomKeys(room_id))
             self.stdout.write(
                 f"{room_id}: {counts['events']} events, {counts['tasks']} tasks, "
                 f"{counts['context']} context entries indexed"
