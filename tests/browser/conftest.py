@@ -7,6 +7,7 @@ with the reason, and CI (which has one) runs them.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,19 @@ from ops.chromium import CHROMIUM_ARGS, chromium_path
 from tests.e2e.conftest import ROOT, RunningServer, start_server
 
 SCREENSHOTS = Path(os.environ.get("TEST_OUTPUT_DIR", ROOT / "test-output")) / "screenshots"
+
+
+def page_waits_for(page: Any, expression: str, timeout_seconds: float = 15) -> None:
+    """Waits until `expression` is true in the page. The pages allow no eval
+    (config/middleware.py's CSP) and Playwright's `wait_for_function` re-evaluates a
+    string predicate with eval on every poll after the first, so it fails whenever the first
+    check is false; `page.evaluate` runs through the debugger protocol, which the policy does
+    not govern."""
+    deadline = time.monotonic() + timeout_seconds
+    while not page.evaluate(expression):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never true within {timeout_seconds} s: {expression}")
+        time.sleep(0.1)
 
 
 def own_team_choose(page: Any) -> None:

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path, sign_up
+from tests.browser.conftest import (
+    CHROMIUM_ARGS,
+    SCREENSHOTS,
+    chromium_path,
+    page_waits_for,
+    sign_up,
+)
 from tests.browser.test_dashboard_flow import in_thread
 from tests.browser.test_room_actions import agents_set_up
 from tests.e2e.conftest import ROOT, RunningServer
@@ -158,7 +164,7 @@ def keyboard_and_live_region(page: Any, server: RunningServer, secret: str) -> N
     """The board scrolls from the keyboard (its region takes focus, Tab reaches it), and a
     new event is announced in the polite live region."""
     page.goto(f"/rooms/{ROOM}/")
-    page.wait_for_function("window.roomLive === true", timeout=15_000)
+    page_waits_for(page, "window.roomLive === true")
     for _ in range(80):
         page.keyboard.press("Tab")
         if page.evaluate("document.activeElement.matches('.board-panel .scroll')"):
@@ -167,8 +173,6 @@ def keyboard_and_live_region(page: Any, server: RunningServer, secret: str) -> N
         raise AssertionError("Tab never reached the plan board")
     assert page.get_attribute("#announcer", "aria-live") == "polite"
     in_thread(agent_posts, server.mcp_url, secret)
-    page.wait_for_function(
-        "document.getElementById('announcer').textContent.includes('new event')", timeout=15_000
-    )
+    page_waits_for(page, "document.getElementById('announcer').textContent.includes('new event')")
     assert page.locator('.tabs a[aria-current="page"]').inner_text() == "Live"
     assert page.locator(".top nav a[aria-current]").inner_text() == "Rooms"

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.browser.conftest import SCREENSHOTS, own_team_choose
+from tests.browser.conftest import SCREENSHOTS, own_team_choose, page_waits_for
 from tests.e2e.conftest import RunningServer
 from tests.e2e.mcp_clients import call, mcp_client
 
@@ -76,7 +76,7 @@ def test_sign_up_to_a_live_room_and_revoking_a_key(
     page.goto("/rooms/browser-room/")
     assert page.get_by_text("Build the auth API").count() == 0
     # The page follows the room's event stream (polling is only the fallback).
-    page.wait_for_function("window.roomLive === true", timeout=15_000)
+    page_waits_for(page, "window.roomLive === true")
     task = in_thread(agent_adds_task, browser_server.mcp_url, secret, "browser-room")
     assert task["title"] == "Build the auth API"
     # No reload: the page's own refresh brings the task and the agent in (bounded wait).

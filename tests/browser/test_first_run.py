@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path
+from tests.browser.conftest import CHROMIUM_ARGS, SCREENSHOTS, chromium_path, page_waits_for
 from tests.browser.test_dashboard_flow import in_thread
 from tests.e2e.conftest import ROOT, free_port
 from tests.e2e.mcp_clients import call, mcp_client
@@ -96,12 +96,10 @@ def test_a_fresh_clone_leads_the_newcomer_to_their_agents_first_call() -> None:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-            # (bypass_csp: Playwright's wait_for_function evaluates its predicate with
-            # eval, which the pages' policy refuses while a navigation settles.)
-            page = browser.new_context(base_url=base, bypass_csp=True).new_page()
+            page = browser.new_context(base_url=base).new_page()
             page.goto(sign_in.group(1))
             page.wait_for_url(f"**/rooms/{room.group(1)}/")
-            page.wait_for_function("window.roomLive === true", timeout=15_000)
+            page_waits_for(page, "window.roomLive === true")
             page.screenshot(path=str(SCREENSHOTS / "first-run-1-demo-room.png"), full_page=True)
             task = in_thread(agent_first_call, f"{base}/mcp", secret.group(1), room.group(1))
             page.locator(f"#task-{task['id']}").wait_for(timeout=15_000)
