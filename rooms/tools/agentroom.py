@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -13,13 +11,7 @@ from rooms.services import leases as leases_services
 from rooms.tools.rows import room_tool
 
 
-@room_tool(
-    "room_claim",
-    s.RoomClaimInput,
-    TypeAdapter(r.LeaseClaimed),
-    read_only=False,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=False, section="file-leases-and-drift")
 async def room_claim(room: RoomRef, a: s.RoomClaimInput) -> r.LeaseClaimed:
     """AgentRoom: call before you edit a file or glob: an exclusive lease for 300 s (lease_claim
     does more). Refused with who holds an overlapping one."""
@@ -34,26 +26,13 @@ async def room_claim(room: RoomRef, a: s.RoomClaimInput) -> r.LeaseClaimed:
     )
 
 
-@room_tool(
-    "room_release",
-    s.RoomReleaseInput,
-    TypeAdapter(r.LeaseReleased),
-    read_only=False,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=False, section="file-leases-and-drift")
 async def room_release(room: RoomRef, a: s.RoomReleaseInput) -> r.LeaseReleased:
     """AgentRoom: call when your edit is done, to release a path you claimed."""
     return await leases_services.lease_release(room, agent_id=a.agentId, lease_id=None, path=a.path)
 
 
-@room_tool(
-    "room_broadcast",
-    s.RoomBroadcastInput,
-    TypeAdapter(r.Event),
-    read_only=False,
-    idempotent=False,
-    section="messages",
-)
+@room_tool(read_only=False, idempotent=False, section="messages")
 async def room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
     """AgentRoom: call to say something to everyone in the room (a broadcast event)."""
     return await events_services.event_post(
@@ -66,27 +45,14 @@ async def room_broadcast(room: RoomRef, a: s.RoomBroadcastInput) -> r.Event:
     )
 
 
-@room_tool(
-    "room_state",
-    s.RoomStateInput,
-    TypeAdapter(r.RoomState),
-    read_only=True,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=True, section="file-leases-and-drift")
 async def room_state(room: RoomRef, a: s.RoomStateInput) -> r.RoomState:
     """AgentRoom: call to see who holds which files (live leases), who is here, and the recent
     broadcasts (among the newest 200 events)."""
     return await room_selectors.room_state(room)
 
 
-@room_tool(
-    "room_read",
-    s.RoomReadInput,
-    TypeAdapter(r.Unread),
-    read_only=True,
-    idempotent=False,
-    section="messages",
-)
+@room_tool(read_only=True, idempotent=False, section="messages")
 async def room_read(room: RoomRef, a: s.RoomReadInput) -> r.Unread:
     """AgentRoom: call to catch up: the events you have not read yet, oldest first
     (get_unread_events); each reaches you once."""

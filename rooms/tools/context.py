@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import memory
 from rooms import results as r
 from rooms import schemas as s
@@ -12,19 +10,8 @@ from rooms.selectors import context as context_selectors
 from rooms.services import context as context_services
 from rooms.tools.rows import room_tool
 
-_ENTRY = TypeAdapter(r.ContextEntry)
 
-
-@room_tool(
-    "write_context",
-    s.WriteContextInput,
-    _ENTRY,
-    read_only=False,
-    idempotent=False,
-    section="typed-context",
-    core=True,
-    roomd=True,
-)
+@room_tool(read_only=False, idempotent=False, section="typed-context", core=True, roomd=True)
 async def write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntry:
     """Call to publish what others build against: version 1.0, its consumers told
     (context_available). Publishing it again? Pass its id as supersedes: version 1.1,
@@ -45,24 +32,14 @@ async def write_context(room: RoomRef, a: s.WriteContextInput) -> r.ContextEntry
     )
 
 
-@room_tool(
-    "read_context", s.ReadContextInput, _ENTRY, read_only=True, section="typed-context", roomd=True
-)
+@room_tool(read_only=True, section="typed-context", roomd=True)
 async def read_context(room: RoomRef, a: s.ReadContextInput) -> r.ContextEntry:
     """Call before you build against a context entry (a contract, a decision): its current
     version, by id."""
     return await context_selectors.context_read(room, entry_id=a.id, agent_id=a.agentId)
 
 
-@room_tool(
-    "list_context",
-    s.ListContextInput,
-    TypeAdapter(list[r.ContextEntry]),
-    read_only=True,
-    section="typed-context",
-    core=True,
-    roomd=True,
-)
+@room_tool(read_only=True, section="typed-context", core=True, roomd=True)
 async def list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEntry]:
     """Call to find the contracts and decisions in the room: context entries newest first,
     optionally of one type or by one author."""
@@ -78,15 +55,7 @@ async def list_context(room: RoomRef, a: s.ListContextInput) -> list[r.ContextEn
     return listed
 
 
-@room_tool(
-    "update_context",
-    s.UpdateContextInput,
-    _ENTRY,
-    read_only=False,
-    idempotent=False,
-    section="typed-context",
-    roomd=True,
-)
+@room_tool(read_only=False, idempotent=False, section="typed-context", roomd=True)
 async def update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEntry:
     """Call when a contract or decision you published changes: revise it in place (1.0 -> 1.1),
     the previous version kept, consumers told (context_updated); never write a second entry.
@@ -103,42 +72,20 @@ async def update_context(room: RoomRef, a: s.UpdateContextInput) -> r.ContextEnt
     )
 
 
-@room_tool(
-    "delete_context",
-    s.DeleteContextInput,
-    TypeAdapter(r.ContextDeleted),
-    read_only=False,
-    idempotent=False,
-    section="typed-context",
-    roomd=True,
-)
+@room_tool(read_only=False, idempotent=False, section="typed-context", roomd=True)
 async def delete_context(room: RoomRef, a: s.DeleteContextInput) -> r.ContextDeleted:
     """Call to remove a wrong context entry and its whole history. Emits context_deleted."""
     return await context_services.context_delete(room, entry_id=a.id, agent_id=a.agentId)
 
 
-@room_tool(
-    "get_context_history",
-    s.GetContextHistoryInput,
-    TypeAdapter(r.ContextHistory),
-    read_only=True,
-    section="typed-context",
-    roomd=True,
-)
+@room_tool(read_only=True, section="typed-context", roomd=True)
 async def get_context_history(room: RoomRef, a: s.GetContextHistoryInput) -> r.ContextHistory:
     """Call to see how a context entry evolved: now and every kept earlier version, newest
     first, each with `changes` (what differs from the version before)."""
     return await context_selectors.context_history_newest_first(room, entry_id=a.id)
 
 
-@room_tool(
-    "diff_context",
-    s.DiffContextInput,
-    TypeAdapter(r.ContextDiff),
-    read_only=True,
-    section="typed-context",
-    roomd=True,
-)
+@room_tool(read_only=True, section="typed-context", roomd=True)
 async def diff_context(room: RoomRef, a: s.DiffContextInput) -> r.ContextDiff:
     """Call when an entry you build against changed (context_updated): what changed since an
     earlier version (default: the one before): summary, and payload paths added, removed and

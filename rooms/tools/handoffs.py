@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -11,14 +9,7 @@ from rooms.services import handoffs as handoffs_services
 from rooms.tools.rows import room_tool
 
 
-@room_tool(
-    "handoff_task",
-    s.HandoffTaskInput,
-    TypeAdapter(r.Handoff),
-    read_only=False,
-    section="handoffs",
-    core=True,
-)
+@room_tool(read_only=False, section="handoffs", core=True)
 async def handoff_task(room: RoomRef, a: s.HandoffTaskInput) -> r.Handoff:
     """Call when another agent should finish your task: offer it with a note and the context it
     needs; once it accepts, the task, its claim and its file leases are its. Only the owner;
@@ -33,14 +24,7 @@ async def handoff_task(room: RoomRef, a: s.HandoffTaskInput) -> r.Handoff:
     )
 
 
-@room_tool(
-    "accept_handoff",
-    s.AcceptHandoffInput,
-    TypeAdapter(r.Handoff),
-    read_only=False,
-    section="handoffs",
-    core=True,
-)
+@room_tool(read_only=False, section="handoffs", core=True)
 async def accept_handoff(room: RoomRef, a: s.AcceptHandoffInput) -> r.Handoff:
     """Call to take a handoff offered to you (get_my_summary lists them): the task, its claim
     and its file leases become yours in one step."""
@@ -49,14 +33,7 @@ async def accept_handoff(room: RoomRef, a: s.AcceptHandoffInput) -> r.Handoff:
     )
 
 
-@room_tool(
-    "decline_handoff",
-    s.DeclineHandoffInput,
-    TypeAdapter(r.Handoff),
-    read_only=False,
-    section="handoffs",
-    core=True,
-)
+@room_tool(read_only=False, section="handoffs", core=True)
 async def decline_handoff(room: RoomRef, a: s.DeclineHandoffInput) -> r.Handoff:
     """Call to refuse a handoff offered to you, saying why; the task stays with its owner.
     Final."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -12,14 +10,7 @@ from rooms.services import leases as leases_services
 from rooms.tools.rows import room_tool
 
 
-@room_tool(
-    "lease_claim",
-    s.LeaseClaimInput,
-    TypeAdapter(r.LeaseClaimed),
-    read_only=False,
-    section="file-leases-and-drift",
-    core=True,
-)
+@room_tool(read_only=False, section="file-leases-and-drift", core=True)
 async def lease_claim(room: RoomRef, a: s.LeaseClaimInput) -> r.LeaseClaimed:
     """Call before you edit a file or glob (src/api/**): exclusive (the default) keeps others
     off overlapping paths, shared coexists with shared. Refused naming the holders and until
@@ -35,13 +26,7 @@ async def lease_claim(room: RoomRef, a: s.LeaseClaimInput) -> r.LeaseClaimed:
     )
 
 
-@room_tool(
-    "lease_renew",
-    s.LeaseRenewInput,
-    TypeAdapter(r.Lease),
-    read_only=False,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=False, section="file-leases-and-drift")
 async def lease_renew(room: RoomRef, a: s.LeaseRenewInput) -> r.Lease:
     """Call to keep a lease past its term: your lease (by leaseId, or by its path) lasts
     ttlSeconds from now. Only its holder."""
@@ -50,13 +35,7 @@ async def lease_renew(room: RoomRef, a: s.LeaseRenewInput) -> r.Lease:
     )
 
 
-@room_tool(
-    "lease_release",
-    s.LeaseReleaseInput,
-    TypeAdapter(r.LeaseReleased),
-    read_only=False,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=False, section="file-leases-and-drift")
 async def lease_release(room: RoomRef, a: s.LeaseReleaseInput) -> r.LeaseReleased:
     """Call when your edit is done: give up your lease (by leaseId, or by its path). Only its
     holder."""
@@ -65,39 +44,21 @@ async def lease_release(room: RoomRef, a: s.LeaseReleaseInput) -> r.LeaseRelease
     )
 
 
-@room_tool(
-    "lease_check",
-    s.LeaseCheckInput,
-    TypeAdapter(r.LeaseCheck),
-    read_only=True,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=True, section="file-leases-and-drift")
 async def lease_check(room: RoomRef, a: s.LeaseCheckInput) -> r.LeaseCheck:
     """Call to see whether a path is free to edit: the live leases overlapping it (other holders
     first); free when none is another agent's."""
     return await leases_selectors.lease_check(room, path=a.path, agent_id=a.agentId)
 
 
-@room_tool(
-    "lease_list",
-    s.LeaseListInput,
-    TypeAdapter(r.LeaseList),
-    read_only=True,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=True, section="file-leases-and-drift")
 async def lease_list(room: RoomRef, a: s.LeaseListInput) -> r.LeaseList:
     """Call to see who is editing what: the room's live leases (one agent's, with agentId):
     path, mode, holder, task, expiry."""
     return await leases_selectors.lease_list(room, agent_id=a.agentId)
 
 
-@room_tool(
-    "note_read",
-    s.NoteReadInput,
-    TypeAdapter(r.FileRead),
-    read_only=False,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=False, section="file-leases-and-drift")
 async def note_read(room: RoomRef, a: s.NoteReadInput) -> r.FileRead:
     """Call after you read a file you may edit later: records its SHA-256, which drift_check
     compares against."""
@@ -106,13 +67,7 @@ async def note_read(room: RoomRef, a: s.NoteReadInput) -> r.FileRead:
     )
 
 
-@room_tool(
-    "drift_check",
-    s.DriftCheckInput,
-    TypeAdapter(r.Drift),
-    read_only=True,
-    section="file-leases-and-drift",
-)
+@room_tool(read_only=True, section="file-leases-and-drift")
 async def drift_check(room: RoomRef, a: s.DriftCheckInput) -> r.Drift:
     """Call before you edit a file you read earlier, with its SHA-256 now: SAFE (unchanged, or
     no read noted), MINOR (changed, nobody else leases it: read it again), CRITICAL (changed,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -12,14 +10,7 @@ from rooms.services import messages as messages_services
 from rooms.tools.rows import room_tool
 
 
-@room_tool(
-    "send_message",
-    s.SendMessageInput,
-    TypeAdapter(r.MessageSent),
-    read_only=False,
-    section="messages",
-    core=True,
-)
+@room_tool(read_only=False, section="messages", core=True)
 async def send_message(room: RoomRef, a: s.SendMessageInput) -> r.MessageSent:
     """Call to tell agents something: to "*" (everyone here but you), an agentId, "file:<glob>"
     (whoever leases an overlapping path) or "tag:<tag>". One delivery per recipient (stored,
@@ -36,15 +27,7 @@ async def send_message(room: RoomRef, a: s.SendMessageInput) -> r.MessageSent:
     )
 
 
-@room_tool(
-    "inbox",
-    s.InboxInput,
-    TypeAdapter(r.Inbox),
-    read_only=True,
-    idempotent=False,
-    section="messages",
-    core=True,
-)
+@room_tool(read_only=True, idempotent=False, section="messages", core=True)
 async def inbox(room: RoomRef, a: s.InboxInput) -> r.Inbox:
     """Call at the start of a session and between steps: your unread messages, oldest first,
     read from now on (wait_for_events does not give them again). An empty inbox says why."""
@@ -53,26 +36,13 @@ async def inbox(room: RoomRef, a: s.InboxInput) -> r.Inbox:
     )
 
 
-@room_tool(
-    "ack_message",
-    s.AckMessageInput,
-    TypeAdapter(r.MessageAcked),
-    read_only=False,
-    section="messages",
-    core=True,
-)
+@room_tool(read_only=False, section="messages", core=True)
 async def ack_message(room: RoomRef, a: s.AckMessageInput) -> r.MessageAcked:
     """Call to acknowledge a message you received (the sender sees it acked). Only a recipient."""
     return await messages_services.message_ack(room, agent_id=a.agentId, message_id=a.messageId)
 
 
-@room_tool(
-    "sent_messages",
-    s.SentMessagesInput,
-    TypeAdapter(r.SentMessages),
-    read_only=True,
-    section="messages",
-)
+@room_tool(read_only=True, section="messages")
 async def sent_messages(room: RoomRef, a: s.SentMessagesInput) -> r.SentMessages:
     """Call to see whether your messages arrived: your sent messages, newest first, each with
     every recipient's delivery state (stored, read, acked, expired) and since when."""

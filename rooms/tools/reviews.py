@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
@@ -12,15 +10,7 @@ from rooms.services import reviews as reviews_services
 from rooms.tools.rows import room_tool
 
 
-@room_tool(
-    "request_review",
-    s.RequestReviewInput,
-    TypeAdapter(r.Review),
-    read_only=False,
-    idempotent=False,
-    section="reviews-and-proven-work",
-    roomd=True,
-)
+@room_tool(read_only=False, idempotent=False, section="reviews-and-proven-work", roomd=True)
 async def request_review(room: RoomRef, a: s.RequestReviewInput) -> r.Review:
     """Call when another agent should check your task or context entry (it must exist): the
     reviewer gets a review_requested event and answers with approve or reject."""
@@ -34,14 +24,7 @@ async def request_review(room: RoomRef, a: s.RequestReviewInput) -> r.Review:
     )
 
 
-@room_tool(
-    "approve",
-    s.ApproveInput,
-    TypeAdapter(r.Review),
-    read_only=False,
-    section="reviews-and-proven-work",
-    roomd=True,
-)
+@room_tool(read_only=False, section="reviews-and-proven-work", roomd=True)
 async def approve(room: RoomRef, a: s.ApproveInput) -> r.Review:
     """Call to approve a review you were asked for (only the named reviewer, only once). The
     requester gets a review_approved event."""
@@ -50,14 +33,7 @@ async def approve(room: RoomRef, a: s.ApproveInput) -> r.Review:
     )
 
 
-@room_tool(
-    "reject",
-    s.RejectInput,
-    TypeAdapter(r.Review),
-    read_only=False,
-    section="reviews-and-proven-work",
-    roomd=True,
-)
+@room_tool(read_only=False, section="reviews-and-proven-work", roomd=True)
 async def reject(room: RoomRef, a: s.RejectInput) -> r.Review:
     """Call to reject a review you were asked for, with a note saying what to change (only the
     named reviewer, only once). The requester gets a review_rejected event."""
@@ -66,14 +42,7 @@ async def reject(room: RoomRef, a: s.RejectInput) -> r.Review:
     )
 
 
-@room_tool(
-    "list_reviews",
-    s.ListReviewsInput,
-    TypeAdapter(list[r.Review]),
-    read_only=True,
-    section="reviews-and-proven-work",
-    roomd=True,
-)
+@room_tool(read_only=True, section="reviews-and-proven-work", roomd=True)
 async def list_reviews(room: RoomRef, a: s.ListReviewsInput) -> list[r.Review]:
     """Call to see the room's reviews, newest first; status filters to pending, approved or
     rejected."""

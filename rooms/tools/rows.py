@@ -1,19 +1,21 @@
 """A tool's row: its name, input model, output type, flags and the operation that runs it.
 
 Each domain's tools (rooms/tools/<domain>.py) are written as their adapter function under
-`@room_tool(...)` or `@caller_tool(...)`: the function's typed parameters are the input
-model, its return type the output, and its docstring the description every client reads
-(tools/list, the OpenAPI paths, docs/tools.md). The decorator turns the function into its
-row; rooms/registry.py collects the rows into the one table the doors are generated from.
+`@room_tool(...)` or `@caller_tool(...)`, which take only the row's flags: the function's
+name is the tool's, its second parameter's type the input model, its return type the
+output, and its docstring the description every client reads (tools/list, the OpenAPI
+paths, docs/tools.md). The decorator turns the function into its row; rooms/registry.py
+collects the rows into the one table the doors are generated from.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Generic, Literal, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar, get_type_hints
 
 from pydantic import BaseModel, TypeAdapter
 
@@ -315,15 +317,21 @@ def _wraps(name: str, output: TypeAdapter[Any]) -> bool:
     return output.json_schema(by_alias=True).get("type") != "object"
 
 
-def _description(run: Callable[..., Any]) -> str:
-    """The docstring, as one line: what tools/list and docs/tools.md print."""
-    return " ".join((run.__doc__ or "").split())
+def _parts(
+    run: Callable[..., Any], name: str | None = None
+) -> tuple[str, Any, TypeAdapter[Any], str]:
+    """The row's name, input model, output and description, as its adapter says them: its
+    name, the annotation of its second parameter, its return annotation (resolved in its
+    module, which postpones annotations) and its docstring as one line (what tools/list and
+    docs/tools.md print)."""
+    name = name or run.__name__
+    assert run.__doc__, f"tool {name}: its adapter's docstring is its description"
+    hints = get_type_hints(run)
+    args = list(inspect.signature(run).parameters)
+    return name, hints[args[1]], TypeAdapter(hints["return"]), " ".join(run.__doc__.split())
 
 
 def room_tool(
-    name: str,
-    input_model: type[RoomIn],
-    output: TypeAdapter[Out],
     *,
     read_only: bool,
     idempotent: bool = True,
@@ -335,16 +343,14 @@ def room_tool(
     section: str,
     core: bool = False,
     roomd: bool = False,
+    name: str | None = None,
 ) -> Callable[[Callable[[RoomRef, RoomIn], Awaitable[Out]]], RoomTool[RoomIn, Out]]:
-    """The row of a tool on one room, from its adapter (see the module's docstring)."""
+    """The row of a tool on one room, from its adapter (see the module's docstring); `name`
+    only where the tool's differs from the adapter's."""
 
     def row(run: Callable[[RoomRef, RoomIn], Awaitable[Out]]) -> RoomTool[RoomIn, Out]:
-        assert run.__doc__, f"tool {name}: its adapter's docstring is its description"
         return RoomTool(
-            name,
-            input_model,
-            output,
-            _description(run),
+            *_parts(run, name),
             read_only=read_only,
             idempotent=idempotent,
             waits=waits,
@@ -362,29 +368,13 @@ def room_tool(
 
 
 def caller_tool(
-    name: str,
-    input_model: type[In],
-    output: TypeAdapter[Out],
-    *,
-    read_only: bool,
-    section: str,
-    core: bool = False,
-    roomd: bool = False,
+    *, read_only: bool, section: str, core: bool = False, roomd: bool = False
 ) -> Callable[[Callable[[CallerScope, In], Awaitable[Out]]], CallerTool[In, Out]]:
     """The row of a tool that names no room, from its adapter."""
 
     def row(run: Callable[[CallerScope, In], Awaitable[Out]]) -> CallerTool[In, Out]:
-        assert run.__doc__, f"tool {name}: its adapter's docstring is its description"
         return CallerTool(
-            name,
-            input_model,
-            output,
-            _description(run),
-            read_only=read_only,
-            section=section,
-            core=core,
-            roomd=roomd,
-            run=run,
+            *_parts(run), read_only=read_only, section=section, core=core, roomd=roomd, run=run
         )
 
     return row

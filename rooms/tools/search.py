@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms import search
@@ -12,14 +10,7 @@ from rooms.selectors import events as events_selectors
 from rooms.tools.rows import room_tool
 
 
-@room_tool(
-    "search",
-    s.SearchInput,
-    TypeAdapter(r.SearchResult),
-    read_only=True,
-    section="rooms-and-templates",
-    roomd=True,
-)
+@room_tool(name="search", read_only=True, section="rooms-and-templates", roomd=True)
 async def search_room(room: RoomRef, a: s.SearchInput) -> r.SearchResult:
     """Call to find a task, context entry or event by its words: full text over the whole room,
     best first, each with a snippet. q: words (hits holding all first), "quoted phrases" and

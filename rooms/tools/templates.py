@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms import templates
@@ -12,14 +10,7 @@ from rooms.services import templates as templates_services
 from rooms.tools.rows import CallerScope, caller_tool, room_tool
 
 
-@caller_tool(
-    "list_templates",
-    s.ListTemplatesInput,
-    TypeAdapter(r.TemplateList),
-    read_only=True,
-    section="rooms-and-templates",
-    roomd=True,
-)
+@caller_tool(read_only=True, section="rooms-and-templates", roomd=True)
 async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.TemplateList:
     """Call before create_room_from_template: the plans a room can start from (id, name, what it
     is for, how many tasks)."""
@@ -27,9 +18,6 @@ async def list_templates(scope: CallerScope, a: s.ListTemplatesInput) -> r.Templ
 
 
 @room_tool(
-    "create_room_from_template",
-    s.CreateRoomFromTemplateInput,
-    TypeAdapter(r.RoomFromTemplate),
     read_only=False,
     makes_room=lambda a, team: templates.template_room_id(
         a.templateId, team_id=team, idempotency_key=a.idempotencyKey

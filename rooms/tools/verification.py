@@ -4,25 +4,14 @@ from __future__ import annotations
 
 from typing import cast
 
-from pydantic import TypeAdapter
-
 from rooms import results as r
 from rooms import schemas as s
 from rooms.refs import RoomRef
 from rooms.services import verification as verification_services
 from rooms.tools.rows import room_tool
 
-_TASK = TypeAdapter(r.Task)
 
-
-@room_tool(
-    "submit_task",
-    s.SubmitTaskInput,
-    _TASK,
-    read_only=False,
-    section="reviews-and-proven-work",
-    core=True,
-)
+@room_tool(read_only=False, section="reviews-and-proven-work", core=True)
 async def submit_task(room: RoomRef, a: s.SubmitTaskInput) -> r.Task:
     """Call when you finish a task in a room that requires evidence (or to have your work
     checked): tests, diffs, links, logs, notes, for another agent to verify. Only its owner."""
@@ -32,14 +21,7 @@ async def submit_task(room: RoomRef, a: s.SubmitTaskInput) -> r.Task:
     )
 
 
-@room_tool(
-    "verify_task",
-    s.VerifyTaskInput,
-    _TASK,
-    read_only=False,
-    section="reviews-and-proven-work",
-    core=True,
-)
+@room_tool(read_only=False, section="reviews-and-proven-work", core=True)
 async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
     """Call to judge another agent's submitted task: accept marks it done, reject sends it back
     in progress with your note. Never the submitter."""
@@ -48,14 +30,7 @@ async def verify_task(room: RoomRef, a: s.VerifyTaskInput) -> r.Task:
     )
 
 
-@room_tool(
-    "set_room_mode",
-    s.SetRoomModeInput,
-    TypeAdapter(r.RoomMode),
-    read_only=False,
-    manages="rooms",
-    section="lifecycle-and-durable-rooms",
-)
+@room_tool(read_only=False, manages="rooms", section="lifecycle-and-durable-rooms")
 async def set_room_mode(room: RoomRef, a: s.SetRoomModeInput) -> r.RoomMode:
     """Call to set how the room works (needs a credential that may manage rooms):
     evidenceRequired makes verified evidence the only way to done; turns (open, sequential,
