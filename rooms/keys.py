@@ -8,6 +8,7 @@ whole room lives in one Redis Cluster slot and every multi-key script stays lega
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import overload
 
 from django.conf import settings
 
@@ -38,6 +39,29 @@ def prefix() -> str:
     return str(settings.REDIS_KEY_PREFIX)
 
 
+class RoomKey:
+    """One key of a room, `<prefix>:{<roomId>}:<part>`: the text says its Redis type and what it
+    holds; its part is the attribute's name unless given. A durable one lives as long as the
+    room does (RoomKeys.durable)."""
+
+    def __init__(self, doc: str, *, part: str = "", durable: bool = True) -> None:
+        self.__doc__ = doc
+        self.part = part
+        self.durable = durable
+
+    def __set_name__(self, owner: type[RoomKeys], name: str) -> None:
+        self.part = self.part or name
+
+    @overload
+    def __get__(self, room: None, owner: type[RoomKeys]) -> RoomKey: ...
+
+    @overload
+    def __get__(self, room: RoomKeys, owner: type[RoomKeys]) -> str: ...
+
+    def __get__(self, room: RoomKeys | None, owner: type[RoomKeys]) -> RoomKey | str:
+        return self if room is None else room._k(self.part)
+
+
 @dataclass(frozen=True, slots=True)
 class RoomKeys:
     room_id: str
@@ -45,244 +69,153 @@ class RoomKeys:
     def _k(self, part: str) -> str:
         return f"{prefix()}:{{{self.room_id}}}:{part}"
 
-    @property
-    def owner(self) -> str:
-        """String: the owning team id."""
-        return self._k("owner")
-
-    @property
-    def meta(self) -> str:
-        """Hash: created_at, updated_at of the plan."""
-        return self._k("meta")
-
-    @property
-    def tasks(self) -> str:
-        """Hash: task id -> task JSON."""
-        return self._k("tasks")
-
-    @property
-    def task_order(self) -> str:
-        """List: task ids in plan order."""
-        return self._k("task_order")
-
-    @property
-    def task_titles(self) -> str:
-        """Hash: task id -> its title cut short (what unknown-task hints compare against)."""
-        return self._k("task_titles")
-
-    @property
-    def claims(self) -> str:
-        """Sorted set: task id -> expiry (epoch ms) of its claim's lease, for claims taken
-        with leaseSeconds."""
-        return self._k("claims")
-
-    @property
-    def claim_holders(self) -> str:
-        """Hash: task id -> "<lease ms> <agent id>", who holds the lease and for how long
-        each renewal extends it."""
-        return self._k("claim_holders")
-
-    @property
-    def reviews(self) -> str:
-        """Hash: review id -> review JSON."""
-        return self._k("reviews")
-
-    @property
-    def review_order(self) -> str:
-        """Sorted set: review id -> the stream position of its review_requested event."""
-        return self._k("review_order")
-
-    @property
-    def idempotency(self) -> str:
-        """Hash: "k:<idempotencyKey>" -> the record of the keyed write (its fingerprint, its
-        script's answer, what the service minted), and "__bytes", the records' total size."""
-        return self._k("idem")
-
-    @property
-    def idempotency_times(self) -> str:
-        """Sorted set: "k:<idempotencyKey>" -> when it was written (epoch ms), oldest first
-        out."""
-        return self._k("idem_at")
-
-    @property
-    def context(self) -> str:
-        """Hash: context id -> entry JSON without its payload."""
-        return self._k("ctx")
-
-    @property
-    def context_payloads(self) -> str:
-        """Hash: context id -> payload JSON, stored verbatim (never re-encoded by Lua)."""
-        return self._k("ctx_payload")
-
-    @property
-    def context_created(self) -> str:
-        """Sorted set: context id -> creation sequence, for newest-first listing."""
-        return self._k("ctx_created")
-
-    @property
-    def context_changed(self) -> str:
-        """Sorted set: context id -> stream position of its last write (newContextCount)."""
-        return self._k("ctx_changed")
-
-    @property
-    def context_versions(self) -> str:
-        """Hash: "<id>@<version>" -> the full entry JSON of each superseded version."""
-        return self._k("ctx_versions")
-
-    @property
-    def context_version_index(self) -> str:
-        """Sorted set (lexical): "<id>@<minor, 9 digits>@<version>" per superseded version,
-        so one entry's history is one range and its oldest versions can be dropped."""
-        return self._k("ctx_version_index")
-
-    @property
-    def context_labels(self) -> str:
-        """Hash: context id -> "<type>: <summary cut short>" (what hints compare against)."""
-        return self._k("ctx_labels")
-
-    @property
-    def events(self) -> str:
-        """Stream: the event log; the stream id is the event id."""
-        return self._k("events")
-
-    @property
-    def cursors(self) -> str:
-        """Hash: agent id -> last event id delivered to it."""
-        return self._k("cursors")
-
-    @property
-    def cursors_readonly(self) -> str:
-        """Hash: [read-only credential, agent id] (JSON) -> last event id delivered to it."""
-        return self._k("cursors_ro")
-
-    @property
-    def reads(self) -> str:
-        """Hash: event id -> JSON list of read receipts."""
-        return self._k("reads")
-
-    @property
-    def presence(self) -> str:
-        """Sorted set: agent id -> when it last acted (any call naming it, a heartbeat),
-        epoch ms."""
-        return self._k("presence")
-
-    @property
-    def presence_rest(self) -> str:
-        """Hash: agent id -> when it said it went idle (a session's end), epoch ms; its
-        next act clears it (rooms/lua/wrap/present.lua)."""
-        return self._k("presence_rest")
-
-    @property
-    def holds(self) -> str:
-        """Hash: agent id -> JSON list of the leased claims ("c:<task id>") and file leases
-        ("l:<lease id>") it was granted, which its every act renews (rooms/lua/lib/holds.lua)."""
-        return self._k("holds")
-
-    @property
-    def vars(self) -> str:
-        """Hash: shared variables."""
-        return self._k("vars")
-
-    @property
-    def lock_index(self) -> str:
-        """Sorted set: lock resource -> expiry, epoch ms (for list_locks)."""
-        return self._k("lock_index")
-
-    @property
-    def lock_tokens(self) -> str:
-        """Hash: lock resource -> fencing token of its current grant."""
-        return self._k("lock_tokens")
-
-    @property
-    def fence(self) -> str:
-        """String counter: the room's last fencing token."""
-        return self._k("fence")
-
-    @property
-    def active_mark(self) -> str:
-        """String with a short expiry: the room's last-activity time was recorded recently."""
-        return self._k("active_mark")
-
-    @property
-    def seq(self) -> str:
-        """String counter: ordering of context entries."""
-        return self._k("seq")
-
-    @property
-    def wake(self) -> str:
-        """Pub/sub channel (not a key): every new event id of the room is published here."""
-        return self._k("wake")
-
-    @property
-    def leases(self) -> str:
-        """Hash: lease id -> lease JSON (path, mode, holder, task, reason, expiry ms)."""
-        return self._k("leases")
-
-    @property
-    def lease_expiry(self) -> str:
-        """Sorted set: lease id -> its expiry (epoch ms), so the expired leave first."""
-        return self._k("lease_expiry")
-
-    @property
-    def context_readers(self) -> str:
-        """Hash: context id -> [{a: agent, v: version, at: ms}], the version each agent last
-        read (read_context, list_context with agentId), oldest read first."""
-        return self._k("ctx_readers")
-
-    @property
-    def file_reads(self) -> str:
-        """Hash: "<agent>\\n<path>" -> {sha256, at_ms}, the content hash the agent last saw
-        (note_read), the baseline of drift_check."""
-        return self._k("file_reads")
-
-    @property
-    def handoffs(self) -> str:
-        """Hash: handoff id -> handoff JSON (task, from, to, note, contextIds, status)."""
-        return self._k("handoffs")
-
-    @property
-    def handoff_order(self) -> str:
-        """Sorted set: handoff id -> when it was offered (epoch ms), so the oldest resolved
-        ones go first past the quota."""
-        return self._k("handoff_order")
-
-    @property
-    def messages(self) -> str:
-        """Hash: message id -> the message JSON (sender, selector, text, recipients, expiry)."""
-        return self._k("messages")
-
-    @property
-    def message_order(self) -> str:
-        """Sorted set: message id -> its event's stream position, so the oldest go first."""
-        return self._k("message_order")
-
-    @property
-    def deliveries(self) -> str:
-        """Hash: inbox member -> "<state> <since ms> <expiry ms or 0>", one per recipient
-        of each kept message (stored, read, acked)."""
-        return self._k("deliveries")
-
-    @property
-    def inbox(self) -> str:
-        """Sorted set (lexical, score 0): "<agent's length>:<agent>\\n<event position>
-        <message id>" per delivery, so one agent's inbox is one range, oldest first."""
-        return self._k("inbox")
-
-    @property
-    def outbox(self) -> str:
-        """Sorted set (lexical, score 0): the same members, keyed by the sender."""
-        return self._k("outbox")
-
-    @property
-    def message_stats(self) -> str:
-        """Hash: agent -> "<deliveries ever> <read ever> <last delivery ms>" (what an empty
-        inbox explains itself with)."""
-        return self._k("message_stats")
-
-    @property
-    def agent_tags(self) -> str:
-        """Hash: agent -> the tags (JSON list) of its last heartbeat that carried any."""
-        return self._k("agent_tags")
+    owner = RoomKey("String: the owning team id.")
+    meta = RoomKey("Hash: created_at, updated_at of the plan.")
+    tasks = RoomKey("Hash: task id -> task JSON.")
+    task_order = RoomKey("List: task ids in plan order.")
+    task_titles = RoomKey(
+        "Hash: task id -> its title cut short (what unknown-task hints compare against)."
+    )
+    claims = RoomKey(
+        "Sorted set: task id -> expiry (epoch ms) of its claim's lease, for claims taken with "
+        "leaseSeconds."
+    )
+    claim_holders = RoomKey(
+        'Hash: task id -> "<lease ms> <agent id>", who holds the lease and for how long each '
+        "renewal extends it."
+    )
+    reviews = RoomKey("Hash: review id -> review JSON.")
+    review_order = RoomKey(
+        "Sorted set: review id -> the stream position of its review_requested event."
+    )
+    idempotency = RoomKey(
+        'Hash: "k:<idempotencyKey>" -> the record of the keyed write (its fingerprint, its '
+        "script's answer, what the service minted), and \"__bytes\", the records' total size.",
+        part="idem",
+    )
+    idempotency_times = RoomKey(
+        'Sorted set: "k:<idempotencyKey>" -> when it was written (epoch ms), oldest first out.',
+        part="idem_at",
+    )
+    context = RoomKey("Hash: context id -> entry JSON without its payload.", part="ctx")
+    context_payloads = RoomKey(
+        "Hash: context id -> payload JSON, stored verbatim (never re-encoded by Lua).",
+        part="ctx_payload",
+    )
+    context_created = RoomKey(
+        "Sorted set: context id -> creation sequence, for newest-first listing.",
+        part="ctx_created",
+    )
+    context_changed = RoomKey(
+        "Sorted set: context id -> stream position of its last write (newContextCount).",
+        part="ctx_changed",
+    )
+    context_versions = RoomKey(
+        'Hash: "<id>@<version>" -> the full entry JSON of each superseded version.',
+        part="ctx_versions",
+    )
+    context_version_index = RoomKey(
+        'Sorted set (lexical): "<id>@<minor, 9 digits>@<version>" per superseded version, so one '
+        "entry's history is one range and its oldest versions can be dropped.",
+        part="ctx_version_index",
+    )
+    context_labels = RoomKey(
+        'Hash: context id -> "<type>: <summary cut short>" (what hints compare against).',
+        part="ctx_labels",
+    )
+    events = RoomKey("Stream: the event log; the stream id is the event id.")
+    cursors = RoomKey("Hash: agent id -> last event id delivered to it.")
+    cursors_readonly = RoomKey(
+        "Hash: [read-only credential, agent id] (JSON) -> last event id delivered to it.",
+        part="cursors_ro",
+    )
+    reads = RoomKey("Hash: event id -> JSON list of read receipts.")
+    presence = RoomKey(
+        "Sorted set: agent id -> when it last acted (any call naming it, a heartbeat), epoch ms."
+    )
+    presence_rest = RoomKey(
+        "Hash: agent id -> when it said it went idle (a session's end), epoch ms; its next act "
+        "clears it (rooms/lua/wrap/present.lua)."
+    )
+    holds = RoomKey(
+        'Hash: agent id -> JSON list of the leased claims ("c:<task id>") and file leases '
+        '("l:<lease id>") it was granted, which its every act renews (rooms/lua/lib/holds.lua).'
+    )
+    vars = RoomKey("Hash: shared variables.")
+    lock_index = RoomKey("Sorted set: lock resource -> expiry, epoch ms (for list_locks).")
+    lock_tokens = RoomKey("Hash: lock resource -> fencing token of its current grant.")
+    fence = RoomKey("String counter: the room's last fencing token.")
+    active_mark = RoomKey(
+        "String with a short expiry: the room's last-activity time was recorded recently.",
+        durable=False,
+    )
+    seq = RoomKey("String counter: ordering of context entries.")
+    wake = RoomKey(
+        "Pub/sub channel (not a key): every new event id of the room is published here.",
+        durable=False,
+    )
+    leases = RoomKey("Hash: lease id -> lease JSON (path, mode, holder, task, reason, expiry ms).")
+    lease_expiry = RoomKey(
+        "Sorted set: lease id -> its expiry (epoch ms), so the expired leave first."
+    )
+    file_reads = RoomKey(
+        'Hash: "<agent>\\n<path>" -> {sha256, at_ms}, the content hash the agent last saw '
+        "(note_read), the baseline of drift_check."
+    )
+    context_readers = RoomKey(
+        "Hash: context id -> [{a: agent, v: version, at: ms}], the version each agent last read "
+        "(read_context, list_context with agentId), oldest read first.",
+        part="ctx_readers",
+    )
+    handoffs = RoomKey(
+        "Hash: handoff id -> handoff JSON (task, from, to, note, contextIds, status)."
+    )
+    handoff_order = RoomKey(
+        "Sorted set: handoff id -> when it was offered (epoch ms), so the oldest resolved ones go"
+        " first past the quota."
+    )
+    messages = RoomKey(
+        "Hash: message id -> the message JSON (sender, selector, text, recipients, expiry)."
+    )
+    message_order = RoomKey(
+        "Sorted set: message id -> its event's stream position, so the oldest go first."
+    )
+    deliveries = RoomKey(
+        'Hash: inbox member -> "<state> <since ms> <expiry ms or 0>", one per recipient of each '
+        "kept message (stored, read, acked)."
+    )
+    inbox = RoomKey(
+        "Sorted set (lexical, score 0): \"<agent's length>:<agent>\\n<event position>"
+        " <message id>\" per delivery, so one agent's inbox is one range, oldest first."
+    )
+    outbox = RoomKey("Sorted set (lexical, score 0): the same members, keyed by the sender.")
+    message_stats = RoomKey(
+        'Hash: agent -> "<deliveries ever> <read ever> <last delivery ms>" (what an empty inbox '
+        "explains itself with)."
+    )
+    agent_tags = RoomKey(
+        "Hash: agent -> the tags (JSON list) of its last heartbeat that carried any."
+    )
+    inherited = RoomKey(
+        'Hash: "<room id>/<context id>" -> the entry JSON (payload included) of a durable '
+        'decision or contract of an earlier room of the project (rooms.memory); "~project" -> the'
+        " project's name."
+    )
+    search_events = RoomKey(
+        "Hash: word -> the retained events holding it (rooms/lua/lib/search.lua). The three "
+        "search keys are named after `meta` in the scripts that keep them: same slot."
+    )
+    search_docs = RoomKey(
+        "Hash: word -> the tasks and context entries holding it (rooms/lua/lib/search.lua)."
+    )
+    search_vocab = RoomKey(
+        "Sorted set: every indexed word, score 0, so a prefix is a lexical range."
+    )
+    loading = RoomKey(
+        "String with a short expiry: an archived room's state is being loaded (a restore or a "
+        "read-only view), so concurrent loaders wait for it instead of racing.",
+        durable=False,
+    )
 
     @property
     def message_keys(self) -> list[str]:
@@ -297,39 +230,10 @@ class RoomKeys:
         ]
 
     @property
-    def search_events(self) -> str:
-        """Hash: word -> the retained events holding it (rooms/lua/lib/search.lua). The three
-        search keys are named after `meta` in the scripts that keep them: same slot."""
-        return self._k("search_events")
-
-    @property
-    def search_docs(self) -> str:
-        """Hash: word -> the tasks and context entries holding it (rooms/lua/lib/search.lua)."""
-        return self._k("search_docs")
-
-    @property
-    def search_vocab(self) -> str:
-        """Sorted set: every indexed word, score 0, so a prefix is a lexical range."""
-        return self._k("search_vocab")
-
-    @property
     def search(self) -> list[str]:
         """The search index's keys, which every write script may change (declared with
         each, so a slot in migration is handled for them as for the rest)."""
         return [self.search_events, self.search_docs, self.search_vocab]
-
-    @property
-    def inherited(self) -> str:
-        """Hash: "<room id>/<context id>" -> the entry JSON (payload included) of a durable
-        decision or contract of an earlier room of the project (rooms.memory); "~project"
-        -> the project's name."""
-        return self._k("inherited")
-
-    @property
-    def loading(self) -> str:
-        """String with a short expiry: an archived room's state is being loaded (a restore
-        or a read-only view), so concurrent loaders wait for it instead of racing."""
-        return self._k("loading")
 
     def snapshot_parts(self) -> dict[str, str]:
         """Part name -> key, for every key an archive holds: the durable keys but the owner
@@ -351,55 +255,12 @@ class RoomKeys:
         return self._k(f"lock:{resource}")
 
     def durable(self) -> list[str]:
-        """Every key that lives as long as the room does (refreshed to the idle TTL on use)."""
+        """Every key that lives as long as the room does (refreshed to the idle TTL on use), in
+        the order declared."""
         return [
-            self.owner,
-            self.meta,
-            self.tasks,
-            self.task_order,
-            self.task_titles,
-            self.claims,
-            self.claim_holders,
-            self.reviews,
-            self.review_order,
-            self.idempotency,
-            self.idempotency_times,
-            self.context,
-            self.context_payloads,
-            self.context_created,
-            self.context_changed,
-            self.context_versions,
-            self.context_version_index,
-            self.context_labels,
-            self.events,
-            self.cursors,
-            self.cursors_readonly,
-            self.reads,
-            self.presence,
-            self.presence_rest,
-            self.holds,
-            self.vars,
-            self.lock_index,
-            self.lock_tokens,
-            self.fence,
-            self.seq,
-            self.leases,
-            self.lease_expiry,
-            self.file_reads,
-            self.context_readers,
-            self.handoffs,
-            self.handoff_order,
-            self.messages,
-            self.message_order,
-            self.deliveries,
-            self.inbox,
-            self.outbox,
-            self.message_stats,
-            self.agent_tags,
-            self.inherited,
-            self.search_events,
-            self.search_docs,
-            self.search_vocab,
+            self._k(key.part)
+            for key in RoomKeys.__dict__.values()
+            if isinstance(key, RoomKey) and key.durable
         ]
 
 
