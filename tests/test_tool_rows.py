@@ -11,7 +11,8 @@ import ast
 import re
 from pathlib import Path
 
-from rooms import profiles, registry, tooldocs
+from ops import tooldocs
+from rooms import profiles, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 # Fewer than this many tool names together is a few tools a piece of code is about, not a
