@@ -15,8 +15,17 @@ from typing import Any
 class DomainError(Exception):
     """Base of every error a caller can act on. `extra` is structured detail for REST."""
 
-    status = 400
-    code = "invalid"
+    status: int = 400
+    code: str = "invalid"
+
+    def __init_subclass__(
+        cls, *, code: str | None = None, status: int | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if status is not None:
+            cls.status = status
 
     def __init__(self, message: str, *, extra: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -31,97 +40,61 @@ class DomainError(Exception):
         return {}
 
 
-class RoomError(DomainError):
-    pass
+class RoomError(DomainError): ...
 
 
-class ToolArgumentsError(RoomError):
-    code = "invalid_arguments"
+class ToolArgumentsError(RoomError, code="invalid_arguments"): ...
 
 
-class UnknownToolError(RoomError):
-    code = "unknown_tool"
-    status = 404
+class UnknownToolError(RoomError, code="unknown_tool", status=404): ...
 
 
-class ToolProfileUnknownError(RoomError):
+class ToolProfileUnknownError(RoomError, code="unknown_profile"):
     """`?tools=` names no profile (rooms.profiles)."""
 
-    code = "unknown_profile"
 
-
-class ToolNotInProfileError(RoomError):
+class ToolNotInProfileError(RoomError, code="tool_not_in_profile", status=404):
     """A tool of the registry that the connection's profile leaves out: `extra` names the
     profiles that have it."""
 
-    code = "tool_not_in_profile"
-    status = 404
+
+class TaskNotFoundError(RoomError, code="task_not_found", status=404): ...
 
 
-class TaskNotFoundError(RoomError):
-    code = "task_not_found"
-    status = 404
+class ContextNotFoundError(RoomError, code="context_not_found", status=404): ...
 
 
-class ContextNotFoundError(RoomError):
-    code = "context_not_found"
-    status = 404
+class EventNotFoundError(RoomError, code="event_not_found", status=404): ...
 
 
-class EventNotFoundError(RoomError):
-    code = "event_not_found"
-    status = 404
+class ContextVersionConflictError(RoomError, code="version_conflict", status=409): ...
 
 
-class ContextVersionConflictError(RoomError):
-    code = "version_conflict"
-    status = 409
-
-
-class TaskVersionConflictError(RoomError):
+class TaskVersionConflictError(RoomError, code="version_conflict", status=409):
     """expectedVersion is not the task's version: someone changed it since it was read."""
 
-    code = "version_conflict"
-    status = 409
 
-
-class TaskClaimError(RoomError):
+class TaskClaimError(RoomError, code="claim_refused", status=409):
     """A claim, release or takeover the task's state does not allow (another agent owns it,
     it is done, its dependencies are not done). `extra` names the owner and the status."""
 
-    code = "claim_refused"
-    status = 409
 
-
-class IdempotencyKeyReusedError(RoomError):
+class IdempotencyKeyReusedError(RoomError, code="idempotency_key_reused", status=409):
     """An idempotencyKey already used in this room for a different call."""
 
-    code = "idempotency_key_reused"
-    status = 409
+
+class ReviewNotFoundError(RoomError, code="review_not_found", status=404): ...
 
 
-class ReviewNotFoundError(RoomError):
-    code = "review_not_found"
-    status = 404
-
-
-class ReviewRefusedError(RoomError):
+class ReviewRefusedError(RoomError, code="review_refused", status=409):
     """A resolution by someone who is not the reviewer, or of a review resolved already."""
 
-    code = "review_refused"
-    status = 409
+
+class LeaseNotFoundError(RoomError, code="lease_not_found", status=404): ...
 
 
-class LeaseNotFoundError(RoomError):
-    code = "lease_not_found"
-    status = 404
-
-
-class LeaseRefusedError(RoomError):
+class LeaseRefusedError(RoomError, code="lease_refused", status=409):
     """A lease renewed or released by another agent than its holder."""
-
-    code = "lease_refused"
-    status = 409
 
 
 LEASE_NOT_FOUND = "No live lease {ref} in this room: it expired, was released, or never was. {hint}"
@@ -143,30 +116,19 @@ TASK_PATHS_LEASED = (
 TASK_PATH_CONFLICT = '{wanted} overlaps {path}, leased by "{holder}" ({mode}, until {until})'
 
 
-class AgentNotFoundError(RoomError):
+class AgentNotFoundError(RoomError, code="agent_not_found", status=404):
     """A message to an agentId the room has never seen (a typo, most likely)."""
 
-    code = "agent_not_found"
-    status = 404
+
+class MessageNotFoundError(RoomError, code="message_not_found", status=404): ...
 
 
-class MessageNotFoundError(RoomError):
-    code = "message_not_found"
-    status = 404
-
-
-class MessageRefusedError(RoomError):
+class MessageRefusedError(RoomError, code="message_refused", status=409):
     """An ack by someone the message was not for, or of a message that expired."""
 
-    code = "message_refused"
-    status = 409
 
-
-class MessageNotYoursError(RoomError):
+class MessageNotYoursError(RoomError, code="message_not_yours", status=403):
     """A guest naming another agent's messages (rooms.selectors.messages.message_guard)."""
-
-    code = "message_not_yours"
-    status = 403
 
 
 MESSAGE_UNKNOWN_AGENT = (
@@ -213,11 +175,8 @@ INBOX_ALL_READ = (
 )
 
 
-class PlanExistsError(RoomError):
+class PlanExistsError(RoomError, code="plan_exists", status=409):
     """create_room_from_template on a room that has tasks: a plan is never overwritten."""
-
-    code = "plan_exists"
-    status = 409
 
 
 PLAN_EXISTS = (
@@ -227,11 +186,8 @@ PLAN_EXISTS = (
 )
 
 
-class QuotaExceededError(DomainError):
+class QuotaExceededError(DomainError, code="quota_exceeded", status=429):
     """A per-tenant bound of the shared store (a quota) is reached."""
-
-    code = "quota_exceeded"
-    status = 429
 
     def __init__(self, *, what: str, quota: str, used: int, limit: int, how: str) -> None:
         super().__init__(
@@ -240,32 +196,21 @@ class QuotaExceededError(DomainError):
         )
 
 
-class StoreUnavailableError(DomainError):
-    code = "store_unavailable"
-    status = 503
-
+class StoreUnavailableError(DomainError, code="store_unavailable", status=503):
     def headers(self) -> dict[str, str]:
         return {"Retry-After": "2"}
 
 
-class RoomAccessError(DomainError):
+class RoomAccessError(DomainError, code="room_not_found", status=404):
     """The caller may not touch this room. One text whether it exists or not
     (docs/protocol.md "Tenancy and access")."""
 
-    code = "room_not_found"
-    status = 404
+
+class ReadOnlyCallerError(DomainError, code="read_only", status=403): ...
 
 
-class ReadOnlyCallerError(DomainError):
-    code = "read_only"
-    status = 403
-
-
-class CredentialLostError(DomainError):
+class CredentialLostError(DomainError, code="credential_revoked", status=401):
     """The credential a long call or stream began with was revoked, expired or removed."""
-
-    code = "credential_revoked"
-    status = 401
 
 
 # The one answer to "you may not touch this room", whatever the reason: another team's
@@ -459,11 +404,8 @@ ROOM_ARCHIVED_STATUS = (
 )
 
 
-class RoomClosedError(RoomError):
+class RoomClosedError(RoomError, code="room_not_active", status=409):
     """A write to a paused, completed, archived (or being archived) room."""
-
-    code = "room_not_active"
-    status = 409
 
 
 TURN_SEQUENTIAL = (
@@ -481,11 +423,8 @@ TURN_MODERATOR = (
 )
 
 
-class TurnRefusedError(RoomError):
+class TurnRefusedError(RoomError, code="not_your_turn", status=409):
     """A post out of turn (rooms.turns)."""
-
-    code = "not_your_turn"
-    status = 409
 
     @classmethod
     def of(cls, rule: str, holder: str, detail: str) -> TurnRefusedError:
@@ -522,9 +461,7 @@ SECRET_TOO_LONG = (
 )
 
 
-class SecretRefusedError(RoomError):
-    code = "secret_refused"
-    status = 422
+class SecretRefusedError(RoomError, code="secret_refused", status=422): ...
 
 
 ROOM_ID_NEAR = (
@@ -534,23 +471,15 @@ ROOM_ID_NEAR = (
 )
 
 
-class RoomIdNearError(RoomError):
+class RoomIdNearError(RoomError, code="room_id_near", status=409):
     """A first touch of a new room id that looks like one of the team's rooms (a typo)."""
 
-    code = "room_id_near"
-    status = 409
+
+class HandoffNotFoundError(RoomError, code="handoff_not_found", status=404): ...
 
 
-class HandoffNotFoundError(RoomError):
-    code = "handoff_not_found"
-    status = 404
-
-
-class HandoffRefusedError(RoomError):
+class HandoffRefusedError(RoomError, code="handoff_refused", status=409):
     """An answer by someone else than the receiver, a second answer, or to a void offer."""
-
-    code = "handoff_refused"
-    status = 409
 
 
 CONTEXT_NO_PRIOR = (
