@@ -24,6 +24,7 @@ from tenants.auth import static_teams_ensure  # noqa: E402
 from tenants.db import db_run  # noqa: E402
 
 mcp_app = build_server()
+oauth_mcp_app = build_server(oauth=True)
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -56,6 +57,8 @@ async def _route(scope: Scope, receive: Receive, send: Send) -> Any:
         path = scope["path"]
         if path in ("/mcp", "/mcp/"):
             return await mcp_app(scope, receive, send)
+        if path in ("/oauth/mcp", "/oauth/mcp/"):
+            return await oauth_mcp_app(scope, receive, send)
         if path == "/metrics":
             return await telemetry.metrics_app(scope, receive, send)
         if path.startswith("/static/"):

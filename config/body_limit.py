@@ -37,7 +37,7 @@ def limit_of(path: str) -> tuple[int, str]:
     if path in IMPORT_PATHS:
         most = int(settings.ROOM_IMPORT_BYTES_MAX)
         return most, IMPORT_TOO_LARGE.format(most=most)
-    if path in ("/mcp", "/mcp/"):
+    if path in ("/mcp", "/mcp/", "/oauth/mcp", "/oauth/mcp/"):
         most, setting = int(settings.MCP_MAX_BODY_BYTES), "MCP_MAX_BODY_BYTES"
     else:
         most, setting = int(settings.REQUEST_BODY_BYTES_MAX), "REQUEST_BODY_BYTES_MAX"

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
+from oauth2_provider.forms import AllowForm
 
 from rooms import names, profiles
 from rooms.schemas import ROOM_ID_RULE, room_id_valid
@@ -204,3 +205,30 @@ class WebhookForm(forms.Form):
     def clean_event_types(self) -> list[str]:
         raw = str(self.cleaned_data.get("event_types") or "")
         return [t.strip() for t in raw.split(",") if t.strip()][:50]
+
+
+class ConsentForm(AllowForm, CredentialForm):  # type: ignore[misc]
+    """The OAuth consent (dashboard.views.oauth): the toolkit's hidden request fields, then
+    what the person decides: the team, one room or all, the agent the client acts as (a
+    name is required: every act is someone's), read-only, the tools profile."""
+
+    field_order = ["team", "room", "agent_name", "read_only", "tools_profile"]
+    team = forms.ChoiceField(label="Team")
+    room = forms.CharField(
+        max_length=64, required=False, label="Only this room (optional)", help_text="Its id."
+    )
+    agent_name = forms.CharField(max_length=128, label="Act as agent")
+
+    def __init__(self, *args: Any, teams: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["team"].choices = teams  # type: ignore[attr-defined]
+        # Cancel asks nothing: the client is told access_denied.
+        self.allowing = not self.is_bound or bool(self.data.get("allow"))
+        for name in ("team", "agent_name"):
+            self.fields[name].required = self.allowing
+
+    def clean_agent_name(self) -> str:
+        name = agent_name_clean(self.cleaned_data.get("agent_name"))
+        if self.allowing and not name:
+            raise forms.ValidationError("Name the agent this client acts as.")
+        return name

@@ -43,13 +43,13 @@ from mcp_types.version import (
 from pydantic import ValidationError
 
 from config import telemetry
-from mcp_gateway import envelope, origins, tools
+from mcp_gateway import envelope, oauth, origins, tools
 from mcp_gateway.envelope import RpcError
 from rooms import errors as rooms_errors
 from rooms import profiles, traces
 from rooms.store import connections as connections_store
 from tenants import access
-from tenants.auth import UNAUTHORIZED, Admission, bearer_from_header, caller_admit
+from tenants.auth import UNAUTHORIZED, Admission, Bearer, bearer_from_header, caller_admit
 from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
@@ -289,8 +289,16 @@ async def dispatch_thin(
 # --- The ASGI application -------------------------------------------------------------------
 
 
+# The key door's challenge names no metadata, so header clients never switch to OAuth.
+REALM = b'Bearer realm="roomservice"'
+
+
 class McpGateway:
-    def __init__(self) -> None:
+    """/mcp, or with `oauth` /oauth/mcp: the same tools and answers, each door taking only
+    its own credentials (mcp_gateway.oauth)."""
+
+    def __init__(self, *, oauth: bool = False) -> None:
+        self.oauth = oauth
         # tools/list is the same for everyone of a profile: built once per (profile,
         # protocol version, era, cache scope).
         self._tools_wire: dict[tuple[profiles.Profile, str, bool, CacheScope], bytes] = {}
@@ -316,7 +324,24 @@ class McpGateway:
                 [(b"retry-after", b"1")],
             )
 
+    async def _unauthorized(self, send: Send, scope: Scope, presented: Bearer) -> None:
+        message, header = oauth.refusal(scope, presented) if self.oauth else (UNAUTHORIZED, REALM)
+        await _send_json(
+            send, 401, _rpc_error(None, T.INVALID_REQUEST, message), [(b"www-authenticate", header)]
+        )
+
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        presented = bearer_from_header(headers.get("authorization"))
+        resource = oauth.door_url(scope) if self.oauth else None
+        # A client probing the OAuth door with GET learns where to authorize (claude.ai
+        # gives up on a bare 405), unless it already holds a token for here.
+        if (
+            self.oauth
+            and scope["method"] != "POST"
+            and await caller_admit(presented, charge=False, resource=resource) is None
+        ):
+            return await self._unauthorized(send, scope, presented)
         if scope["method"] != "POST":
             # Stateless: no session, so no GET stream to resume and nothing to DELETE.
             await _send_json(
@@ -326,7 +351,6 @@ class McpGateway:
                 [(b"allow", b"POST")],
             )
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         repeated = envelope.mirrored_repeated(scope["headers"])
         if repeated:
             # A proxy may route on the first copy while we would read the last: one only.
@@ -381,17 +405,9 @@ class McpGateway:
         charge = (
             isinstance(parsed, dict) and parsed.get("method") == "tools/call" and "id" in parsed
         )
-        admitted = await caller_admit(
-            bearer_from_header(headers.get("authorization")), charge=charge
-        )
+        admitted = await caller_admit(presented, charge=charge, resource=resource)
         if admitted is None:
-            await _send_json(
-                send,
-                401,
-                _rpc_error(None, T.INVALID_REQUEST, UNAUTHORIZED),
-                [(b"www-authenticate", b'Bearer realm="roomservice"')],
-            )
-            return
+            return await self._unauthorized(send, scope, presented)
         accept = {a.split(";")[0].strip().lower() for a in headers.get("accept", "*/*").split(",")}
         if not accept & {"application/json", "application/*", "*/*"}:
             await _send_json(
@@ -579,6 +595,6 @@ def _first_problem(exc: ValidationError) -> str:
     return "Invalid params: " + ".".join(str(p) for p in e["loc"]) + ": " + e["msg"]
 
 
-def build_server() -> McpGateway:
-    """The /mcp application."""
-    return McpGateway()
+def build_server(*, oauth: bool = False) -> McpGateway:
+    """The /mcp application, or /oauth/mcp's."""
+    return McpGateway(oauth=oauth)

@@ -7,7 +7,9 @@ capabilities (tenants.capabilities), or None; `credential_lookup` is the only co
 decides those capabilities.
 
 Bearers, in order (docs/protocol.md "Tenancy and access"): static keys from API_KEYS
-(constant time over digests, every key checked), then team keys, then invites. Team keys
+(constant time over digests, every key checked), then team keys, then invites, then OAuth
+access tokens (django-oauth-toolkit's, found by the same SHA-256), which only the OAuth
+door takes: a caller's `resource` is the door URL it is good at, and every door compares. Team keys
 and invites are answered from a short Redis cache on the hot path and from the database on
 a miss. A revocation bumps the digest's generation before it drops the cache entry, and a
 fill only lands if the generation it read is still current, so no request in flight can
@@ -38,7 +40,7 @@ from tenants.capabilities import (
 )
 from tenants.credentials import secret_digest, static_key_match, static_keys_parse
 from tenants.db import db_run
-from tenants.models import ApiKey, Invite, Membership, Room, ShareLink, Team
+from tenants.models import ApiKey, Invite, Membership, OAuthConnection, Room, ShareLink, Team
 
 log = logging.getLogger(__name__)
 BEARER_CACHE_SECONDS = 60
@@ -188,7 +190,9 @@ def _digest_lookup(digest: str, *, invites: bool, session: bool) -> Caller | Non
     if not invites:
         return None
     invite = Invite.objects.select_related("team", "room").filter(digest=digest).first()
-    if invite is None or not invite.is_live(now):
+    if invite is None:
+        return _oauth_lookup(digest, now)
+    if not invite.is_live(now):
         return None
     Invite.objects.filter(pk=invite.pk).update(last_used_at=now)
     return Caller(
@@ -201,6 +205,48 @@ def _digest_lookup(digest: str, *, invites: bool, session: bool) -> Caller | Non
         agent=invite.agent_name or None,
         expires_at_ms=_ms(invite.expires_at),
         tools_profile=profiles.profile_stored(invite.tools_profile),
+    )
+
+
+def _oauth_lookup(digest: str, now: datetime) -> Caller | None:
+    """An OAuth access token's caller: live, for this service's one scope and one door URL,
+    of an active person still in the team their connection to this client names."""
+    from oauth2_provider.models import AccessToken
+
+    token = AccessToken.objects.filter(token_checksum=digest).first()
+    if (
+        token is None
+        or token.user_id is None
+        or token.expires <= now
+        or not token.allow_scopes(["mcp"])
+        or len(token.resource or []) != 1
+    ):
+        return None
+    connection = (
+        OAuthConnection.objects.select_related("team", "room")
+        .filter(
+            user_id=token.user_id,
+            application_id=token.application_id,
+            user__is_active=True,
+            team__memberships__user_id=token.user_id,
+        )
+        .first()
+    )
+    if connection is None:
+        return None
+    OAuthConnection.objects.filter(pk=connection.pk).update(last_used_at=now)
+    return Caller(
+        team_id=connection.team_id,
+        team_slug=connection.team.slug,
+        kind="oauth",
+        credential=f"oauth:{connection.pk}",
+        room=connection.room.room_id if connection.room is not None else None,
+        write=not connection.read_only,
+        agent=connection.agent_name,
+        expires_at_ms=_ms(token.expires),
+        user_id=token.user_id,
+        tools_profile=profiles.profile_stored(connection.tools_profile),
+        resource=token.resource[0],
     )
 
 
@@ -263,7 +309,9 @@ def credential_lookup(presented: Presented) -> Caller | None:
         if not presented.secret:
             return None
         digest = secret_digest(presented.secret)
-        return _static_lookup(digest) or _digest_lookup(digest, invites=True, session=False)
+        return _key_door(
+            _static_lookup(digest) or _digest_lookup(digest, invites=True, session=False)
+        )
     if isinstance(presented, KeySession):
         found = _static_lookup(presented.digest)
         if found is not None:
@@ -272,6 +320,11 @@ def credential_lookup(presented: Presented) -> Caller | None:
     if isinstance(presented, PersonSession):
         return _person_lookup(presented)
     return _share_lookup(presented.token)
+
+
+def _key_door(caller: Caller | None) -> Caller | None:
+    """What the doors other than /oauth/mcp take: an OAuth token is good there alone."""
+    return caller if caller is None or caller.resource is None else None
 
 
 def caller_recheck(caller: Caller) -> bool:
@@ -295,6 +348,13 @@ def caller_recheck(caller: Caller) -> bool:
     if kind == "user":
         return Membership.objects.filter(
             user_id=int(ident), team_id=caller.team_id, user__is_active=True
+        ).exists()
+    if kind == "oauth" and caller.user_id is not None:
+        return OAuthConnection.objects.filter(
+            pk=int(ident),
+            team_id=caller.team_id,
+            user__is_active=True,
+            team__memberships__user_id=caller.user_id,
         ).exists()
     return False
 
@@ -389,26 +449,32 @@ def _remember(digest: str, caller: Caller, epoch: int) -> None:
     _known[digest] = _Known(caller, epoch, until)
 
 
-async def caller_admit(presented: Bearer, *, charge: bool) -> Admission | None:
+async def caller_admit(
+    presented: Bearer, *, charge: bool, resource: str | None = None
+) -> Admission | None:
     """The caller of a bearer, with this call charged to its budget when `charge` (a tool
-    call); None: 401. Warm, this is one round trip: the budget step, which also reads the
-    team's epoch, and a remembered caller is only used if that epoch is the one it was
-    remembered under. Every revocation moves the epoch after the database and the shared
-    cache changed (tenants.purges), so no process answers for a revoked credential after
-    its purge has run."""
+    call); None: 401, also for a credential of the other door (`resource`: the OAuth door's
+    URL, which only an OAuth token for exactly it passes; None: a key door). Warm, this is one
+    round trip: the budget step, which also reads the team's epoch, and a remembered caller is
+    only used if that epoch is the one it was remembered under. Every revocation moves the epoch
+    after the database and the shared cache changed (tenants.purges), so no process answers for
+    a revoked credential after its purge has run.
+    """
     if not presented.secret:
         return None
     digest = secret_digest(presented.secret)
     slug = _static_slug(digest)
     if slug is not None:
         static = await _static_bearer(slug)
-        if static is None:
+        if static is None or resource is not None:
             return None
         if not charge:  # a static key cannot be revoked but by a restart: nothing to check
             return Admission(static, budgets.Charge(epoch=None), charged=False)
         return Admission(static, await budgets.budget_step(static, charge=True), charged=True)
     known = _known.get(digest)
     if known is not None and known.until_ms > clock.now_ms():
+        if known.caller.resource != resource:
+            return None
         step = await budgets.budget_step(known.caller, charge=charge)
         if step.epoch is not None and step.epoch == known.epoch:
             return Admission(known.caller, step, charged=charge)
@@ -416,7 +482,7 @@ async def caller_admit(presented: Bearer, *, charge: bool) -> Admission | None:
         # it can be remembered under, and the call is not charged twice.
         _known.pop(digest, None)
         caller, _ = await _bearer_lookup(digest)
-        if caller is None:
+        if caller is None or caller.resource != resource:
             return None
         if caller.budget != known.caller.budget:
             step = await budgets.budget_step(caller, charge=charge)
@@ -424,7 +490,7 @@ async def caller_admit(presented: Bearer, *, charge: bool) -> Admission | None:
             _remember(digest, caller, step.epoch)
         return Admission(caller, step, charged=charge)
     caller, generation = await _bearer_lookup(digest)
-    if caller is None:
+    if caller is None or caller.resource != resource:
         return None
     step = await budgets.budget_step(caller, charge=charge)
     # The epoch was read after the lookup: remember the caller under it only if nothing was
@@ -437,7 +503,7 @@ async def caller_admit(presented: Bearer, *, charge: bool) -> Admission | None:
 async def caller_resolve(presented: Presented) -> Caller | None:
     """Who is calling, with what capabilities; None: the door answers 401 (or sign in)."""
     if isinstance(presented, Bearer):
-        return await _bearer(presented.secret)
+        return _key_door(await _bearer(presented.secret))
     return await db_run(credential_lookup, presented)
 
 

@@ -18,6 +18,10 @@ The rules (docs/architecture.md has the table):
 | dashboard member           | team       | yes          | nothing                         |
 | dashboard key session      | the key's  | the key's    | the key's                       |
 | share link                 | its room   | no           | nothing                         |
+| OAuth connection           | team or one room | unless r/o | nothing                     |
+
+An OAuth connection is a person's consent for one client (tenants.models.OAuthConnection),
+bound to the agent the person named; managing stays the person's own, in the dashboard.
 
 A bound or read-only key cannot manage at all (rather than "mint keys no broader than
 itself"): the simplest rule that can never mint upward, and what an agent's key needs.
@@ -52,7 +56,7 @@ STATIC_MANAGEMENT = OWNER_MANAGEMENT | {Manage.TEAMS}
 # person did is never forged by an agent, nor an agent's act blamed on a person.
 PERSON_PREFIX = "person:"
 
-CallerKind = Literal["static", "key", "invite", "session", "key_session", "share"]
+CallerKind = Literal["static", "key", "invite", "session", "key_session", "share", "oauth"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +82,9 @@ class Caller:
     # The tool profile the credential's connections get when their URL names none
     # (rooms.profiles); None: every tool.
     tools_profile: Profile | None = None
+    # An OAuth access token's audience: the one door URL it is good at (mcp_gateway.oauth);
+    # None for every other credential, which the key doors alone take.
+    resource: str | None = None
 
     def may(self, what: Manage) -> bool:
         return what in self.manage
@@ -123,6 +130,8 @@ class Caller:
             base = f"a dashboard session of a team {self.role or 'member'}"
         elif self.kind == "static":
             base = "a static team key"
+        elif self.kind == "oauth":
+            base = "a person's OAuth connection"
         else:
             base = "a team key"
         traits = []
@@ -146,6 +155,7 @@ class Caller:
             "user_id": self.user_id,
             "role": self.role,
             "tools_profile": self.tools_profile,
+            "resource": self.resource,
         }
 
     @classmethod
@@ -163,6 +173,7 @@ class Caller:
             user_id=data.get("user_id"),
             role=data.get("role"),
             tools_profile=data.get("tools_profile"),
+            resource=data.get("resource"),
         )
 
 

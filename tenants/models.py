@@ -177,6 +177,37 @@ class Invite(Credential):
         return f"{self.label or 'invite'} to {self.room_id} ({self.prefix}…)"
 
 
+class OAuthConnection(models.Model):
+    """A person's consent for one OAuth client (the OAuth door, mcp_gateway.oauth): the team,
+    one room or all, the agent the client acts as, read-only, the tools profile. The client's
+    tokens for this person (django-oauth-toolkit's rows, kept as digests) act by it; one per
+    person and client, so connecting again replaces the consent and ends the old tokens."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oauth_connections"
+    )
+    application = models.ForeignKey(
+        settings.OAUTH2_PROVIDER_APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="oauth_connections")
+    room = models.ForeignKey(Room, null=True, blank=True, on_delete=models.CASCADE)
+    agent_name = models.CharField(max_length=128)
+    read_only = models.BooleanField(default=False)
+    tools_profile = tools_profile_field()
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "application"], name="one_connection_per_client"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent_name} for {self.user_id} in {self.team_id}"
+
+
 class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
     def update(self, **kwargs: Any) -> int:
         raise TypeError("the audit log is append-only")

@@ -361,3 +361,14 @@ def signup_allowed(*, address: str) -> bool:
 
 def signup_record(*, address: str) -> None:
     _hit(f"signup:{address}", SIGNUP_WINDOW_MS)
+
+
+def client_registration_allowed(*, address: str) -> bool:
+    """At most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR OAuth clients registered from one
+    address (mcp_gateway.oauth.RegistrationAdmitted)."""
+    count, _ = _stats(f"oauth-client:{address}", SIGNUP_WINDOW_MS)
+    return count < int(settings.OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR)
+
+
+def client_registration_record(*, address: str) -> None:
+    _hit(f"oauth-client:{address}", SIGNUP_WINDOW_MS)

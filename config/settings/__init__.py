@@ -17,6 +17,7 @@ from config.settings.redis import *  # noqa: F403
 from config.settings.rooms import *  # noqa: F403
 from config.settings.quotas import *  # noqa: F403
 from config.settings.access import *  # noqa: F403
+from config.settings.oauth import *  # noqa: F403
 from config.settings.jobs import *  # noqa: F403
 from config.settings.webhooks import *  # noqa: F403
 from config.settings.telemetry import *  # noqa: F403

@@ -48,7 +48,13 @@ from rooms import profiles, registry
 from rooms.keys import RoomKeys, prefix
 from rooms.store import engine as engine_store
 from tenants import errors, people, selectors, services
-from tenants.auth import UNAUTHORIZED, Bearer, credential_lookup, static_teams_ensure
+from tenants.auth import (
+    UNAUTHORIZED,
+    Bearer,
+    bearer_from_header,
+    credential_lookup,
+    static_teams_ensure,
+)
 from tenants.capabilities import Caller
 from tenants.credentials import KEY_PREFIX
 from tenants.db import db_run
@@ -536,6 +542,24 @@ async def test_tool_row(
     for door in TOOL_DOORS:
         for cred in door_creds(tool, door):
             known = await tool_cell(tool, cred, door, world, raw_redis, known)
+
+
+@pytest.mark.anyio
+async def test_the_oauth_door_row(
+    world: World, raw_redis: redis.Redis, redis_client_closed: None
+) -> None:
+    """/oauth/mcp takes OAuth access tokens alone (tests/tenants/test_oauth.py has the
+    token's own cells): every bearer of the matrix, live or not, gets the door's challenge
+    and changes nothing."""
+    before = await snapshot_take(raw_redis)
+    for cred in BEARERS:
+        answer = await mcp_call(world.auth[cred], "read_plan", {"roomId": ROOM_A}, "/oauth/mcp")
+        assert answer.status_code == 401, cred
+        challenge = answer.headers["www-authenticate"]
+        assert challenge.startswith('Bearer resource_metadata="http://testserver/'), cred
+        sent = bool(bearer_from_header(world.auth[cred]).secret)
+        assert ('error="invalid_token"' in challenge) == sent, cred
+    assert await snapshot_take(raw_redis) == before
 
 
 # The doors of a tool row: MCP, REST, and MCP in each smaller profile (/mcp?tools=<profile>;

@@ -1,0 +1,107 @@
+"""A person's OAuth connections: what they consented to for one client, and its end.
+
+The tokens are django-oauth-toolkit's rows (kept as SHA-256 checksums); what they may do is
+the connection's (tenants.auth turns a token into its `Caller`). One connection per person
+and client: consenting again replaces the choices and ends every token issued under the old
+ones, so no token outlives the consent it was given under.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.db import transaction
+from oauth2_provider.models import AccessToken, Grant, RefreshToken
+
+from tenants.models import Membership, OAuthConnection, Room, Team
+from tenants.purges import credential_purge
+
+PATH = "/oauth/mcp"
+SCOPE = "mcp"
+SCOPE_TEXT = "Use the room's tools as the agent you name"
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(scheme: str, host: str) -> str:
+    """The service's origin as a client reached it: PUBLIC_URL when set, else the request's
+    scheme and Host (as Django builds absolute URLs, so the metadata and the door agree)."""
+    return str(settings.PUBLIC_URL) or f"{scheme}://{host}"
+
+
+def _canonical(uri: object) -> tuple[str, str, int | None, str] | None:
+    """A resource indicator compared as RFC 3986 says two URIs are the same: scheme and host
+    in any case, the default port written or not, dot segments resolved; no query, user or
+    fragment (none names this resource)."""
+    if not isinstance(uri, str):
+        return None
+    parts = urlsplit(uri)
+    if parts.username is not None or parts.query or parts.fragment or "#" in uri:
+        return None
+    if not parts.scheme or not parts.hostname:
+        return None
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme.lower())
+    except ValueError:
+        return None
+    return parts.scheme.lower(), parts.hostname.lower(), port, posixpath.normpath(parts.path or "/")
+
+
+def resource_exact(request_uri: str, audiences: list[str]) -> bool:
+    """The toolkit's audience check (RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR): the token's
+    one audience is this very URL, not a prefix of it."""
+    return len(audiences) == 1 and _canonical(audiences[0]) == _canonical(request_uri)
+
+
+class ConnectionRefused(Exception):
+    """The person may not connect the client as asked (not in the team, not its room)."""
+
+
+def _tokens_end(connection: OAuthConnection) -> None:
+    """Delete the client's codes and tokens for this person; each token's cached caller goes
+    after commit, and the team's epoch moves (tenants.purges), so the next call is refused."""
+    pair = {"user_id": connection.user_id, "application_id": connection.application_id}
+    for checksum in AccessToken.objects.filter(**pair).values_list("token_checksum", flat=True):
+        credential_purge(ref=f"oauth:{connection.pk}", digest=checksum, team_id=connection.team_id)
+    RefreshToken.objects.filter(**pair).delete()
+    AccessToken.objects.filter(**pair).delete()
+    Grant.objects.filter(**pair).delete()
+
+
+def connection_save(
+    *,
+    user: Any,
+    application: Any,
+    team: Team,
+    room: Room | None,
+    agent_name: str,
+    read_only: bool,
+    tools_profile: str | None,
+) -> OAuthConnection:
+    """The person's consent for `application`, replacing any earlier one (and its tokens)."""
+    if not Membership.objects.filter(user=user, team=team).exists():
+        raise ConnectionRefused("You are not a member of that team.")
+    if room is not None and room.team_id != team.pk:
+        raise ConnectionRefused("That room is not one of the team's.")
+    with transaction.atomic():
+        connection = OAuthConnection.objects.filter(user=user, application=application).first()
+        if connection is not None:
+            _tokens_end(connection)
+        else:
+            connection = OAuthConnection(user=user, application=application)
+        connection.team = team
+        connection.room = room
+        connection.agent_name = agent_name
+        connection.read_only = read_only
+        connection.tools_profile = tools_profile or None
+        connection.save()
+    return connection
+
+
+def connection_revoke(connection: OAuthConnection) -> None:
+    """The person or their team takes the client's access away: the next call is refused."""
+    with transaction.atomic():
+        _tokens_end(connection)
+        connection.delete()
