@@ -25,7 +25,7 @@ from dashboard.views.common import (
 )
 from rooms import clock, profiles
 from rooms.errors import DomainError
-from tenants import selectors, services
+from tenants import oauth, selectors, services
 from tenants.capabilities import Manage
 
 HOOK_SCRIPT = settings.BASE_DIR / "hooks" / "roomservice-guard"
@@ -129,6 +129,7 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             "snippets": snippets,
             "hook_url": hook_url,
             "setups": _setups(base, mcp, found.room_id),
+            "oauth": _oauth_setup(base),
             "profile": SNIPPET_PROFILE,
             "profile_count": len(profiles.TOOLS[SNIPPET_PROFILE]),
             "profiles": [(p, len(profiles.TOOLS[p])) for p in profiles.PROFILES],
@@ -140,6 +141,22 @@ def connect(request: HttpRequest, viewer: Viewer, room_id: str) -> HttpResponse:
             else [],
         },
     )
+
+
+def _oauth_setup(base: str) -> dict[str, object]:
+    """The OAuth door's URL (docs/oauth.md) and the setups of the clients that take a command
+    or a file. The URL names no ?tools=: it is exactly the resource the door's metadata names,
+    since Codex refuses to sign in when the two differ, query included (openai/codex#37387);
+    the person picks the profile on the consent page instead."""
+    url = base + oauth.PATH
+    named = client_setup.SERVER_NAME
+    return {
+        "url": url,
+        "claude_code": f"claude mcp add --transport http {named} {shlex.quote(url)}",
+        "codex": f"codex mcp add {named} --url {shlex.quote(url)}",
+        "vscode": json.dumps({"servers": {named: {"type": "http", "url": url}}}, indent=2),
+        "registration": settings.OAUTH_DYNAMIC_REGISTRATION,
+    }
 
 
 def _snippets(mcp_url: str) -> dict[str, str]:
