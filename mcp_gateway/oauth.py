@@ -11,6 +11,7 @@ is not this URL is refused at the door (the toolkit's own check is a prefix matc
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -95,10 +96,24 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
 
 class RegistrationAdmitted:
     """Dynamic client registration (OAUTH_DYNAMIC_REGISTRATION): open to anyone, as the
-    clients that use it are not signed in, but at most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR
-    from one address, so a flood cannot fill the database."""
+    clients that use it are not signed in, but only for what the door serves, a public client
+    of the authorization code grant (the toolkit would also register confidential clients, its
+    default when token_endpoint_auth_method is left out, and the password, client credentials,
+    implicit and device grants), and at most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR from one
+    address, so a flood cannot fill the database. The toolkit answers any refusal 401."""
 
     def has_permission(self, request: HttpRequest) -> bool:
+        try:
+            metadata = json.loads(request.body)
+        except ValueError:
+            metadata = None  # the toolkit answers invalid_client_metadata
+        if isinstance(metadata, dict):
+            grants = metadata.get("grant_types", ["authorization_code"])
+            if metadata.get("token_endpoint_auth_method") != "none" or not (
+                isinstance(grants, list)
+                and all(g in ("authorization_code", "refresh_token") for g in grants)
+            ):
+                return False
         address = client_address(request)
         if not people.client_registration_allowed(address=address):
             return False

@@ -11,6 +11,8 @@ from urllib.parse import urlsplit
 from django.http import HttpRequest, HttpResponse
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
+from oauth2_provider.oauth2_backends import _add_iss_to_redirect
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749 import errors
 
@@ -72,6 +74,14 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
             context["scopes_descriptions"] = [oauth.SCOPE_TEXT]
         context["client_host"] = urlsplit(client_id).hostname if "://" in client_id else ""
         return context  # type: ignore[no-any-return]
+
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
+        # Every answer sent back to the client names this server (RFC 9207 `iss`), errors
+        # too, as the MCP authorization spec asks: the toolkit adds it to codes alone.
+        issuer = oauth2_settings.oauth2_authorization_server_issuer(self.request)
+        named = _add_iss_to_redirect(redirect_to, issuer)
+        sent: HttpResponse = super().redirect(named, application)
+        return sent
 
     def _here(self) -> str:
         return oauth.origin_of(self.request.scheme or "http", self.request.get_host()) + oauth.PATH

@@ -1,0 +1,445 @@
+"""The OAuth door under attack (issue 33), each attack beside the legitimate path it imitates:
+a client ID metadata document inside the network, a flood of registrations and registrations
+for grants or secrets the door does not offer, a replayed refresh token, tokens that outlived
+their person, their team or their time, tokens for another audience, and error redirects that
+do not name the issuer (RFC 9207)."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import httpx
+import pytest
+from asgiref.sync import async_to_sync
+from django.test import Client
+from oauth2_provider import cimd
+from oauth2_provider.models import AccessToken, Application
+
+from config.asgi import application
+from rooms import clock
+from tenants.models import Membership
+from tests.clock import clock_at
+from tests.tenants.test_oauth import (
+    HOST,
+    REDIRECT,
+    RESOURCE,
+    authorize_query,
+    client_app,
+    consent,
+    pkce,
+    request,
+    rpc,
+    signed_in,
+    token_exchange,
+)
+
+pytestmark = pytest.mark.store
+
+ISSUER = f"{HOST}/oauth"
+CHALLENGE = (
+    f'Bearer resource_metadata="{HOST}/.well-known/oauth-protected-resource/oauth/mcp", '
+    'scope="mcp", error="invalid_token"'
+)
+# Not yet true, and not to be made true in the files this test's change was allowed to touch:
+# strict, so each fails loudly once it is fixed and the mark can go.
+REMEMBERED = pytest.mark.xfail(
+    strict=True,
+    reason="the door remembers an OAuth token's caller for up to BEARER_CACHE_SECONDS (the "
+    "shared cache and in process), and nothing drops it when the toolkit deletes a token "
+    "(rotation, a family revoked), a membership ends or a person is deactivated",
+)
+UNANSWERED = pytest.mark.xfail(
+    strict=True,
+    reason="config.urls mounts no dcr-register-management, which the toolkit reverses for its "
+    "201 after the client is saved: NoReverseMatch, a 500",
+)
+
+
+@pytest.fixture(autouse=True)
+def _database(transactional_db: None) -> None:
+    """The door reaches the database from its worker threads."""
+
+
+def flow(email: str = "ann@example.com") -> tuple[dict[str, Any], Application, Any]:
+    """A person's client connected through the whole flow: (the token answer, client, person)."""
+    browser, user = signed_in(email)
+    team = Membership.objects.get(user=user).team
+    app = client_app()
+    verifier, challenge = pkce()
+    code = consent(browser, app, challenge, team.pk)["code"][0]
+    answer = token_exchange(app, code, verifier)
+    assert answer.status_code == 200, answer.text[:300]
+    return answer.json(), app, user
+
+
+def refresh(app: Application, refresh_token: str) -> httpx.Response:
+    body = {
+        "grant_type": "refresh_token",
+        "refresh_token": refresh_token,
+        "client_id": app.client_id,
+        "resource": RESOURCE,
+    }
+    return request("POST", "/oauth/token/", data=body)
+
+
+def refused(token: str) -> None:
+    answer = rpc("/oauth/mcp", token, "tools/list", {})
+    assert answer.status_code == 401, answer.text[:300]
+    assert answer.headers["www-authenticate"] == CHALLENGE
+
+
+def works(token: str) -> None:
+    answer = rpc("/oauth/mcp", token, "tools/list", {})
+    assert answer.status_code == 200, answer.text[:300]
+
+
+# --- Client ID metadata documents inside the network ---------------------------------------------
+
+
+@pytest.fixture
+def listener() -> Iterator[socket.socket]:
+    """A TCP port on this machine nothing else uses: a connection to it waits in the backlog,
+    so `contacted` tells whether anything tried to fetch from it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    server.setblocking(False)
+    yield server
+    server.close()
+
+
+def contacted(server: socket.socket) -> bool:
+    try:
+        connection, _ = server.accept()
+    except BlockingIOError:
+        return False
+    connection.close()
+    return True
+
+
+def cimd_authorize(browser: Client, client_id: str) -> Any:
+    _, challenge = pkce()
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": "https://attacker.example/cb",
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "st-1",
+        "resource": RESOURCE,
+    }
+    return browser.get("/oauth/authorize/?" + urlencode(query))
+
+
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1:{port}", "localhost:{port}", "10.0.0.1", "169.254.169.254", "[::1]:{port}"]
+)
+def test_a_metadata_document_inside_the_network_is_never_fetched(
+    host: str, listener: socket.socket
+) -> None:
+    port = listener.getsockname()[1]
+    client_id = f"https://{host.format(port=port)}/client.json"
+    browser, _ = signed_in()
+    page = cimd_authorize(browser, client_id)
+    # An unknown client: the error is shown here, never sent to the attacker's address.
+    assert page.status_code == 400
+    assert "Location" not in page
+    token = request(
+        "POST",
+        "/oauth/token/",
+        data={"grant_type": "authorization_code", "code": "x", "client_id": client_id},
+    )
+    assert token.status_code in (400, 401)
+    assert not contacted(listener)
+    assert not Application.objects.exists()
+
+
+def test_the_listener_would_see_a_fetch_the_address_check_did_not_stop(
+    listener: socket.socket, monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """The test above proves something: with the toolkit's address check off, the same
+    request reaches the port (and fails on it, as nothing answers TLS there)."""
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "CIMD_FETCH_TIMEOUT_SECONDS": 1}
+    monkeypatch.setattr(cimd, "_ip_is_public", lambda ip: True)
+    browser, _ = signed_in()
+    page = cimd_authorize(browser, f"https://127.0.0.1:{listener.getsockname()[1]}/control.json")
+    assert page.status_code == 400
+    assert contacted(listener)
+    assert not Application.objects.exists()
+
+
+def test_a_metadata_document_on_the_internet_makes_a_public_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    client_id = "https://chat.example/oauth/client.json"
+    document = {
+        "client_id": client_id,
+        "client_name": "Chat",
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_method": "none",
+    }
+    fetched: list[str] = []
+
+    def fetch(self: Any, url: str) -> tuple[dict[str, Any], int]:
+        fetched.append(url)
+        return document, 300
+
+    monkeypatch.setattr(cimd.SafeMetadataFetcher, "fetch", fetch)
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    verifier, challenge = pkce()
+    code = consent(browser, Application(client_id=client_id), challenge, team.pk)["code"][0]
+    assert fetched == [client_id]
+    made = Application.objects.get(client_id=client_id)
+    assert (made.client_type, made.registration_source) == ("public", "cimd")
+    answer = token_exchange(made, code, verifier)
+    assert answer.status_code == 200, answer.text[:300]
+    works(answer.json()["access_token"])
+
+
+# --- Dynamic registration -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def registration(settings: Any) -> None:
+    """Registration on (the settings fixture reloads the toolkit's settings both ways), three
+    clients per address per hour."""
+    settings.OAUTH2_PROVIDER = {**settings.OAUTH2_PROVIDER, "DCR_ENABLED": True}
+    settings.OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR = 3
+
+
+def register(address: str, **metadata: Any) -> httpx.Response:
+    """A registration from `address`: a public authorization-code client unless `metadata`
+    says otherwise (None: the field left out, so the toolkit's default applies)."""
+    body = {
+        "client_name": "CLI",
+        "redirect_uris": [REDIRECT],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "token_endpoint_auth_method": "none",
+        **metadata,
+    }
+    body = {k: v for k, v in body.items() if v is not None}
+
+    async def send() -> httpx.Response:
+        transport = httpx.ASGITransport(app=application, client=(address, 40000))
+        async with httpx.AsyncClient(transport=transport, base_url=HOST) as client:
+            return await client.post("/oauth/register/", json=body)
+
+    return async_to_sync(send)()
+
+
+def test_a_flood_of_registrations_stops_at_the_limit_of_its_address(registration: None) -> None:
+    answers = [register("203.0.113.7") for _ in range(5)]
+    for over in answers[3:]:
+        assert over.status_code == 401
+        assert over.json() == {
+            "error": "access_denied",
+            "error_description": "Authentication required to register a client",
+        }
+    assert Application.objects.count() == 3
+    assert register("203.0.113.8").status_code != 401
+    assert Application.objects.count() == 4
+
+
+@UNANSWERED
+def test_a_registration_under_the_limit_is_answered(registration: None) -> None:
+    assert register("203.0.113.11").status_code == 201
+
+
+@UNANSWERED
+def test_a_registration_is_a_public_client_that_connects(registration: None) -> None:
+    answer = register("203.0.113.9")
+    assert answer.status_code == 201, answer.text
+    made = answer.json()
+    assert "client_secret" not in made
+    assert made["grant_types"] == ["authorization_code", "refresh_token"]
+    assert made["token_endpoint_auth_method"] == "none"
+    app = Application.objects.get(client_id=made["client_id"])
+    assert (app.client_type, app.authorization_grant_type) == ("public", "authorization-code")
+    # Its registration access token is no token for the door.
+    refused(made["registration_access_token"])
+
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    verifier, challenge = pkce()
+    code = consent(browser, app, challenge, team.pk)["code"][0]
+    tokens = token_exchange(app, code, verifier)
+    assert tokens.status_code == 200, tokens.text
+    works(tokens.json()["access_token"])
+
+
+REFUSED = [
+    {"grant_types": ["client_credentials"]},
+    {"grant_types": ["password"]},
+    {"grant_types": ["implicit"]},
+    {"grant_types": ["urn:ietf:params:oauth:grant-type:device_code"]},
+    {"token_endpoint_auth_method": "client_secret_basic"},
+    {"token_endpoint_auth_method": "client_secret_post"},
+    {"token_endpoint_auth_method": None},  # left out: the toolkit makes it confidential
+]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "address"), [(m, f"203.0.113.{20 + i}") for i, m in enumerate(REFUSED)]
+)
+def test_a_registration_for_another_grant_or_a_secret_is_refused(
+    registration: None, metadata: dict[str, Any], address: str
+) -> None:
+    answer = register(address, **metadata)
+    assert not Application.objects.exists()
+    assert answer.status_code == 401, answer.text
+    assert "client_secret" not in answer.text
+
+
+# --- Refresh tokens rotate, and a replay ends the family ---------------------------------------
+
+
+def test_a_refresh_rotates_both_tokens() -> None:
+    first, app, _ = flow()
+    answer = refresh(app, first["refresh_token"])
+    assert answer.status_code == 200, answer.text
+    second = answer.json()
+    assert second["access_token"] != first["access_token"]
+    assert second["refresh_token"] != first["refresh_token"]
+    works(second["access_token"])
+    refused(first["access_token"])
+
+
+def test_a_replayed_refresh_token_ends_the_family() -> None:
+    first, app, user = flow()
+    second = refresh(app, first["refresh_token"]).json()
+    replayed = refresh(app, first["refresh_token"])
+    assert replayed.status_code == 400
+    assert replayed.json()["error"] == "invalid_grant"
+    # Someone else held the old refresh token: what it was rotated into ends too.
+    assert not AccessToken.objects.filter(user=user).exists()
+    assert refresh(app, second["refresh_token"]).status_code == 400
+    refused(second["access_token"])
+
+
+@REMEMBERED
+def test_the_door_forgets_rotated_and_revoked_tokens_at_once() -> None:
+    first, app, _ = flow()
+    works(first["access_token"])
+    second = refresh(app, first["refresh_token"]).json()
+    refused(first["access_token"])
+    works(second["access_token"])
+    assert refresh(app, first["refresh_token"]).status_code == 400
+    refused(second["access_token"])
+
+
+def test_a_refresh_for_another_resource_is_refused_and_the_token_survives() -> None:
+    first, app, _ = flow()
+    body = {
+        "grant_type": "refresh_token",
+        "refresh_token": first["refresh_token"],
+        "client_id": app.client_id,
+        "resource": "https://elsewhere.example/oauth/mcp",
+    }
+    wrong = request("POST", "/oauth/token/", data=body)
+    assert wrong.status_code == 400
+    assert wrong.json()["error"] == "invalid_target"
+    assert refresh(app, first["refresh_token"]).status_code == 200
+
+
+# --- Tokens that outlived their time, their team or their person -------------------------------
+
+
+def test_an_expired_access_token_is_refused() -> None:
+    never_used, _, ann = flow()
+    AccessToken.objects.filter(user=ann).update(expires=clock.now() - timedelta(seconds=1))
+    refused(never_used["access_token"])
+
+    used, _, bob = flow("bob@example.com")
+    works(used["access_token"])  # now remembered by the door
+    expires = AccessToken.objects.get(user=bob).expires
+    with clock_at(expires + timedelta(seconds=1)):
+        refused(used["access_token"])
+
+
+USED_FIRST = [False, pytest.param(True, marks=REMEMBERED)]
+
+
+@pytest.mark.parametrize("used_first", USED_FIRST)
+def test_a_token_of_someone_who_left_the_team_is_refused(used_first: bool) -> None:
+    tokens, _, user = flow()
+    if used_first:
+        works(tokens["access_token"])
+    Membership.objects.filter(user=user).delete()
+    refused(tokens["access_token"])
+
+
+@pytest.mark.parametrize("used_first", USED_FIRST)
+def test_a_token_of_a_deactivated_person_is_refused(used_first: bool) -> None:
+    tokens, _, user = flow()
+    if used_first:
+        works(tokens["access_token"])
+    user.is_active = False
+    user.save()
+    refused(tokens["access_token"])
+
+
+# --- Tokens for another audience ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "audience",
+    [
+        ["https://elsewhere.example/oauth/mcp"],
+        [f"{HOST}/"],
+        [f"{HOST}/oauth"],
+        [RESOURCE, "https://elsewhere.example/oauth/mcp"],
+        [],
+    ],
+)
+def test_a_token_for_another_audience_is_refused(audience: list[str]) -> None:
+    tokens, _, user = flow()
+    AccessToken.objects.filter(user=user).update(resource=audience)
+    refused(tokens["access_token"])
+
+
+# --- The issuer on error redirects (RFC 9207) --------------------------------------------------
+
+
+def told(location: str) -> dict[str, list[str]]:
+    parts = urlsplit(location)
+    assert f"{parts.scheme}://{parts.netloc}{parts.path}" == REDIRECT
+    return parse_qs(parts.query)
+
+
+def test_a_cancel_names_the_issuer() -> None:
+    browser, _ = signed_in()
+    app = client_app()
+    _, challenge = pkce()
+    page = browser.get(authorize_query(app, challenge))
+    data = {f.name: f.value() or "" for f in page.context["form"].hidden_fields()}
+    answer = browser.post("/oauth/authorize/", data)
+    assert answer.status_code == 302
+    query = told(answer["Location"])
+    assert query["error"] == ["access_denied"]
+    assert query["iss"] == [ISSUER]
+
+
+def test_an_invalid_target_names_the_issuer() -> None:
+    browser, _ = signed_in()
+    app = client_app()
+    _, challenge = pkce()
+    page = browser.get(authorize_query(app, challenge, resource="https://elsewhere.example/mcp"))
+    assert page.status_code == 302
+    query = told(page["Location"])
+    assert query["error"] == ["invalid_target"]
+    assert query["iss"] == [ISSUER]
+    assert query["state"] == ["st-1"]
+
+
+def test_a_code_names_the_issuer_once() -> None:
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    _, challenge = pkce()
+    query = consent(browser, client_app(), challenge, team.pk)
+    assert query["iss"] == [ISSUER]
