@@ -11,6 +11,11 @@ urlpatterns = [
     path("signin/<str:uidb64>/<str:token>", accounts.sign_in_once, name="sign-in-once"),
     path("logout", accounts.logout_view, name="logout"),
     path("account", accounts.account, name="account"),
+    path(
+        "account/connections/<int:connection_id>/disconnect",
+        accounts.connection_disconnect,
+        name="connection-disconnect",
+    ),
     path("team", team.team, name="team"),
     path("team/switch", team.team_switch, name="team-switch"),
     path("team/acting", team.team_acting, name="team-acting"),
@@ -47,6 +52,11 @@ urlpatterns = [
     ),
     path("keys", team.keys, name="keys"),
     path("keys/<int:key_id>/revoke", team.key_revoke, name="key-revoke"),
+    path(
+        "keys/connections/<int:connection_id>/revoke",
+        team.connection_revoke,
+        name="connection-revoke",
+    ),
     path("audit", team.audit, name="audit"),
     path("s/<str:token>/", shares.shared_room, name="shared"),
     path("s/<str:token>/live", shares.shared_room_live, name="shared-live"),

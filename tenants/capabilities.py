@@ -102,7 +102,11 @@ class Caller:
 
     @property
     def actor(self) -> str:
-        """How the audit log names this caller."""
+        """How the audit log names this caller: its credential; an OAuth connection's with
+        its person first ("user:7 via oauth:3"), so each act names them whatever becomes of
+        the connection (the audit page shows the client its oauth.connect row names)."""
+        if self.kind == "oauth":
+            return f"user:{self.user_id} via {self.credential}"
         return self.credential
 
     @property

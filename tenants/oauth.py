@@ -9,15 +9,18 @@ ones, so no token outlives the consent it was given under.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
-from tenants.models import Membership, OAuthConnection, Room, Team
+from tenants.models import AuditEvent, Membership, OAuthConnection, Room, Team
 from tenants.purges import credential_purge
+from tenants.services import audit_record
 
 PATH = "/oauth/mcp"
 SCOPE = "mcp"
@@ -97,11 +100,62 @@ def connection_save(
         connection.read_only = read_only
         connection.tools_profile = tools_profile or None
         connection.save()
+        audit_record(
+            team=team,
+            actor=f"user:{user.pk}",
+            action="oauth.connect",
+            object_type="oauth_connection",
+            object_id=connection.pk,
+            detail={
+                "client": application.name,
+                "clientId": application.client_id,
+                "room": room.room_id if room is not None else "",
+                "agent": agent_name,
+                "readOnly": read_only,
+                "toolsProfile": connection.tools_profile,
+            },
+        )
     return connection
 
 
-def connection_revoke(connection: OAuthConnection) -> None:
+def connection_revoke(connection: OAuthConnection, *, actor: str = "system") -> None:
     """The person or their team takes the client's access away: the next call is refused."""
     with transaction.atomic():
+        audit_record(
+            team=connection.team,
+            actor=actor,
+            action="oauth.revoke",
+            object_type="oauth_connection",
+            object_id=connection.pk,
+            detail={"client": connection.application.name, "person": f"user:{connection.user_id}"},
+        )
         _tokens_end(connection)
         connection.delete()
+
+
+def connections_of(**where: int) -> QuerySet[OAuthConnection]:
+    """A person's (user_id=) or a team's (team_id=) connections, newest first: a page finds
+    the one it revokes among these alone, so nobody reaches another's."""
+    related = OAuthConnection.objects.select_related("application", "team", "room", "user")
+    return related.filter(**where).order_by("-created_at", "-pk")
+
+
+def connections_listed(**where: int) -> list[tuple[OAuthConnection, str]]:
+    """`connections_of`, each with the host of its client_id when that is a URL (a client
+    ID metadata document's), which says who runs the client; "" for a registered client's
+    random id."""
+    listed = []
+    for connection in connections_of(**where):
+        parts = urlsplit(connection.application.client_id)
+        host = (parts.hostname or "") if parts.scheme in ("http", "https") else ""
+        listed.append((connection, host))
+    return listed
+
+
+def client_names(connection_ids: Iterable[str]) -> dict[str, str]:
+    """The client each connection (by id) was made for, as its oauth.connect audit row
+    says: the audit log is kept, so a revoked connection's acts still name their client."""
+    rows = AuditEvent.objects.filter(
+        action="oauth.connect", object_type="oauth_connection", object_id__in=set(connection_ids)
+    ).values_list("object_id", "detail")
+    return {object_id: str(detail.get("client", "")) for object_id, detail in rows}

@@ -1,5 +1,6 @@
 """Landing and accounts: the landing page, sign-up, sign-in (a password or a team key,
-throttled), the first run's one-time link, sign-out and the account page."""
+throttled), the first run's one-time link, sign-out, the account page and the person's
+disconnecting of an OAuth client."""
 
 from __future__ import annotations
 
@@ -7,14 +8,14 @@ from django.conf import settings
 from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.request import split_domain_port
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
 from dashboard import forms
 from dashboard.viewer import SESSION_KEY_DIGEST, SESSION_TEAM, Viewer, team_view, viewer_for
 from rooms.errors import DomainError
-from tenants import firstrun, people
+from tenants import firstrun, oauth, people
 from tenants.auth import KeySession, caller_resolve_sync
 from tenants.backends import client_address
 from tenants.credentials import secret_digest
@@ -233,5 +234,18 @@ def account(request: HttpRequest, viewer: Viewer) -> HttpResponse:
             "delete_form": delete_form,
             "message": message,
             "has_password": has_password,
+            "connections": oauth.connections_listed(user_id=viewer.user.pk),
         },
     )
+
+
+@require_POST
+@team_view()
+def connection_disconnect(request: HttpRequest, viewer: Viewer, connection_id: int) -> HttpResponse:
+    """The person ends the access they gave a client: their own connections alone (any
+    other is 404, nothing revoked); the client's next call is refused."""
+    if viewer.user is None:
+        raise Http404("no account: this session entered with a team key")
+    mine = oauth.connections_of(user_id=viewer.user.pk)
+    oauth.connection_revoke(get_object_or_404(mine, pk=connection_id), actor=viewer.actor)
+    return redirect("account")

@@ -1,5 +1,5 @@
 """The team's own pages: its members and their roles, joining by invitation, switching
-team, acting for agents, the team's keys and its audit log."""
+team, acting for agents, the team's keys and its people's OAuth clients, and its audit log."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -17,7 +17,7 @@ from dashboard.viewer import SESSION_TEAM, Viewer, team_view
 from dashboard.views.common import found_or_404, mcp_url, public_url
 from rooms import profiles
 from rooms.errors import DomainError
-from tenants import acting, people, selectors, services
+from tenants import acting, oauth, people, selectors, services
 from tenants.capabilities import Manage
 
 
@@ -154,6 +154,7 @@ def keys(request: HttpRequest, viewer: Viewer) -> HttpResponse:
         {
             "viewer": viewer,
             "keys": selectors.keys_of_team(viewer.team.pk),
+            "connections": oauth.connections_listed(team_id=viewer.team.pk),
             "form": form,
             "minted": minted,
             "minted_url": mcp_url(request, minted.key.tools_profile) if minted else "",
@@ -183,6 +184,16 @@ def key_revoke(request: HttpRequest, viewer: Viewer, key_id: int) -> HttpRespons
     )
 
 
+@require_POST
+@team_view(requires=Manage.KEYS)
+def connection_revoke(request: HttpRequest, viewer: Viewer, connection_id: int) -> HttpResponse:
+    """Whoever may revoke the team's keys ends a person's client connected to the team:
+    the team's connections alone (another team's is 404, nothing revoked)."""
+    ours = oauth.connections_of(team_id=viewer.team.pk)
+    oauth.connection_revoke(get_object_or_404(ours, pk=connection_id), actor=viewer.actor)
+    return redirect("keys")
+
+
 @team_view(requires=Manage.TEAM)
 def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
     rows = list(selectors.audit_of_team(viewer.team.pk)[:500])
@@ -196,7 +207,18 @@ def audit(request: HttpRequest, viewer: Viewer) -> HttpResponse:
 
 def audit_people(actors: Iterable[str]) -> dict[str, str]:
     """The person behind each "user:<id>" actor, by email (the audit keeps the id, so a
-    renamed or deleted account still has its rows); an account gone since keeps its id."""
-    ids = {int(a[5:]) for a in actors if a.startswith("user:") and a[5:].isdigit()}
+    renamed or deleted account still has its rows); an account gone since keeps its id. An
+    OAuth client's act ("user:<id> via oauth:<id>", Caller.actor) shows its person and the
+    client, named as when it was connected (tenants.oauth.client_names)."""
+    split = {actor: actor.split(" via oauth:", 1) for actor in actors}
+    ids = {int(p[0][5:]) for p in split.values() if p[0].startswith("user:") and p[0][5:].isdigit()}
     accounts = User.objects.filter(pk__in=ids).values_list("pk", "email", "username")
-    return {f"user:{pk}": email or username for pk, email, username in accounts}
+    people = {f"user:{pk}": email or username for pk, email, username in accounts}
+    clients = oauth.client_names(p[1] for p in split.values() if len(p) == 2)
+    who = {}
+    for actor, (person, *via) in split.items():
+        if person in people:
+            who[actor] = people[person]
+            if via:
+                who[actor] += f" via {clients.get(via[0]) or 'oauth:' + via[0]}"
+    return who
