@@ -50,7 +50,8 @@ REMEMBERED = pytest.mark.xfail(
     strict=True,
     reason="the door remembers an OAuth token's caller for up to BEARER_CACHE_SECONDS (the "
     "shared cache and in process), and nothing drops it when the toolkit deletes a token "
-    "(rotation, a family revoked), a membership ends or a person is deactivated",
+    "(rotation, a family revoked, RFC 7009 revocation), a membership ends or a person is "
+    "deactivated",
 )
 UNANSWERED = pytest.mark.xfail(
     strict=True,
@@ -345,6 +346,16 @@ def test_a_refresh_for_another_resource_is_refused_and_the_token_survives() -> N
     assert wrong.status_code == 400
     assert wrong.json()["error"] == "invalid_target"
     assert refresh(app, first["refresh_token"]).status_code == 200
+
+
+@pytest.mark.parametrize("used_first", [False, pytest.param(True, marks=REMEMBERED)])
+def test_a_token_the_client_revoked_is_refused(used_first: bool) -> None:
+    tokens, app, _ = flow()
+    if used_first:
+        works(tokens["access_token"])
+    body = {"token": tokens["access_token"], "client_id": app.client_id}
+    assert request("POST", "/oauth/revoke_token/", data=body).status_code == 200
+    refused(tokens["access_token"])
 
 
 # --- Tokens that outlived their time, their team or their person -------------------------------
