@@ -7,6 +7,7 @@ from oauth2_provider import views as oauth_views
 
 from dashboard.views import oauth
 from mcp_gateway import hooks, rest, sse
+from mcp_gateway import oauth as mcp_oauth
 from mcp_gateway.apis import rooms as room_apis
 
 # The toolkit's own URL list would also mount its application-management pages (anyone
@@ -16,6 +17,11 @@ oauth_patterns = [
     path("token/", oauth_views.TokenView.as_view(), name="token"),
     path("revoke_token/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
     path("register/", oauth_views.DynamicClientRegistrationView.as_view(), name="dcr-register"),
+    path(
+        "register/<str:client_id>/",
+        mcp_oauth.registration_unmanaged,
+        name="dcr-register-management",
+    ),
     # What the toolkit reverses to name the issuer in `iss` (the same document).
     path(
         ".well-known/oauth-authorization-server",

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpRequest
+from django.http import HttpRequest, JsonResponse
 from oauth2_provider.oauth2_backends import OAuthLibCore
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
@@ -119,3 +119,16 @@ class RegistrationAdmitted:
             return False
         people.client_registration_record(address=address)
         return True
+
+
+def registration_unmanaged(request: HttpRequest, client_id: str) -> JsonResponse:
+    """RFC 7592's reading and changing of a registration is not offered (the toolkit's view
+    would let a client change itself into a confidential or client-credentials one, past
+    RegistrationAdmitted): the address a registration's answer names says so."""
+    return JsonResponse(
+        {
+            "error": "invalid_request",
+            "error_description": "A registration cannot be read or changed here; register anew.",
+        },
+        status=404,
+    )

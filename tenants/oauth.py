@@ -19,7 +19,6 @@ from django.db.models import QuerySet
 from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
 from tenants.models import AuditEvent, Membership, OAuthConnection, Room, Team
-from tenants.purges import credential_purge
 from tenants.services import audit_record
 
 PATH = "/oauth/mcp"
@@ -64,10 +63,8 @@ class ConnectionRefused(Exception):
 
 def _tokens_end(connection: OAuthConnection) -> None:
     """Delete the client's codes and tokens for this person; each token's cached caller goes
-    after commit, and the team's epoch moves (tenants.purges), so the next call is refused."""
+    after commit (tenants.purges, as for every deleted token), so the next call is refused."""
     pair = {"user_id": connection.user_id, "application_id": connection.application_id}
-    for checksum in AccessToken.objects.filter(**pair).values_list("token_checksum", flat=True):
-        credential_purge(ref=f"oauth:{connection.pk}", digest=checksum, team_id=connection.team_id)
     RefreshToken.objects.filter(**pair).delete()
     AccessToken.objects.filter(**pair).delete()
     Grant.objects.filter(**pair).delete()
@@ -129,8 +126,14 @@ def connection_revoke(connection: OAuthConnection, *, actor: str = "system") -> 
             object_id=connection.pk,
             detail={"client": connection.application.name, "person": f"user:{connection.user_id}"},
         )
-        _tokens_end(connection)
-        connection.delete()
+        connection_end(connection)
+
+
+def connection_end(connection: OAuthConnection) -> None:
+    """The connection and its tokens go, unrecorded: what leaving the team or being
+    deactivated does (tenants.purges), whose own records say why."""
+    _tokens_end(connection)
+    connection.delete()
 
 
 def connections_of(**where: int) -> QuerySet[OAuthConnection]:

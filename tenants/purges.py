@@ -16,17 +16,20 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models.signals import pre_delete
+from django.db.models.signals import post_save, pre_delete
+from oauth2_provider.models import AccessToken
 
 from rooms.keys import RoomKeys
 from rooms.store import bearers as bearers_store
 from rooms.store import budgets as budgets_store
 from rooms.store import engine as engine_store
 from rooms.store import signals as signals_store
+from tenants import oauth
 from tenants.models import (
     ApiKey,
     Invite,
     Membership,
+    OAuthConnection,
     PendingPurge,
     Room,
     ShareLink,
@@ -143,6 +146,29 @@ def _on_share_delete(sender: Any, instance: ShareLink, **kwargs: Any) -> None:
 
 def _on_membership_delete(sender: Any, instance: Membership, **kwargs: Any) -> None:
     signal_after_commit([f"user:{instance.user_id}"])
+    # A person who left the team takes their clients' access to it with them.
+    for connection in OAuthConnection.objects.filter(
+        user_id=instance.user_id, team_id=instance.team_id
+    ):
+        oauth.connection_end(connection)
+
+
+def _on_user_save(sender: Any, instance: User, **kwargs: Any) -> None:
+    if not instance.is_active:  # deactivated: no client acts for them any more
+        for connection in OAuthConnection.objects.filter(user_id=instance.pk):
+            oauth.connection_end(connection)
+
+
+def _on_access_token_delete(sender: Any, instance: AccessToken, **kwargs: Any) -> None:
+    """An OAuth access token deleted (revoked by its client, rotated by a refresh, its family
+    ended on reuse, its connection ended): its cached caller goes, like a revoked key's."""
+    connection = OAuthConnection.objects.filter(
+        user_id=instance.user_id, application_id=instance.application_id
+    ).first()
+    if connection is not None:  # without one it never resolved to a caller
+        credential_purge(
+            ref=f"oauth:{connection.pk}", digest=instance.token_checksum, team_id=connection.team_id
+        )
 
 
 def _on_user_delete(sender: Any, instance: User, **kwargs: Any) -> None:
@@ -171,3 +197,5 @@ def receivers_connect() -> None:
     pre_delete.connect(_on_membership_delete, sender=Membership, dispatch_uid="purge-member")
     pre_delete.connect(_on_user_delete, sender=User, dispatch_uid="purge-user")
     pre_delete.connect(_on_webhook_delete, sender=Webhook, dispatch_uid="purge-webhook")
+    pre_delete.connect(_on_access_token_delete, sender=AccessToken, dispatch_uid="purge-oauth")
+    post_save.connect(_on_user_save, sender=User, dispatch_uid="purge-user-deactivated")
