@@ -5,6 +5,7 @@ what the door never accepts (PKCE other than S256, a resource other than /oauth/
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -16,6 +17,7 @@ from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView
 from oauthlib.oauth2.rfc6749 import errors
 
+from config.middleware import CSP
 from dashboard import forms
 from tenants import oauth, selectors
 from tenants.models import Membership
@@ -82,6 +84,24 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
         named = _add_iss_to_redirect(redirect_to, issuer)
         sent: HttpResponse = super().redirect(named, application)
         return sent
+
+    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
+        """The form's answer is a redirect to the client, and a browser holds a form's
+        redirects to the page's form-action too (config.middleware allows only this site): the
+        page allows the one redirect URI it was asked for, once the client is known to have
+        registered it."""
+        response: HttpResponse = super().render_to_response(context, **kwargs)
+        application, form = context.get("application"), context.get("form")
+        if application is None or form is None:
+            return response
+        uri = str(form["redirect_uri"].value() or "")
+        target = urlsplit(uri)
+        if re.fullmatch(r"[A-Za-z0-9.:\[\]-]+", target.netloc) and application.redirect_uri_allowed(
+            uri
+        ):
+            to = f"form-action 'self' {target.scheme}://{target.netloc}"
+            response["Content-Security-Policy"] = CSP.replace("form-action 'self'", to)
+        return response
 
     def _here(self) -> str:
         return oauth.origin_of(self.request.scheme or "http", self.request.get_host()) + oauth.PATH
