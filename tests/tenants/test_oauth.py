@@ -424,3 +424,17 @@ def test_cancel_tells_the_client_access_denied() -> None:
     told = parse_qs(urlsplit(answer["Location"]).query)
     assert told["error"] == ["access_denied"]
     assert not OAuthConnection.objects.exists()
+
+
+def test_the_consent_page_may_send_its_form_to_the_clients_registered_redirect_only() -> None:
+    """A browser holds a form's redirect to the page's form-action too: the page names the
+    one registered redirect URI's origin beside its own, and nothing else."""
+    browser, _ = signed_in()
+    app = client_app()
+    _, challenge = pkce()
+    page = browser.get(authorize_query(app, challenge))
+    policy = page["Content-Security-Policy"]
+    assert "form-action 'self' http://127.0.0.1:45123;" in policy + ";", policy
+    assert policy.count("form-action") == 1
+    other = browser.get("/account")
+    assert "127.0.0.1:45123" not in other["Content-Security-Policy"]
