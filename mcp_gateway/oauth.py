@@ -25,7 +25,7 @@ from oauthlib.oauth2.rfc6749 import errors
 from tenants import people
 from tenants.auth import Bearer
 from tenants.backends import client_address
-from tenants.oauth import PATH, SCOPE, origin_of, resource_exact
+from tenants.oauth import PATH, SCOPE, origin_of, registration_room, resource_exact
 
 METADATA_PATH = "/.well-known/oauth-protected-resource" + PATH
 UNAUTHORIZED = (
@@ -99,8 +99,9 @@ class RegistrationAdmitted:
     clients that use it are not signed in, but only for what the door serves, a public client
     of the authorization code grant (the toolkit would also register confidential clients, its
     default when token_endpoint_auth_method is left out, and the password, client credentials,
-    implicit and device grants), and at most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR from one
-    address, so a flood cannot fill the database. The toolkit answers any refusal 401."""
+    implicit and device grants), at most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR from one
+    address, and never more unused ones than tenants.oauth.registration_room keeps, so a flood
+    cannot fill the database. The toolkit answers any refusal 401."""
 
     def has_permission(self, request: HttpRequest) -> bool:
         try:
@@ -115,7 +116,7 @@ class RegistrationAdmitted:
             ):
                 return False
         address = client_address(request)
-        if not people.client_registration_allowed(address=address):
+        if not people.client_registration_allowed(address=address) or not registration_room():
             return False
         people.client_registration_record(address=address)
         return True

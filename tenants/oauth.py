@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
-from oauth2_provider.models import AccessToken, Grant, RefreshToken
+from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 
+from rooms import clock
 from tenants.models import AuditEvent, Membership, OAuthConnection, Room, Team
 from tenants.services import audit_record
 
@@ -162,3 +164,16 @@ def client_names(connection_ids: Iterable[str]) -> dict[str, str]:
         action="oauth.connect", object_type="oauth_connection", object_id__in=set(connection_ids)
     ).values_list("object_id", "detail")
     return {object_id: str(detail.get("client", "")) for object_id, detail in rows}
+
+
+def registration_room() -> bool:
+    """Is there room for one more registered client? Registrations no person has connected
+    are deleted after OAUTH_REGISTRATION_UNUSED_SECONDS and at most
+    OAUTH_REGISTRATIONS_UNUSED_MAX are kept, so however many addresses a flood comes from,
+    the database holds a bounded number of them (the per-address limit is the first bound)."""
+    unused = Application.objects.filter(
+        registration_source=Application.RegistrationSource.DCR
+    ).exclude(pk__in=OAuthConnection.objects.values("application_id"))
+    since = clock.now() - timedelta(seconds=int(settings.OAUTH_REGISTRATION_UNUSED_SECONDS))
+    unused.filter(created__lt=since).delete()
+    return unused.count() < int(settings.OAUTH_REGISTRATIONS_UNUSED_MAX)

@@ -13,6 +13,9 @@ from config.settings.security import PUBLIC_URL
 # ones, Copilot CLI): off unless set, and bounded when on.
 OAUTH_DYNAMIC_REGISTRATION = env_bool("OAUTH_DYNAMIC_REGISTRATION", False)
 OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR = env_int("OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR", 10)
+# Registered clients no person has connected: deleted after this long, and never more kept.
+OAUTH_REGISTRATION_UNUSED_SECONDS = env_int("OAUTH_REGISTRATION_UNUSED_SECONDS", 3600)
+OAUTH_REGISTRATIONS_UNUSED_MAX = env_int("OAUTH_REGISTRATIONS_UNUSED_MAX", 1000)
 OAUTH_ACCESS_TOKEN_SECONDS = env_int("OAUTH_ACCESS_TOKEN_SECONDS", 900)
 # Idle lifetime of a refresh token: a client that has not refreshed for this long signs in
 # again.

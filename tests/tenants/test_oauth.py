@@ -438,3 +438,40 @@ def test_the_consent_page_may_send_its_form_to_the_clients_registered_redirect_o
     assert policy.count("form-action") == 1
     other = browser.get("/account")
     assert "127.0.0.1:45123" not in other["Content-Security-Policy"]
+
+
+def test_behind_a_proxy_the_metadata_and_the_challenge_name_the_public_address(
+    settings: Any,
+) -> None:
+    """Behind a TLS proxy that keeps the Host and says the scheme (Caddy, as deployed), the
+    door, its metadata and the issuer all name https://<host>/...: a client compares them."""
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    proxied = {"host": "rooms.example.com", "x-forwarded-proto": "https"}
+    public = "https://rooms.example.com"
+    resource = request(
+        "GET", "/.well-known/oauth-protected-resource/oauth/mcp", headers=proxied
+    ).json()
+    assert resource["resource"] == f"{public}/oauth/mcp"
+    assert resource["authorization_servers"] == [f"{public}/oauth"]
+    issuer = request("GET", "/.well-known/oauth-authorization-server/oauth", headers=proxied)
+    assert issuer.json()["issuer"] == f"{public}/oauth"
+    assert issuer.json()["token_endpoint"] == f"{public}/oauth/token/"
+    door = request("POST", "/oauth/mcp", headers={**proxied, "accept": "application/json"})
+    assert door.headers["www-authenticate"].startswith(
+        f'Bearer resource_metadata="{public}/.well-known/oauth-protected-resource/oauth/mcp"'
+    )
+
+
+def test_with_public_url_the_issuer_and_resource_are_fixed() -> None:
+    from tests.test_production import settings_of
+
+    shown = settings_of(
+        {"PUBLIC_URL": "https://rooms.example.com/"},
+        "s.OAUTH2_PROVIDER['OIDC_ISS_ENDPOINT'], "
+        "s.OAUTH2_PROVIDER['OAUTH2_PROTECTED_RESOURCE_IDENTIFIER']",
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == [
+        "https://rooms.example.com/oauth",
+        "https://rooms.example.com/oauth/mcp",
+    ]

@@ -234,6 +234,28 @@ def test_a_flood_of_registrations_stops_at_the_limit_of_its_address(registration
     assert Application.objects.count() == 4
 
 
+def test_a_flood_from_many_addresses_is_bounded_in_the_database(
+    registration: None, settings: Any
+) -> None:
+    """Past OAUTH_REGISTRATIONS_UNUSED_MAX registrations nobody connected, more are refused
+    whatever their address; those unused past OAUTH_REGISTRATION_UNUSED_SECONDS go, and make
+    room; a connected client never counts and never goes."""
+    settings.OAUTH_REGISTRATIONS_UNUSED_MAX = 4
+    tokens, connected_app, _ = flow()
+    connected_app.registration_source = Application.RegistrationSource.DCR
+    connected_app.save()
+    answers = [register(f"198.51.100.{n}") for n in range(6)]
+    assert [a.status_code for a in answers] == [201] * 4 + [401] * 2
+    assert Application.objects.filter(registration_source="dcr").count() == 5
+    later = clock.now() + timedelta(seconds=settings.OAUTH_REGISTRATION_UNUSED_SECONDS + 1)
+    with clock_at(later):
+        assert register("198.51.100.77").status_code == 201
+    # The four unused went; the connected one and the new one stay.
+    kept = Application.objects.filter(registration_source="dcr")
+    assert kept.count() == 2 and connected_app in kept
+    assert rpc("/oauth/mcp", tokens["access_token"], "tools/list", {}).status_code == 200
+
+
 def test_a_registration_under_the_limit_is_answered(registration: None) -> None:
     assert register("203.0.113.11").status_code == 201
 
