@@ -11,6 +11,7 @@ is not this URL is refused at the door (the toolkit's own check is a prefix matc
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -72,7 +73,7 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
     """The toolkit's validator, binding every token to /oauth/mcp's exact URL: a `resource`
     that names anything else is `invalid_target`, and one left out is this URL (a token for
     nothing in particular would be a token for everything). Codes are bound by the consent
-    page (dashboard.views.oauth), the only place one is made."""
+    page (dashboard.views.oauth), the only place one is made, and kept as digests."""
 
     def _bound(self, request: Any) -> None:
         parts = urlsplit(request.uri)
@@ -91,7 +92,46 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
         body = [v for k, v in (getattr(request, "decoded_body", None) or []) if k == "resource"]
         request.resource = body or getattr(request, "resource", None) or []
         self._bound(request)
-        super()._check_and_set_request_resource(request)
+        code = request.code
+        request.code = code and code_digest(code)
+        try:
+            super()._check_and_set_request_resource(request)
+        finally:
+            request.code = code
+
+    # Authorization codes are kept as their SHA-256, as tokens are (the toolkit keeps them
+    # plain for their minute): each step that finds one is handed the digest.
+
+    def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
+        kept = {**code, "code": code_digest(code["code"])}
+        return super()._create_authorization_code(request, kept, expires)
+
+    def validate_code(self, client_id: str, code: str, *args: Any, **kwargs: Any) -> bool:
+        return bool(super().validate_code(client_id, code_digest(code), *args, **kwargs))
+
+    def confirm_redirect_uri(self, client_id: str, code: str, *args: Any, **kwargs: Any) -> bool:
+        return bool(super().confirm_redirect_uri(client_id, code_digest(code), *args, **kwargs))
+
+    def invalidate_authorization_code(
+        self, client_id: str, code: str, *args: Any, **kwargs: Any
+    ) -> None:
+        super().invalidate_authorization_code(client_id, code_digest(code), *args, **kwargs)
+
+    def get_code_challenge(self, code: str, request: Any) -> Any:
+        return super().get_code_challenge(code_digest(code), request)
+
+    def get_code_challenge_method(self, code: str, request: Any) -> Any:
+        return super().get_code_challenge_method(code_digest(code), request)
+
+    def get_authorization_code_scopes(self, client_id: str, code: str, *args: Any) -> Any:
+        return super().get_authorization_code_scopes(client_id, code_digest(code), *args)
+
+    def get_authorization_code_nonce(self, client_id: str, code: str, *args: Any) -> Any:
+        return super().get_authorization_code_nonce(client_id, code_digest(code), *args)
+
+
+def code_digest(code: str) -> str:
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
 class RegistrationAdmitted:

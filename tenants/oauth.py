@@ -176,4 +176,4 @@ def registration_room() -> bool:
     ).exclude(pk__in=OAuthConnection.objects.values("application_id"))
     since = clock.now() - timedelta(seconds=int(settings.OAUTH_REGISTRATION_UNUSED_SECONDS))
     unused.filter(created__lt=since).delete()
-    return unused.count() < int(settings.OAUTH_REGISTRATIONS_UNUSED_MAX)
+    return int(unused.count()) < int(settings.OAUTH_REGISTRATIONS_UNUSED_MAX)

@@ -21,7 +21,7 @@ import httpx
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
-from oauth2_provider.models import AccessToken, Application
+from oauth2_provider.models import AccessToken, Application, Grant
 
 from config.asgi import application
 from tenants import people, services
@@ -475,3 +475,15 @@ def test_with_public_url_the_issuer_and_resource_are_fixed() -> None:
         "https://rooms.example.com/oauth",
         "https://rooms.example.com/oauth/mcp",
     ]
+
+
+def test_an_authorization_code_is_kept_only_as_its_digest() -> None:
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    app = client_app()
+    verifier, challenge = pkce()
+    code = consent(browser, app, challenge, team.pk)["code"][0]
+    kept = Grant.objects.get(application=app).code
+    assert kept == hashlib.sha256(code.encode()).hexdigest() != code
+    assert token_exchange(app, code, verifier).status_code == 200
+    assert not Grant.objects.exists()  # used once, gone
