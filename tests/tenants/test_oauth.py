@@ -24,6 +24,7 @@ from django.test import Client
 from oauth2_provider.models import AccessToken, Application, Grant
 
 from config.asgi import application
+from rooms.errors import ROOM_ACCESS_DENIED
 from tenants import people, services
 from tenants.models import Membership, OAuthConnection
 from tenants.oauth import connection_revoke
@@ -487,3 +488,31 @@ def test_an_authorization_code_is_kept_only_as_its_digest() -> None:
     assert kept == hashlib.sha256(code.encode()).hexdigest() != code
     assert token_exchange(app, code, verifier).status_code == 200
     assert not Grant.objects.exists()  # used once, gone
+
+
+def test_the_oauth_door_serves_the_same_tools_and_profiles_as_the_key_door() -> None:
+    token, _, user = connected()
+    key = services.api_key_create(team=Membership.objects.get(user=user).team, name="k").secret
+    for query in ("", "?tools=core", "?tools=roomd"):
+        by_token = rpc(f"/oauth/mcp{query}", token, "tools/list", {}).json()["result"]["tools"]
+        by_key = rpc(f"/mcp{query}", key, "tools/list", {}).json()["result"]["tools"]
+        assert by_token == by_key, query
+
+
+def test_a_token_reaches_its_own_team_only() -> None:
+    """Cross-team: a connection to ann's team, a room of bob's team; the refusal is the one
+    every credential gets for a room not its own, and bob's room is untouched."""
+    token, _, _ = connected()
+    bob = people.user_signup(email="bob@example.com", password=PASSWORD)
+    theirs = services.room_create(
+        team=Membership.objects.get(user=bob).team, room_id="bobs-room", actor="test"
+    ).room_id
+    for tool, arguments in (
+        ("read_plan", {"roomId": theirs}),
+        ("add_task", {"roomId": theirs, "title": "planted"}),
+    ):
+        answer = rpc("/oauth/mcp", token, "tools/call", {"name": tool, "arguments": arguments})
+        assert answer.json()["result"]["isError"] is True, tool
+        assert answer.json()["result"]["content"][0]["text"] == ROOM_ACCESS_DENIED, tool
+    rooms = rpc("/oauth/mcp", token, "tools/call", {"name": "list_rooms", "arguments": {}})
+    assert "bobs-room" not in rooms.text
