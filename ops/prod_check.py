@@ -14,8 +14,9 @@ What it does through https://localhost:<port>: signs up and creates a room and a
 headless Chromium (CSRF, secure cookies, the scheme forwarded by the proxy), acts in the
 room from the page, makes MCP calls with the key over verified TLS (both protocol eras),
 registers a webhook and sees the relay and the worker deliver an event to it with the
-call's trace context, reads /metrics with its token (and is refused without it), and
-checks the security headers. Then it stops everything it started, also when a step fails,
+call's trace context, reads /metrics with its token (and is refused without it), checks
+that the OAuth door and its metadata name the public https address, and checks the
+security headers. Then it stops everything it started, also when a step fails,
 and says which step failed with the end of each process's log.
 
     make prod-check                 # or: .venv/bin/python -m ops.prod_check
@@ -219,6 +220,7 @@ class ProdCheck:
             lambda: self.webhook(secret, room),
         )
         self.step("/metrics: with its token, refused without", self.metrics)
+        self.step("OAuth door: its challenge and metadata name the public address", self.oauth)
         self.step("processes: every one still running", self.all_alive)
 
     def browser_flow_result(self) -> tuple[str, str]:
@@ -528,6 +530,21 @@ class ProdCheck:
             )
         if scraped.status_code != 200 or "roomservice_tool_calls" not in scraped.text:
             raise CheckFailed(f"/metrics with its token: {scraped.status_code}")
+
+    def oauth(self) -> None:
+        """Behind the proxy a client compares the door's address, the resource its metadata
+        names and the issuer: each must be https://<this host>/..., not what uvicorn saw."""
+        with self.https() as http:
+            door = http.post("/oauth/mcp", json={})
+            resource = http.get("/.well-known/oauth-protected-resource/oauth/mcp").json()
+            issuer = http.get("/.well-known/oauth-authorization-server/oauth").json()
+        metadata = f"{self.base}/.well-known/oauth-protected-resource/oauth/mcp"
+        challenge = door.headers.get("www-authenticate", "")
+        if door.status_code != 401 or f'resource_metadata="{metadata}"' not in challenge:
+            raise CheckFailed(f"/oauth/mcp answered {door.status_code}, {challenge!r}")
+        named = (resource.get("resource"), resource.get("authorization_servers"), issuer["issuer"])
+        if named != (f"{self.base}/oauth/mcp", [f"{self.base}/oauth"], f"{self.base}/oauth"):
+            raise CheckFailed(f"the OAuth metadata names {named}")
 
     def all_alive(self) -> None:
         dead = [name for name, p in self.processes.items() if p.poll() is not None]
