@@ -11,7 +11,6 @@ is not this URL is refused at the door (the toolkit's own check is a prefix matc
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest, JsonResponse
+from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
 from oauth2_provider.oauth2_backends import OAuthLibCore
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
@@ -26,7 +26,8 @@ from oauthlib.oauth2.rfc6749 import errors
 from tenants import people
 from tenants.auth import Bearer
 from tenants.backends import client_address
-from tenants.oauth import PATH, SCOPE, origin_of, registration_room, resource_exact
+from tenants.credentials import secret_digest
+from tenants.oauth import PATH, SCOPE, origin_of, registration_room, resources_exact
 
 METADATA_PATH = "/.well-known/oauth-protected-resource" + PATH
 UNAUTHORIZED = (
@@ -40,9 +41,9 @@ def scope_origin(scope: Mapping[str, Any]) -> str:
     headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
     scheme = str(scope.get("scheme") or "http")
     proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
-    if proxy is not None:
-        name = proxy[0].removeprefix("HTTP_").replace("_", "-").lower()
-        scheme = "https" if headers.get(name) == proxy[1] else "http"
+    said = headers.get(proxy[0].removeprefix("HTTP_").replace("_", "-").lower()) if proxy else None
+    if proxy and said is not None:  # as Django reads it: the first value; absent, the socket's
+        scheme = "https" if said.split(",", 1)[0].strip() == proxy[1] else "http"
     return origin_of(scheme, headers.get("host") or "localhost")
 
 
@@ -79,13 +80,12 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
         parts = urlsplit(request.uri)
         here = origin_of(parts.scheme, parts.netloc) + PATH
         asked = request.resource if isinstance(request.resource, list) else [request.resource]
-        for value in [v for v in asked if v]:
-            if not resource_exact(here, [value]):
-                raise errors.CustomOAuth2Error(
-                    error="invalid_target",
-                    description=f"This server's only resource is {here}.",
-                    request=request,
-                )
+        if not resources_exact(here, asked):
+            raise errors.CustomOAuth2Error(
+                error="invalid_target",
+                description=f"This server's only resource is {here}.",
+                request=request,
+            )
         request.resource = [here]
 
     def _check_and_set_request_resource(self, request: Any) -> None:
@@ -93,7 +93,7 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
         request.resource = body or getattr(request, "resource", None) or []
         self._bound(request)
         code = request.code
-        request.code = code and code_digest(code)
+        request.code = code and secret_digest(code)
         try:
             super()._check_and_set_request_resource(request)
         finally:
@@ -103,63 +103,104 @@ class Validator(OAuth2Validator):  # type: ignore[misc]
     # plain for their minute): each step that finds one is handed the digest.
 
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
-        kept = {**code, "code": code_digest(code["code"])}
+        kept = {**code, "code": secret_digest(code["code"])}
         return super()._create_authorization_code(request, kept, expires)
 
     def validate_code(self, client_id: str, code: str, *args: Any, **kwargs: Any) -> bool:
-        return bool(super().validate_code(client_id, code_digest(code), *args, **kwargs))
+        return bool(super().validate_code(client_id, secret_digest(code), *args, **kwargs))
 
     def confirm_redirect_uri(self, client_id: str, code: str, *args: Any, **kwargs: Any) -> bool:
-        return bool(super().confirm_redirect_uri(client_id, code_digest(code), *args, **kwargs))
+        return bool(super().confirm_redirect_uri(client_id, secret_digest(code), *args, **kwargs))
 
     def invalidate_authorization_code(
         self, client_id: str, code: str, *args: Any, **kwargs: Any
     ) -> None:
-        super().invalidate_authorization_code(client_id, code_digest(code), *args, **kwargs)
+        super().invalidate_authorization_code(client_id, secret_digest(code), *args, **kwargs)
 
     def get_code_challenge(self, code: str, request: Any) -> Any:
-        return super().get_code_challenge(code_digest(code), request)
+        return super().get_code_challenge(secret_digest(code), request)
 
     def get_code_challenge_method(self, code: str, request: Any) -> Any:
-        return super().get_code_challenge_method(code_digest(code), request)
+        return super().get_code_challenge_method(secret_digest(code), request)
 
     def get_authorization_code_scopes(self, client_id: str, code: str, *args: Any) -> Any:
-        return super().get_authorization_code_scopes(client_id, code_digest(code), *args)
+        return super().get_authorization_code_scopes(client_id, secret_digest(code), *args)
 
     def get_authorization_code_nonce(self, client_id: str, code: str, *args: Any) -> Any:
-        return super().get_authorization_code_nonce(client_id, code_digest(code), *args)
+        return super().get_authorization_code_nonce(client_id, secret_digest(code), *args)
 
 
-def code_digest(code: str) -> str:
-    return hashlib.sha256(code.encode("utf-8")).hexdigest()
+def redirect_safe(uri: object) -> bool:
+    """Where a client may have its codes sent: https, or plain http to this machine's own
+    loopback (a desktop or command-line client); a code sent over plain http elsewhere
+    could be read on the way."""
+    if not isinstance(uri, str):
+        return False
+    parts = urlsplit(uri)
+    loopback = parts.hostname in ("127.0.0.1", "::1", "localhost")
+    return parts.scheme == "https" or (parts.scheme == "http" and loopback)
+
+
+def _room_for_a_client(address: str) -> bool:
+    """At most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR new clients from one address, and
+    never more unused ones than tenants.oauth.registration_room keeps: a request nobody
+    signed must not be a way to fill the database."""
+    if not people.client_registration_allowed(address=address) or not registration_room():
+        return False
+    people.client_registration_record(address=address)
+    return True
 
 
 class RegistrationAdmitted:
     """Dynamic client registration (OAUTH_DYNAMIC_REGISTRATION): open to anyone, as the
     clients that use it are not signed in, but only for what the door serves, a public client
-    of the authorization code grant (the toolkit would also register confidential clients, its
-    default when token_endpoint_auth_method is left out, and the password, client credentials,
-    implicit and device grants), at most OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR from one
-    address, and never more unused ones than tenants.oauth.registration_room keeps, so a flood
-    cannot fill the database. The toolkit answers any refusal 401."""
+    of the authorization code grant with safe redirect URIs (the toolkit would also register
+    confidential clients, its default when token_endpoint_auth_method is left out, and the
+    password, client credentials, implicit and device grants), within `_room_for_a_client`.
+    The toolkit answers any refusal 401."""
 
     def has_permission(self, request: HttpRequest) -> bool:
         try:
             metadata = json.loads(request.body)
         except ValueError:
             metadata = None  # the toolkit answers invalid_client_metadata
+        except RecursionError:
+            return False  # nested past what a parse may take: the toolkit's would fail too
         if isinstance(metadata, dict):
             grants = metadata.get("grant_types", ["authorization_code"])
-            if metadata.get("token_endpoint_auth_method") != "none" or not (
-                isinstance(grants, list)
-                and all(g in ("authorization_code", "refresh_token") for g in grants)
+            redirects = metadata.get("redirect_uris")
+            if (
+                metadata.get("token_endpoint_auth_method") != "none"
+                or not isinstance(grants, list)
+                or not all(g in ("authorization_code", "refresh_token") for g in grants)
+                or not isinstance(redirects, list)
+                or not all(redirect_safe(uri) for uri in redirects)
             ):
                 return False
-        address = client_address(request)
-        if not people.client_registration_allowed(address=address) or not registration_room():
-            return False
-        people.client_registration_record(address=address)
-        return True
+        return _room_for_a_client(client_address(request))
+
+
+class MetadataAdmitted:
+    """Client ID metadata documents: any https URL may name a client (the point of them),
+    but a new one is fetched and kept within `_room_for_a_client`."""
+
+    def has_permission(self, request: Any, client_id: str) -> bool:
+        return _room_for_a_client(str(request.headers.get("REMOTE_ADDR") or "unknown"))
+
+
+class MetadataFetcher(SafeMetadataFetcher):  # type: ignore[misc]
+    """The toolkit's fetch (SSRF-hardened: public addresses only), then this door's rules: a
+    document whose redirect URIs are not `redirect_safe` is refused, and one that offers
+    "none" among its token endpoint methods is a public client (ChatGPT's document names
+    private_key_jwt first: django-oauth-toolkit#1857)."""
+
+    def fetch(self, client_id: str) -> tuple[dict[str, Any], int]:
+        metadata, max_age = super().fetch(client_id)
+        if not all(redirect_safe(uri) for uri in metadata.get("redirect_uris") or []):
+            raise CIMDError("redirect_uris must be https, or http to a loopback address")
+        if "none" in (metadata.get("token_endpoint_auth_methods_supported") or []):
+            metadata = {**metadata, "token_endpoint_auth_method": "none"}
+        return metadata, max_age
 
 
 def registration_unmanaged(request: HttpRequest, client_id: str) -> JsonResponse:

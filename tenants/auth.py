@@ -350,12 +350,23 @@ def caller_recheck(caller: Caller) -> bool:
             user_id=int(ident), team_id=caller.team_id, user__is_active=True
         ).exists()
     if kind == "oauth" and caller.user_id is not None:
-        return OAuthConnection.objects.filter(
+        from oauth2_provider.models import AccessToken
+
+        connection = OAuthConnection.objects.filter(
             pk=int(ident),
             team_id=caller.team_id,
             user__is_active=True,
             team__memberships__user_id=caller.user_id,
-        ).exists()
+        ).first()
+        # The connection stands and still holds a live token (its client may have revoked
+        # the one the call began with).
+        return connection is not None and bool(
+            AccessToken.objects.filter(
+                user_id=connection.user_id,
+                application_id=connection.application_id,
+                expires__gt=now,
+            ).exists()
+        )
     return False
 
 

@@ -20,8 +20,9 @@ from django.db.models import QuerySet
 from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
 
 from rooms import clock
+from rooms.errors import DomainError
 from tenants.models import AuditEvent, Membership, OAuthConnection, Room, Team
-from tenants.services import audit_record
+from tenants.services import agent_name_check, audit_record
 
 PATH = "/oauth/mcp"
 SCOPE = "mcp"
@@ -59,13 +60,25 @@ def resource_exact(request_uri: str, audiences: list[str]) -> bool:
     return len(audiences) == 1 and _canonical(audiences[0]) == _canonical(request_uri)
 
 
+def resources_exact(here: str, asked: list[str]) -> bool:
+    """Every `resource` a client asked for names `here` (none asked: here is meant)."""
+    return all(resource_exact(here, [value]) for value in asked if value)
+
+
 class ConnectionRefused(Exception):
-    """The person may not connect the client as asked (not in the team, not its room)."""
+    """The person may not connect the client as asked: `field` names the choice at fault."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
 
 
-def _tokens_end(connection: OAuthConnection) -> None:
+def tokens_end(connection: OAuthConnection) -> None:
     """Delete the client's codes and tokens for this person; each token's cached caller goes
-    after commit (tenants.purges, as for every deleted token), so the next call is refused."""
+    after commit (tenants.purges, as for every deleted token), so the next call is refused.
+    Run whenever a connection row goes, however (tenants.purges), so no token outlives the
+    consent it was issued under, nor acts under a later one."""
     pair = {"user_id": connection.user_id, "application_id": connection.application_id}
     RefreshToken.objects.filter(**pair).delete()
     AccessToken.objects.filter(**pair).delete()
@@ -76,29 +89,38 @@ def connection_save(
     *,
     user: Any,
     application: Any,
-    team: Team,
+    team: Team | None,
     room: Room | None,
+    room_asked: str = "",
     agent_name: str,
     read_only: bool,
     tools_profile: str | None,
 ) -> OAuthConnection:
-    """The person's consent for `application`, replacing any earlier one (and its tokens)."""
-    if not Membership.objects.filter(user=user, team=team).exists():
-        raise ConnectionRefused("You are not a member of that team.")
-    if room is not None and room.team_id != team.pk:
-        raise ConnectionRefused("That room is not one of the team's.")
+    """The person's consent for `application`: a new connection, replacing any earlier one,
+    whose tokens end and whose live uses (a waiting call) end too, as their credential is
+    gone. The agent name follows a key's rule (never a person's name)."""
+    if team is None or not Membership.objects.filter(user=user, team=team).exists():
+        raise ConnectionRefused("team", "You are not a member of that team.")
+    if (room_asked and room is None) or (room is not None and room.team_id != team.pk):
+        raise ConnectionRefused("room", "That room is not one of the team's.")
+    if not agent_name:
+        raise ConnectionRefused("agent_name", "Name the agent this client acts as.")
+    try:
+        agent_name_check(agent_name)
+    except DomainError as refused:
+        raise ConnectionRefused("agent_name", refused.message) from None
     with transaction.atomic():
-        connection = OAuthConnection.objects.filter(user=user, application=application).first()
-        if connection is not None:
-            _tokens_end(connection)
-        else:
-            connection = OAuthConnection(user=user, application=application)
-        connection.team = team
-        connection.room = room
-        connection.agent_name = agent_name
-        connection.read_only = read_only
-        connection.tools_profile = tools_profile or None
-        connection.save()
+        OAuthConnection.objects.filter(user=user, application=application).delete()
+        tokens_end(OAuthConnection(user=user, application=application))  # none left behind
+        connection = OAuthConnection.objects.create(
+            user=user,
+            application=application,
+            team=team,
+            room=room,
+            agent_name=agent_name,
+            read_only=read_only,
+            tools_profile=tools_profile or None,
+        )
         audit_record(
             team=team,
             actor=f"user:{user.pk}",
@@ -128,14 +150,7 @@ def connection_revoke(connection: OAuthConnection, *, actor: str = "system") -> 
             object_id=connection.pk,
             detail={"client": connection.application.name, "person": f"user:{connection.user_id}"},
         )
-        connection_end(connection)
-
-
-def connection_end(connection: OAuthConnection) -> None:
-    """The connection and its tokens go, unrecorded: what leaving the team or being
-    deactivated does (tenants.purges), whose own records say why."""
-    _tokens_end(connection)
-    connection.delete()
+        connection.delete()  # its tokens with it (tenants.purges)
 
 
 def connections_of(**where: int) -> QuerySet[OAuthConnection]:
@@ -167,13 +182,15 @@ def client_names(connection_ids: Iterable[str]) -> dict[str, str]:
 
 
 def registration_room() -> bool:
-    """Is there room for one more registered client? Registrations no person has connected
-    are deleted after OAUTH_REGISTRATION_UNUSED_SECONDS and at most
-    OAUTH_REGISTRATIONS_UNUSED_MAX are kept, so however many addresses a flood comes from,
-    the database holds a bounded number of them (the per-address limit is the first bound)."""
-    unused = Application.objects.filter(
-        registration_source=Application.RegistrationSource.DCR
-    ).exclude(pk__in=OAuthConnection.objects.values("application_id"))
+    """Is there room for one more client registered, or named by its metadata document, by
+    a request nobody signed? Those no person has connected are deleted after
+    OAUTH_REGISTRATION_UNUSED_SECONDS and at most OAUTH_REGISTRATIONS_UNUSED_MAX are kept, so
+    however many addresses a flood comes from, the database holds a bounded number of them
+    (the per-address limit is the first bound)."""
+    sources = (Application.RegistrationSource.DCR, Application.RegistrationSource.CIMD)
+    unused = Application.objects.filter(registration_source__in=sources).exclude(
+        pk__in=OAuthConnection.objects.values("application_id")
+    )
     since = clock.now() - timedelta(seconds=int(settings.OAUTH_REGISTRATION_UNUSED_SECONDS))
     unused.filter(created__lt=since).delete()
     return int(unused.count()) < int(settings.OAUTH_REGISTRATIONS_UNUSED_MAX)

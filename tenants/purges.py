@@ -147,16 +147,19 @@ def _on_share_delete(sender: Any, instance: ShareLink, **kwargs: Any) -> None:
 def _on_membership_delete(sender: Any, instance: Membership, **kwargs: Any) -> None:
     signal_after_commit([f"user:{instance.user_id}"])
     # A person who left the team takes their clients' access to it with them.
-    for connection in OAuthConnection.objects.filter(
-        user_id=instance.user_id, team_id=instance.team_id
-    ):
-        oauth.connection_end(connection)
+    OAuthConnection.objects.filter(user_id=instance.user_id, team_id=instance.team_id).delete()
 
 
 def _on_user_save(sender: Any, instance: User, **kwargs: Any) -> None:
     if not instance.is_active:  # deactivated: no client acts for them any more
-        for connection in OAuthConnection.objects.filter(user_id=instance.pk):
-            oauth.connection_end(connection)
+        OAuthConnection.objects.filter(user_id=instance.pk).delete()
+
+
+def _on_connection_delete(sender: Any, instance: OAuthConnection, **kwargs: Any) -> None:
+    """However a connection goes (revoked, replaced, its room or team deleted, its person
+    gone), its tokens go with it, and with each its cached caller; live uses of it end."""
+    oauth.tokens_end(instance)
+    signal_after_commit([f"oauth:{instance.pk}"])
 
 
 def _on_access_token_delete(sender: Any, instance: AccessToken, **kwargs: Any) -> None:
@@ -198,4 +201,7 @@ def receivers_connect() -> None:
     pre_delete.connect(_on_user_delete, sender=User, dispatch_uid="purge-user")
     pre_delete.connect(_on_webhook_delete, sender=Webhook, dispatch_uid="purge-webhook")
     pre_delete.connect(_on_access_token_delete, sender=AccessToken, dispatch_uid="purge-oauth")
+    pre_delete.connect(
+        _on_connection_delete, sender=OAuthConnection, dispatch_uid="purge-oauth-connection"
+    )
     post_save.connect(_on_user_save, sender=User, dispatch_uid="purge-user-deactivated")

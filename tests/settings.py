@@ -11,6 +11,7 @@ from config.settings import *  # noqa: F403
 RATE_LIMIT_PER_MINUTE = 1_000_000
 RATE_LIMIT_INVITE_PER_MINUTE = 1_000_000
 SIGNUPS_PER_ADDRESS_PER_HOUR = 1_000_000
+OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR = 1_000_000
 # Webhook deliveries run in the calling thread, retries included (no worker needed).
 CELERY_TASK_ALWAYS_EAGER = True
 # A test's password need not cost what a real one must (Argon2 takes 100 MB and tens of ms

@@ -58,6 +58,8 @@ OAUTH2_PROVIDER = {
     "OAUTH2_PROTECTED_RESOURCE_IDENTIFIER": f"{PUBLIC_URL}/oauth/mcp" if PUBLIC_URL else "",
     "RESOURCE_SERVER_TOKEN_RESOURCE_VALIDATOR": "tenants.oauth.resource_exact",
     "CIMD_ENABLED": True,
+    "CIMD_REGISTRATION_PERMISSION_CLASSES": ("mcp_gateway.oauth.MetadataAdmitted",),
+    "CIMD_METADATA_FETCHER": "mcp_gateway.oauth.MetadataFetcher",
     "DCR_ENABLED": OAUTH_DYNAMIC_REGISTRATION,
     "DCR_REGISTRATION_PERMISSION_CLASSES": ("mcp_gateway.oauth.RegistrationAdmitted",),
 }

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.models import get_application_model
@@ -20,19 +21,17 @@ from oauthlib.oauth2.rfc6749 import errors
 from config.middleware import CSP
 from dashboard import forms
 from tenants import oauth, selectors
-from tenants.models import Membership
+from tenants.models import Membership, Team
 
 
 class ConsentView(AuthorizationView):  # type: ignore[misc]
     template_name = "dashboard/oauth_consent.html"
     form_class = forms.ConsentForm
 
-    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        try:
-            _, credentials = self.validate_authorization_request(request)
-        except OAuthToolkitError as error:
-            refused: HttpResponse = self.error_response(error, application=None)
-            return refused
+    def validate_authorization_request(self, request: HttpRequest) -> tuple[Any, Any]:
+        """The toolkit's checks, then what this door never accepts, told to the client as
+        any refused request is (before the page asks the person anything)."""
+        scopes, credentials = super().validate_authorization_request(request)
         here = self._here()
         problem: errors.OAuth2Error | None = None
         if request.GET.get("code_challenge_method") != "S256":
@@ -40,16 +39,17 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
                 description='PKCE with code_challenge_method "S256" is required.',
                 state=credentials.get("state"),
             )
-        elif any(not oauth.resource_exact(here, [r]) for r in request.GET.getlist("resource")):
+        elif not oauth.resources_exact(here, request.GET.getlist("resource")):
             problem = errors.CustomOAuth2Error(
                 error="invalid_target",
                 description=f"This server's only resource is {here}.",
                 state=credentials.get("state"),
             )
         if problem is not None:
-            failed = OAuthToolkitError(error=problem, redirect_uri=credentials["redirect_uri"])
-            told: HttpResponse = self.error_response(failed, application=None)
-            return told
+            raise OAuthToolkitError(error=problem, redirect_uri=credentials["redirect_uri"])
+        return scopes, credentials
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         # Every code comes from this page: a client cannot ask to skip it.
         forced = request.GET.copy()
         forced["approval_prompt"] = "force"
@@ -75,6 +75,8 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
             context["application"] = model.objects.filter(client_id=client_id).first()
             context["scopes_descriptions"] = [oauth.SCOPE_TEXT]
         context["client_host"] = urlsplit(client_id).hostname if "://" in client_id else ""
+        # Where the code goes, which the person should recognise (a name is only a claim).
+        context["redirect_host"] = urlsplit(str(form["redirect_uri"].value() or "")).netloc
         return context  # type: ignore[no-any-return]
 
     def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
@@ -109,39 +111,53 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
     def form_valid(self, form: forms.ConsentForm) -> HttpResponse:
         # The code is bound to this door whatever the (hidden, so forgeable) field says.
         here = self._here()
-        if any(not oauth.resource_exact(here, [r]) for r in form.cleaned_data["resource"].split()):
+        if not oauth.resources_exact(here, form.cleaned_data["resource"].split()):
             form.add_error(None, f"This server's only resource is {here}.")
             wrong: HttpResponse = self.form_invalid(form)
             return wrong
         form.cleaned_data["resource"] = here
-        if form.cleaned_data.get("allow"):
-            data = form.cleaned_data
-            team_id = int(data["team"])
-            room = None
-            if data["room"]:
-                room = selectors.rooms_of_team(team_id).filter(room_id=data["room"]).first()
-                if room is None:
-                    form.add_error("room", "That room is not one of the team's.")
-                    again: HttpResponse = self.form_invalid(form)
-                    return again
-            application = get_application_model().objects.get(client_id=data["client_id"])
-            found = (
-                Membership.objects.select_related("team")
-                .filter(user=self.request.user, team_id=team_id)
-                .first()
-            )
-            if found is None:
-                form.add_error("team", "You are not a member of that team.")
-                outsider: HttpResponse = self.form_invalid(form)
-                return outsider
-            oauth.connection_save(
-                user=self.request.user,
-                application=application,
-                team=found.team,
-                room=room,
-                agent_name=data["agent_name"],
-                read_only=bool(data["read_only"]),
-                tools_profile=data["tools_profile"],
-            )
-        answered: HttpResponse = super().form_valid(form)
+        data = form.cleaned_data
+        application = get_application_model().objects.filter(client_id=data["client_id"]).first()
+        if application is None:
+            form.add_error(None, "This client is not known here: start again from the client.")
+            unknown: HttpResponse = self.form_invalid(form)
+            return unknown
+        if not data.get("allow"):  # the toolkit tells the client access_denied
+            told: HttpResponse = super().form_valid(form)
+            return told
+        # The consent and the code stand or fall together: a code the toolkit refuses to
+        # make (a forged hidden field) leaves the earlier connection as it was.
+        try:
+            with transaction.atomic():
+                oauth.connection_save(
+                    user=self.request.user,
+                    application=application,
+                    team=Team.objects.filter(pk=int(data["team"])).first(),
+                    room=selectors.rooms_of_team(int(data["team"]))
+                    .filter(room_id=data["room"])
+                    .first()
+                    if data["room"]
+                    else None,
+                    room_asked=data["room"],
+                    agent_name=data["agent_name"],
+                    read_only=bool(data["read_only"]),
+                    tools_profile=data["tools_profile"],
+                )
+                answered: HttpResponse = super().form_valid(form)
+                if "code" not in parse_qs(urlsplit(answered.get("Location", "")).query):
+                    raise _NoCode(answered)
+        except oauth.ConnectionRefused as refused:
+            form.add_error(refused.field, refused.message)
+            again: HttpResponse = self.form_invalid(form)
+            return again
+        except _NoCode as failed:
+            return failed.response
         return answered
+
+
+class _NoCode(Exception):
+    """The toolkit answered without a code: the consent saved with it is undone."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__("no code")
+        self.response = response

@@ -21,8 +21,11 @@ from oauth2_provider.models import AccessToken, Application
 
 from config.asgi import application
 from rooms import clock
-from tenants import people
-from tenants.models import Membership, OAuthConnection
+from tenants import people, services
+from tenants.auth import _oauth_lookup, caller_recheck
+from tenants.capabilities import Caller
+from tenants.credentials import secret_digest
+from tenants.models import AuditEvent, Membership, OAuthConnection
 from tests.clock import clock_at
 from tests.tenants.test_oauth import (
     HOST,
@@ -472,3 +475,182 @@ def test_a_person_deleted_with_their_team_takes_their_clients_with_them() -> Non
     assert not OAuthConnection.objects.exists()
     assert not AccessToken.objects.exists()
     assert rpc("/oauth/mcp", token, "tools/list", {}).status_code == 401
+
+
+# --- What a review found ------------------------------------------------------------------------
+
+
+def test_a_token_never_acts_under_a_later_consent() -> None:
+    """A consent to one room ends with its room (the connection cascades); connecting the
+    same client again to every room must not revive the old tokens under the new consent."""
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    room = services.room_create(team=team, room_id="narrow-room", actor="test")
+    app = client_app()
+    verifier, challenge = pkce()
+    code = consent(browser, app, challenge, team.pk, room="narrow-room")["code"][0]
+    old = token_exchange(app, code, verifier).json()
+    works(old["access_token"])
+    room.delete()
+    assert not OAuthConnection.objects.exists()
+    verifier, challenge = pkce()
+    code = consent(browser, app, challenge, team.pk)["code"][0]
+    works(token_exchange(app, code, verifier).json()["access_token"])
+    assert rpc("/oauth/mcp", old["access_token"], "tools/list", {}).status_code == 401
+    assert refresh(app, old["refresh_token"]).status_code == 400
+
+
+def oauth_caller(token: str) -> Caller | None:
+    """The caller the OAuth door would admit for `token` (the key doors' lookup refuses it)."""
+    return _oauth_lookup(secret_digest(token), clock.now())
+
+
+def test_connecting_again_ends_the_live_uses_of_the_old_consent() -> None:
+    """A waiting call holds the caller it began with: consenting again (say, read-only) or
+    the client revoking its token makes the re-check that every live use runs say no."""
+    tokens, app, user = flow()
+    caller = oauth_caller(tokens["access_token"])
+    assert caller is not None and caller_recheck(caller)
+    browser = Client()
+    browser.force_login(user)
+    verifier, challenge = pkce()
+    team = Membership.objects.get(user=user).team
+    code = consent(browser, app, challenge, team.pk, read_only="on")["code"][0]
+    fresh = token_exchange(app, code, verifier).json()["access_token"]
+    assert not caller_recheck(caller)
+    again = oauth_caller(fresh)
+    assert again is not None and again.write is False and caller_recheck(again)
+    revoked = request(
+        "POST", "/oauth/revoke_token/", data={"token": fresh, "client_id": app.client_id}
+    )
+    assert revoked.status_code == 200
+    assert not caller_recheck(again)
+
+
+def test_an_agent_name_of_a_person_is_refused_at_consent() -> None:
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    app = client_app()
+    _, challenge = pkce()
+    page = browser.get(authorize_query(app, challenge))
+    data = {f.name: f.value() or "" for f in page.context["form"].hidden_fields()}
+    data.update({"team": str(team.pk), "agent_name": "person:ann@example.com", "allow": "1"})
+    answer = browser.post("/oauth/authorize/", data)
+    assert answer.status_code == 200
+    assert answer.context["form"].errors["agent_name"]
+    assert not OAuthConnection.objects.exists()
+
+
+def test_a_forged_redirect_leaves_the_earlier_consent_as_it_was() -> None:
+    """The toolkit refuses to make a code for a redirect URI the client did not register;
+    the consent saved in the same step is undone, and no connect is recorded."""
+    tokens, app, user = flow()
+    browser = Client()
+    browser.force_login(user)
+    _, challenge = pkce()
+    page = browser.get(authorize_query(app, challenge))
+    data = {f.name: f.value() or "" for f in page.context["form"].hidden_fields()}
+    team = Membership.objects.get(user=user).team
+    data.update(
+        {"team": str(team.pk), "agent_name": "x", "allow": "1", "redirect_uri": "https://evil/"}
+    )
+    connects = AuditEvent.objects.filter(action="oauth.connect").count()
+    answer = browser.post("/oauth/authorize/", data)
+    assert answer.status_code in (400, 302)
+    assert "evil" not in answer.get("Location", "")
+    assert OAuthConnection.objects.get(user=user).agent_name == "chat-agent"
+    assert AuditEvent.objects.filter(action="oauth.connect").count() == connects
+    works(tokens["access_token"])
+
+
+def test_bad_input_gets_an_answer_not_a_500() -> None:
+    browser, user = signed_in()
+    team = Membership.objects.get(user=user).team
+    app = client_app()
+    _, challenge = pkce()
+    page = browser.get(authorize_query(app, challenge))
+    data = {f.name: f.value() or "" for f in page.context["form"].hidden_fields()}
+    data.update({"team": str(team.pk), "agent_name": "x", "allow": "1", "client_id": "nobody"})
+    assert browser.post("/oauth/authorize/", data).status_code < 500
+    for client_id in ("nul\x00id", "é" * 300, "https://" + "a" * 300):
+        answer = request(
+            "POST",
+            "/oauth/token/",
+            data={"grant_type": "authorization_code", "code": "x", "client_id": client_id},
+        )
+        assert 400 <= answer.status_code < 500, (client_id[:20], answer.status_code)
+
+
+def test_a_deeply_nested_registration_is_refused_not_a_500(registration: None) -> None:
+    nested = "[" * 100_000 + "]" * 100_000
+    answer = request(
+        "POST",
+        "/oauth/register/",
+        content=nested,
+        headers={"content-type": "application/json"},
+    )
+    assert 400 <= answer.status_code < 500
+
+
+@pytest.mark.parametrize("redirect", ["http://evil.example/cb", "ftp://127.0.0.1/cb"])
+def test_a_registration_must_send_its_codes_over_https_or_to_loopback(
+    registration: None, redirect: str
+) -> None:
+    assert register("203.0.113.20", redirect_uris=[redirect]).status_code == 401
+    assert register("203.0.113.20", redirect_uris=["https://ok.example/cb"]).status_code == 201
+    assert Application.objects.count() == 1
+
+
+def test_metadata_documents_are_bounded_and_sent_codes_safely(
+    monkeypatch: pytest.MonkeyPatch, settings: Any
+) -> None:
+    """A client ID metadata document is a registration nobody signed: within the same
+    per-address limit (each new document from an address counts), and its redirect URIs
+    follow the same rule."""
+    settings.OAUTH_REGISTRATIONS_PER_ADDRESS_PER_HOUR = 2
+    documents = {
+        f"https://c{n}.example/client.json": {
+            "client_id": f"https://c{n}.example/client.json",
+            "client_name": f"C{n}",
+            "redirect_uris": ["http://evil.example/cb" if n == 9 else REDIRECT],
+        }
+        for n in (1, 2, 3, 9)
+    }
+    monkeypatch.setattr(cimd.SafeMetadataFetcher, "fetch", lambda self, url: (documents[url], 300))
+    browser, _ = signed_in()
+    _, challenge = pkce()
+
+    def authorize(client_id: str, address: str, redirect: str = REDIRECT) -> int:
+        query = authorize_query(Application(client_id=client_id), challenge, redirect_uri=redirect)
+        return int(browser.get(query, REMOTE_ADDR=address).status_code)
+
+    assert authorize("https://c9.example/client.json", "192.0.2.9", "http://evil.example/cb") == 400
+    assert not Application.objects.exists()
+    assert authorize("https://c1.example/client.json", "192.0.2.1") == 200
+    assert authorize("https://c1.example/client.json", "192.0.2.1") == 200  # known: no count
+    assert authorize("https://c2.example/client.json", "192.0.2.1") == 200
+    assert authorize("https://c3.example/client.json", "192.0.2.1") == 400  # past two
+    assert authorize("https://c3.example/client.json", "192.0.2.3") == 200  # another address
+    assert set(Application.objects.values_list("client_id", flat=True)) == {
+        f"https://c{n}.example/client.json" for n in (1, 2, 3)
+    }
+
+
+def test_the_door_reads_the_forwarded_scheme_as_django_does(settings: Any) -> None:
+    settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    for said, scheme in (("https, http", "https"), (" https ", "https"), ("http", "http")):
+        door = request(
+            "POST",
+            "/oauth/mcp",
+            headers={"x-forwarded-proto": said, "host": "rooms.example", "accept": "*/*"},
+        )
+        expected = f'resource_metadata="{scheme}://rooms.example/.well-known/'
+        assert expected in door.headers["www-authenticate"], said
+
+
+def test_the_consent_page_says_where_the_permission_goes() -> None:
+    browser, _ = signed_in()
+    _, challenge = pkce()
+    page = browser.get(authorize_query(client_app(), challenge))
+    assert b'<code id="redirect-host">127.0.0.1:45123</code>' in page.content
+    assert b"registered itself" in page.content
