@@ -17,11 +17,12 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet
-from oauth2_provider.models import AccessToken, Application, Grant, RefreshToken
+from oauth2_provider.models import Application
 
 from rooms import clock
 from rooms.errors import DomainError
 from tenants.models import AuditEvent, Membership, OAuthConnection, Room, Team
+from tenants.purges import oauth_tokens_end
 from tenants.services import agent_name_check, audit_record
 
 PATH = "/oauth/mcp"
@@ -74,17 +75,6 @@ class ConnectionRefused(Exception):
         self.message = message
 
 
-def tokens_end(connection: OAuthConnection) -> None:
-    """Delete the client's codes and tokens for this person; each token's cached caller goes
-    after commit (tenants.purges, as for every deleted token), so the next call is refused.
-    Run whenever a connection row goes, however (tenants.purges), so no token outlives the
-    consent it was issued under, nor acts under a later one."""
-    pair = {"user_id": connection.user_id, "application_id": connection.application_id}
-    RefreshToken.objects.filter(**pair).delete()
-    AccessToken.objects.filter(**pair).delete()
-    Grant.objects.filter(**pair).delete()
-
-
 def connection_save(
     *,
     user: Any,
@@ -111,7 +101,7 @@ def connection_save(
         raise ConnectionRefused("agent_name", refused.message) from None
     with transaction.atomic():
         OAuthConnection.objects.filter(user=user, application=application).delete()
-        tokens_end(OAuthConnection(user=user, application=application))  # none left behind
+        oauth_tokens_end(user_id=user.pk, application_id=application.pk)  # none left behind
         connection = OAuthConnection.objects.create(
             user=user,
             application=application,

@@ -17,14 +17,13 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models.signals import post_save, pre_delete
-from oauth2_provider.models import AccessToken
+from oauth2_provider.models import AccessToken, Grant, RefreshToken
 
 from rooms.keys import RoomKeys
 from rooms.store import bearers as bearers_store
 from rooms.store import budgets as budgets_store
 from rooms.store import engine as engine_store
 from rooms.store import signals as signals_store
-from tenants import oauth
 from tenants.models import (
     ApiKey,
     Invite,
@@ -155,10 +154,20 @@ def _on_user_save(sender: Any, instance: User, **kwargs: Any) -> None:
         OAuthConnection.objects.filter(user_id=instance.pk).delete()
 
 
+def oauth_tokens_end(*, user_id: int, application_id: int) -> None:
+    """Delete a client's codes and tokens for a person; each token's cached caller goes
+    after commit (`_on_access_token_delete`), so the next call is refused."""
+    pair = {"user_id": user_id, "application_id": application_id}
+    RefreshToken.objects.filter(**pair).delete()
+    AccessToken.objects.filter(**pair).delete()
+    Grant.objects.filter(**pair).delete()
+
+
 def _on_connection_delete(sender: Any, instance: OAuthConnection, **kwargs: Any) -> None:
     """However a connection goes (revoked, replaced, its room or team deleted, its person
-    gone), its tokens go with it, and with each its cached caller; live uses of it end."""
-    oauth.tokens_end(instance)
+    gone), its tokens go with it, and with each its cached caller; live uses of it end. No
+    token outlives the consent it was issued under, nor acts under a later one."""
+    oauth_tokens_end(user_id=instance.user_id, application_id=instance.application_id)
     signal_after_commit([f"oauth:{instance.pk}"])
 
 

@@ -57,7 +57,27 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
 
     with override_settings(WEBHOOK_ALLOW_PRIVATE_NETWORKS=True):
         hook = webhooks.webhook_create(room=room, url="http://127.0.0.1:9/h", actor="t").webhook
+    from oauth2_provider.models import Application
+
+    from tenants import oauth
+
+    client = Application.objects.create(
+        name="a client",
+        client_type=Application.CLIENT_PUBLIC,
+        authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
+        redirect_uris="http://127.0.0.1:9/cb",
+    )
+    connection = oauth.connection_save(
+        user=ann.user,
+        application=client,
+        team=ann.team,
+        room=None,
+        agent_name="a-agent",
+        read_only=False,
+        tools_profile=None,
+    )
     return {
+        "connection_id": connection.pk,
         "room_id": room.room_id,
         "key_id": key.pk,
         "invite_id": invite.pk,
@@ -94,6 +114,7 @@ def test_every_url_is_classified() -> None:
                 {
                     k: 1
                     for k in (
+                        "connection_id",
                         "room_id",
                         "key_id",
                         "invite_id",
@@ -116,7 +137,7 @@ def test_team_b_gets_404_on_every_url_of_team_a(
     team_a_objects: dict[str, Any], ann: Person, bob: Person
 ) -> None:
     urls = team_a_urls(team_a_objects)
-    assert len(urls) == 20
+    assert len(urls) == 22
     for name, path in urls:
         for method in ("get", "post"):
             response = getattr(bob.client, method)(path)
