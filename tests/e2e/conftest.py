@@ -3,6 +3,9 @@ Redis as the rest of the suite, its own SQLite database and var folder."""
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import importlib.metadata
 import os
 import shutil
 import signal
@@ -54,30 +57,39 @@ class RunningServer:
         return int(self.process.returncode)
 
 
-_migrated: list[Path] = []
-
-
 def migrated_database() -> Path:
-    """A SQLite database migrated once per test process, copied into each new server's
-    folder: migrating from nothing costs a server seconds (django-oauth-toolkit alone has 22
-    migrations). The server still runs `migrate`, which finds nothing to do; a server given a
-    folder of its own (test_serve's first runs, test_revocation) migrates from nothing."""
-    if not _migrated:
-        folder = Path(tempfile.mkdtemp(prefix="rs-e2e-migrated-"))
-        env = {
-            **os.environ,
-            "ROOMSERVICE_VAR_DIR": str(folder),
-            "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-        }
-        subprocess.run(
-            [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
-            cwd=ROOT,
-            env=env,
-            check=True,
-        )
-        _migrated.append(folder / "db.sqlite3")
-    return _migrated[0]
+    """A SQLite database migrated once for the whole run (its workers wait on one lock),
+    copied into each new server's folder: migrating from nothing costs a server seconds
+    (django-oauth-toolkit alone has 22 migrations). It is named by the migrations it holds,
+    so a changed migration makes a new one. The server still runs `migrate`, which finds
+    nothing to do; migrating from nothing is what the README walkthrough and
+    tests/browser/test_first_run.py test, through `make run` itself."""
+    migrations = sorted(ROOT.glob("*/migrations/*.py"))
+    digest = hashlib.sha256(importlib.metadata.version("django-oauth-toolkit").encode())
+    for path in migrations:
+        digest.update(path.read_bytes())
+    folder = Path(tempfile.gettempdir()) / f"rs-e2e-migrated-{digest.hexdigest()[:16]}"
+    database = folder / "db.sqlite3"
+    folder.mkdir(exist_ok=True)
+    with (folder / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not database.exists():
+            building = folder / "building.sqlite3"
+            building.unlink(missing_ok=True)
+            env = {
+                **os.environ,
+                "ROOMSERVICE_VAR_DIR": str(folder),
+                "DATABASE_URL": f"sqlite:///{building}",
+                "DJANGO_SETTINGS_MODULE": "config.settings",
+            }
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "--verbosity", "0"],
+                cwd=ROOT,
+                env=env,
+                check=True,
+            )
+            building.replace(database)
+    return database
 
 
 def start_server(
@@ -86,7 +98,7 @@ def start_server(
     port = free_port()
     var = var_dir or Path(tempfile.mkdtemp(prefix="rs-e2e-"))
     var.mkdir(parents=True, exist_ok=True)
-    if var_dir is None:
+    if not (var / "db.sqlite3").exists():
         shutil.copyfile(migrated_database(), var / "db.sqlite3")
     env = {
         **os.environ,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import ROOT, free_port
+from tests.e2e.conftest import ROOT, free_port, migrated_database
 
 pytestmark = pytest.mark.e2e
 
@@ -121,6 +122,7 @@ def _launch(var: Path, port: int, launcher: str) -> subprocess.Popen[bytes]:
             "DJANGO_SETTINGS_MODULE": "config.settings",
         }
     )
+    shutil.copyfile(migrated_database(), var / "db.sqlite3")  # what is killed is the subject
     prefix, preexec = LAUNCHERS[launcher]
     with (var / "serve.log").open("ab") as log:
         return subprocess.Popen(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 import redis
 
 from tests.conftest import new_room_id, on_cluster
-from tests.e2e.conftest import TEAM_A_SECRET, WEB_ONLY, start_server
+from tests.e2e.conftest import TEAM_A_SECRET, WEB_ONLY, migrated_database, start_server
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +44,7 @@ def api(
 
 def test_revocation_reaches_every_process_on_the_next_request() -> None:
     shared = Path(tempfile.mkdtemp(prefix="rs-two-"))
+    shutil.copyfile(migrated_database(), shared / "shared.sqlite3")
     env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}", **WEB_ONLY}
     one = start_server(env, var_dir=shared / "one")
     two = start_server(env, var_dir=shared / "two")
@@ -134,6 +136,7 @@ class StreamReader:
 @pytest.mark.anyio
 async def test_a_key_revoked_on_one_process_ends_its_stream_and_wait_on_another() -> None:
     shared = Path(tempfile.mkdtemp(prefix="rs-live-"))
+    shutil.copyfile(migrated_database(), shared / "shared.sqlite3")
     env = {"DATABASE_URL": f"sqlite:///{shared / 'shared.sqlite3'}", **WEB_ONLY}
     one = start_server(env, var_dir=shared / "one")
     two = start_server(env, var_dir=shared / "two")
