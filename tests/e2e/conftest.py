@@ -98,8 +98,6 @@ def start_server(
     port = free_port()
     var = var_dir or Path(tempfile.mkdtemp(prefix="rs-e2e-"))
     var.mkdir(parents=True, exist_ok=True)
-    if not (var / "db.sqlite3").exists():
-        shutil.copyfile(migrated_database(), var / "db.sqlite3")
     env = {
         **os.environ,
         "HOST": "127.0.0.1",
@@ -114,6 +112,10 @@ def start_server(
         "SIGNUPS_PER_ADDRESS_PER_HOUR": "1000000",
     }
     env.update(env_extra or {})
+    database = var / "db.sqlite3"
+    if env["DATABASE_URL"] == f"sqlite:///{database}" and not database.exists():
+        shutil.copyfile(migrated_database(), database)
+        database.chmod(0o600)  # as the service makes its files: its owner's alone
     log = var / "server.log"
     with log.open("ab") as out:
         process = subprocess.Popen(
