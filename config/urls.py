@@ -13,10 +13,18 @@ from mcp_gateway.apis import rooms as room_apis
 # The toolkit's own URL list would also mount its application-management pages (anyone
 # signed in could register a client) and grants this door does not offer: only these.
 oauth_patterns = [
-    path("authorize/", oauth.ConsentView.as_view(), name="authorize"),
-    path("token/", oauth_views.TokenView.as_view(), name="token"),
-    path("revoke_token/", oauth_views.RevokeTokenView.as_view(), name="revoke-token"),
-    path("register/", oauth_views.DynamicClientRegistrationView.as_view(), name="dcr-register"),
+    path("authorize/", mcp_oauth.nul_refused(oauth.ConsentView.as_view()), name="authorize"),
+    path("token/", mcp_oauth.nul_refused(oauth_views.TokenView.as_view()), name="token"),
+    path(
+        "revoke_token/",
+        mcp_oauth.nul_refused(oauth_views.RevokeTokenView.as_view()),
+        name="revoke-token",
+    ),
+    path(
+        "register/",
+        mcp_oauth.nul_refused(oauth_views.DynamicClientRegistrationView.as_view()),
+        name="dcr-register",
+    ),
     path(
         "register/<str:client_id>/",
         mcp_oauth.registration_unmanaged,

@@ -11,13 +11,14 @@ is not this URL is refused at the door (the toolkit's own check is a prefix matc
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from oauth2_provider.cimd import CIMDError, SafeMetadataFetcher
 from oauth2_provider.oauth2_backends import OAuthLibCore
 from oauth2_provider.oauth2_validators import OAuth2Validator
@@ -214,3 +215,23 @@ def registration_unmanaged(request: HttpRequest, client_id: str) -> JsonResponse
         },
         status=404,
     )
+
+
+def nul_refused(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """The toolkit's endpoints look every parameter up in the database as given, and
+    Postgres refuses a NUL in text (a 500): a request holding one is told so instead."""
+
+    @functools.wraps(view)
+    def refusing(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        raw = b"\x00" in request.body  # read first: the form below is parsed from it
+        if raw or any("\x00" in v for v in [*request.GET.values(), *request.POST.values()]):
+            return JsonResponse(
+                {
+                    "error": "invalid_request",
+                    "error_description": "A parameter holds a NUL character; send it without.",
+                },
+                status=400,
+            )
+        return view(request, *args, **kwargs)
+
+    return refusing

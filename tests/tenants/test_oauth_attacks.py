@@ -579,6 +579,18 @@ def test_bad_input_gets_an_answer_not_a_500() -> None:
             data={"grant_type": "authorization_code", "code": "x", "client_id": client_id},
         )
         assert 400 <= answer.status_code < 500, (client_id[:20], answer.status_code)
+    # A NUL anywhere (Postgres refuses it in text): the page, revocation, a percent-encoded one.
+    page = browser.get(authorize_query(Application(client_id="nul\x00id"), challenge))
+    assert page.status_code == 400
+    revoked = request("POST", "/oauth/revoke_token/", data={"token": "t", "client_id": "a\x00"})
+    assert revoked.status_code == 400
+    encoded = request(
+        "POST",
+        "/oauth/token/",
+        content="grant_type=authorization_code&code=x&client_id=a%00b",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert encoded.status_code == 400
 
 
 def test_a_deeply_nested_registration_is_refused_not_a_500(registration: None) -> None:
