@@ -21,7 +21,7 @@ from oauth2_provider.models import Application
 
 from rooms import clock
 from rooms.errors import DomainError
-from tenants.models import AuditEvent, Membership, OAuthConnection, Room, Team
+from tenants.models import AuditEvent, Membership, OAuthConnection, Room
 from tenants.purges import oauth_tokens_end
 from tenants.services import agent_name_check, audit_record
 
@@ -79,19 +79,23 @@ def connection_save(
     *,
     user: Any,
     application: Any,
-    team: Team | None,
-    room: Room | None,
-    room_asked: str = "",
+    team_id: int,
+    room_id: str,
     agent_name: str,
     read_only: bool,
     tools_profile: str | None,
 ) -> OAuthConnection:
-    """The person's consent for `application`: a new connection, replacing any earlier one,
+    """The person's consent for `application`, as they chose on the page (a team of theirs,
+    one of its rooms by id or "" for all): a new connection, replacing any earlier one,
     whose tokens end and whose live uses (a waiting call) end too, as their credential is
     gone. The agent name follows a key's rule (never a person's name)."""
-    if team is None or not Membership.objects.filter(user=user, team=team).exists():
+    membership = Membership.objects.select_related("team").filter(user=user, team_id=team_id)
+    found = membership.first()
+    if found is None:
         raise ConnectionRefused("team", "You are not a member of that team.")
-    if (room_asked and room is None) or (room is not None and room.team_id != team.pk):
+    team = found.team
+    room = Room.objects.filter(team=team, room_id=room_id).first() if room_id else None
+    if room_id and room is None:
         raise ConnectionRefused("room", "That room is not one of the team's.")
     if not agent_name:
         raise ConnectionRefused("agent_name", "Name the agent this client acts as.")

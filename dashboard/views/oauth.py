@@ -20,8 +20,8 @@ from oauthlib.oauth2.rfc6749 import errors
 
 from config.middleware import CSP
 from dashboard import forms
-from tenants import oauth, selectors
-from tenants.models import Membership, Team
+from tenants import oauth
+from tenants.models import Membership
 
 
 class ConsentView(AuthorizationView):  # type: ignore[misc]
@@ -132,13 +132,8 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]
                 oauth.connection_save(
                     user=self.request.user,
                     application=application,
-                    team=Team.objects.filter(pk=int(data["team"])).first(),
-                    room=selectors.rooms_of_team(int(data["team"]))
-                    .filter(room_id=data["room"])
-                    .first()
-                    if data["room"]
-                    else None,
-                    room_asked=data["room"],
+                    team_id=int(data["team"]),
+                    room_id=data["room"],
                     agent_name=data["agent_name"],
                     read_only=bool(data["read_only"]),
                     tools_profile=data["tools_profile"],

@@ -70,8 +70,8 @@ def team_a_objects(ann: Person) -> dict[str, Any]:
     connection = oauth.connection_save(
         user=ann.user,
         application=client,
-        team=ann.team,
-        room=None,
+        team_id=ann.team.pk,
+        room_id="",
         agent_name="a-agent",
         read_only=False,
         tools_profile=None,
