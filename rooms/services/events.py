@@ -240,6 +240,17 @@ async def event_wait(
     applied = min(timeout_ms, WAIT_MAX_MS)
     capped = timeout_ms > WAIT_MAX_MS
     deadline = time.monotonic() + applied / 1000
+
+    def waited(cursor: str, events: list[Event]) -> Waited:
+        return {
+            "events": events,
+            "cursor": cursor,
+            "count": len(events),
+            "timedOut": not events,
+            "timeoutMs": applied,
+            "capped": capped,
+        }
+
     while True:
         async with wakeups_store.room_watch(room.keys) as woken:
             batch = await _unread(
@@ -247,26 +258,14 @@ async def event_wait(
             )
             # A guest passes over others' messages and waits on (rooms.selectors.messages).
             seen = events_selectors.events_seen(room, batch.events)
-            if seen:
-                return {
-                    "events": seen,
-                    "cursor": batch.cursor,
-                    "count": len(seen),
-                    "timedOut": False,
-                    "timeoutMs": applied,
-                    "capped": capped,
-                }
             remaining = deadline - time.monotonic()
-            if batch.events and remaining > 0:
+            if seen or remaining <= 0:
+                return waited(batch.cursor, seen)
+            if batch.events:
                 continue  # only others' messages: read on
-            if remaining <= 0:
-                return {
-                    "events": [],
-                    "cursor": batch.cursor,
-                    "count": 0,
-                    "timedOut": True,
-                    "timeoutMs": applied,
-                    "capped": capped,
-                }
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(woken.wait(), remaining)
+            if not woken.is_set():
+                # Nothing was written since the read (the subscription was live before it):
+                # reading again would find what the read found.
+                return waited(batch.cursor, [])

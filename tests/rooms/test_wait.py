@@ -12,7 +12,9 @@ from django.conf import settings
 from rooms.refs import RoomRef
 from rooms.selectors import plan as plan_selectors
 from rooms.services import events as events_services
+from rooms.store import connections as connections_store
 from rooms.store import wakeups as wakeups_store
+from tests.conftest import commandstats
 
 pytestmark = pytest.mark.anyio
 
@@ -54,6 +56,27 @@ async def test_times_out_with_nothing_new(room: RoomRef) -> None:
         "timeoutMs": 150,
         "capped": False,
     }
+
+
+async def test_a_wait_nothing_woke_reads_the_room_once(room: RoomRef) -> None:
+    """An idle agent's wait costs one read: with nothing written while it waited (the
+    subscription was live before the read), reading again at the timeout finds nothing
+    new, so it is not done."""
+    await post(room, 1)
+    for _ in range(2):  # the second: the process has used the script (an EVAL the first time)
+        await events_services.event_wait(
+            room, agent_id="a", timeout_ms=1, limit=10, addressed_only=False
+        )
+    r = connections_store.client()
+    before = await commandstats(r)
+    got = await events_services.event_wait(
+        room, agent_id="a", timeout_ms=100, limit=10, addressed_only=False
+    )
+    after = await commandstats(r)
+    scripts = sum(
+        n - before.get(name, 0) for name, n in after.items() if name.startswith("cmdstat_eval")
+    )
+    assert got["timedOut"] is True and scripts == 1
 
 
 async def test_a_wait_longer_than_the_most_is_cut_and_says_so(room: RoomRef) -> None:
