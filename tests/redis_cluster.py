@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -26,6 +27,10 @@ import redis
 
 NODE_TIMEOUT_MS = 1000
 START_TIMEOUT = 30.0
+# Managed Redis as it is sold (ElastiCache Serverless): CONFIG is refused, and keyspace
+# notifications are off for good. Every node runs that way, so nothing the service or its
+# tests do can come to rely on either; only the harness knows CONFIG's new name.
+CONFIG_COMMAND = f"CONFIG-{secrets.token_hex(8)}"
 
 
 def server_binary() -> str | None:
@@ -108,6 +113,7 @@ class LocalCluster:
         # A replica's first full sync starts at once (Redis waits 5 s by default for more
         # replicas to join it).
         args += ["--repl-diskless-sync-delay", "0"]
+        args += ["--notify-keyspace-events", "", "--rename-command", "CONFIG", CONFIG_COMMAND]
         from config.lifecycle import child_of_this_process
 
         self.processes[port] = subprocess.Popen(
@@ -207,6 +213,25 @@ class LocalCluster:
         finally:
             for r in nodes.values():
                 r.close()
+
+    def config_get(self, port: int, name: str) -> str:
+        """One setting of one node, read through CONFIG's secret name."""
+        r = redis.Redis(port=port, socket_timeout=2, decode_responses=True)
+        try:
+            reply = r.execute_command(CONFIG_COMMAND, "GET", name)
+        finally:
+            r.close()
+        found = (
+            reply if isinstance(reply, dict) else dict(zip(reply[::2], reply[1::2], strict=True))
+        )
+        return str(found[name])
+
+    def config_set(self, port: int, name: str, value: str) -> None:
+        r = redis.Redis(port=port, socket_timeout=2)
+        try:
+            r.execute_command(CONFIG_COMMAND, "SET", name, value)
+        finally:
+            r.close()
 
     def role(self, port: int) -> str:
         r = redis.Redis(port=port, socket_timeout=2, decode_responses=True)
