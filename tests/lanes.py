@@ -8,7 +8,11 @@ A test is `store` when its file says so (pytestmark) or its folder is one of STO
 it). Whether a test reaches a room's keys is not left to memory: on the single pass, a test
 not marked `store` that sends Redis a command naming a room's key itself (its own process,
 any client) fails, naming the marker it needs. `browser` and `prod` tests run once, on the
-single pass."""
+single pass.
+
+Every command sent in-process is also measured: a test fails, naming the command, when it
+sent one longer than REDIS_ARGS_MAX (its name, keys and arguments: ElastiCache Serverless
+refuses it)."""
 
 from __future__ import annotations
 
@@ -21,6 +25,8 @@ from typing import Any
 import pytest
 import redis.asyncio.connection
 import redis.connection
+
+from rooms.store.connections import REDIS_ARGS_MAX
 
 TESTS = Path(__file__).resolve().parent
 
@@ -39,27 +45,61 @@ FOLDER_MARKS: dict[str, tuple[str, ...]] = {
 ROOM_KEY = re.compile(rb":\{(?!bearer:|team:|\*\})[^{}:]+\}:")
 
 _sent = 0
+# (command name, its length) of each command longer than REDIS_ARGS_MAX this test sent.
+_too_long: list[tuple[str, int]] = []
+# A RESP array's header of four digits or more: the only place a long command can start.
+_LONG_ARRAY = re.compile(rb"\*\d{%d,}\r\n" % len(str(REDIS_ARGS_MAX)))
 
 
-def _room_keys_in(command: Any) -> bool:
-    packed = command if isinstance(command, bytes) else b"".join(bytes(part) for part in command)
+def _packed(command: Any) -> bytes:
+    return command if isinstance(command, bytes) else b"".join(bytes(part) for part in command)
+
+
+def _room_keys_in(packed: bytes) -> bool:
     return ROOM_KEY.search(packed) is not None
+
+
+def too_long(packed: bytes) -> list[tuple[str, int]]:
+    """(name, length) of each command in `packed` (one command, or a pipeline's) longer
+    than REDIS_ARGS_MAX: its name, keys and arguments, as Redis counts them."""
+    if _LONG_ARRAY.search(packed) is None:  # the usual case: nothing to walk through
+        return []
+    found = []
+    at = 0
+    while at < len(packed):
+        end = packed.index(b"\r\n", at)
+        length = int(packed[at + 1 : end])
+        at, name = end + 2, b""
+        for i in range(length):
+            end = packed.index(b"\r\n", at)
+            size = int(packed[at + 1 : end])
+            if i == 0:
+                name = packed[end + 2 : end + 2 + size]
+            at = end + 2 + size + 2
+        if length > REDIS_ARGS_MAX:
+            found.append((name.decode(errors="replace").upper(), length))
+    return found
+
+
+def _observed(command: Any) -> None:
+    global _sent
+    packed = _packed(command)
+    _sent += _room_keys_in(packed)
+    _too_long.extend(too_long(packed))
 
 
 def _counted(send: Any) -> Any:
     """`send` (a redis-py connection's send_packed_command), counting the commands it sends
-    that name a room's key."""
+    that name a room's key, and noting those too long."""
     if getattr(send, "counted", False):
         return send
 
     def sync_send(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        global _sent
-        _sent += _room_keys_in(command)
+        _observed(command)
         return send(self, command, *args, **kwargs)
 
     async def async_send(self: Any, command: Any, *args: Any, **kwargs: Any) -> Any:
-        global _sent
-        _sent += _room_keys_in(command)
+        _observed(command)
         return await send(self, command, *args, **kwargs)
 
     counting = async_send if inspect.iscoroutinefunction(send) else sync_send
@@ -110,6 +150,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
     global _sent
     _sent = 0
+    _too_long.clear()
     return (yield)
 
 
@@ -126,6 +167,14 @@ def pytest_runtest_teardown(
             "`store`, so the "
             "cluster pass would not run it: add `pytestmark = pytest.mark.store` to its file "
             "(or the marker to the test).",
+            pytrace=False,
+        )
+    if _too_long:
+        sent = ", ".join(f"{name} with {length} arguments" for name, length in _too_long[:5])
+        pytest.fail(
+            f"{item.nodeid} sent Redis {len(_too_long)} command(s) longer than "
+            f"REDIS_ARGS_MAX ({REDIS_ARGS_MAX}, ElastiCache Serverless refuses them): {sent}. "
+            "Send it in runs (rooms.store.connections.arguments_runs) or bound its list.",
             pytrace=False,
         )
     return result

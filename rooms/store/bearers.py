@@ -11,7 +11,7 @@ from rooms.keys import BearerKeys, RoomKeys, TeamKeys, hook_notice, open_slots
 from rooms.keys import claims_due as claims_due_key
 from rooms.store.archives import TOMBSTONE_MS
 from rooms.store.budgets import team_epoch_bump
-from rooms.store.connections import client, limiter
+from rooms.store.connections import arguments_runs, client, limiter
 from rooms.store.engine import awaited, idle_ttl_ms, named, run
 
 
@@ -90,8 +90,11 @@ async def room_forget(keys: RoomKeys, *, tombstone: bool = False) -> None:
     room's record as live before the archive committed cannot make the room again."""
     r = client()
     resources = [str(x) for x in await r.zrange(keys.lock_index, 0, -1)]
-    # UNLINK: a large room's memory is freed off Redis's main thread.
-    await r.unlink(*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources))
+    # UNLINK: a large room's memory is freed off Redis's main thread. Its live locks are as
+    # many as ROOM_LOCKS_MAX allows: in runs, each within REDIS_ARGS_MAX.
+    names = [*keys.durable(), keys.active_mark, *(keys.lock(x) for x in resources)]
+    for batch in arguments_runs(names, beside=1):
+        await r.unlink(*batch)
     if tombstone:
         await awaited(r.hset(keys.meta, "status", "archived"))
         await awaited(r.pexpire(keys.meta, TOMBSTONE_MS))

@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from rooms import scripts
 from rooms.keys import TeamKeys, open_slots, rate_window
-from rooms.store.connections import StoreDown, client, limiter
+from rooms.store.connections import StoreDown, arguments_runs, client, limiter
 from rooms.store.engine import in_flight, named, run, run_on
 
 # A budget step's outcomes: charged; the bucket's own window full; a guest's team's guests'
@@ -163,7 +163,9 @@ async def _releases_step(loop: asyncio.AbstractEventLoop) -> None:
     try:
         pipe = client().pipeline(transaction=False)
         for bucket, ids in by_bucket.items():
-            pipe.zrem(open_slots(bucket), *ids)
+            # One write can wake every waiter of a bucket at once (PROCESS_WAITERS_MAX).
+            for batch in arguments_runs(ids, beside=2):
+                pipe.zrem(open_slots(bucket), *batch)
         await pipe.execute()
     except StoreDown:
         pass

@@ -10,7 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
 
 import redis.asyncio as aioredis
 from django.conf import settings
@@ -20,6 +21,23 @@ from redis.exceptions import RedisClusterException
 from redis.maint_notifications import MaintNotificationsConfig
 
 Store = aioredis.Redis | RedisCluster
+T = TypeVar("T")
+
+# The most arguments one command may carry, its name, keys and ARGV included: ElastiCache
+# Serverless refuses a longer one. A command whose length follows a room's size or a
+# caller's list is sent in runs (arguments_runs); tests/lanes.py fails any test that sends
+# a longer one.
+REDIS_ARGS_MAX = 3_999
+
+
+def arguments_runs(items: Sequence[T], *, beside: int) -> Iterator[Sequence[T]]:
+    """`items` in runs that each fit one command with `beside` other arguments (its name
+    and fixed keys)."""
+    step = REDIS_ARGS_MAX - beside
+    for at in range(0, len(items), step):
+        yield items[at : at + step]
+
+
 _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Store] = weakref.WeakKeyDictionary()
 
 
