@@ -12,13 +12,17 @@ import pytest
 import redis
 from redis.connection import Connection
 
-from rooms.keys import open_slots
+from rooms.keys import RoomKeys, open_slots
 from rooms.refs import RoomRef
+from rooms.schemas import MAX_DEPENDS_ON
+from rooms.search import GROUPS_MAX
 from rooms.services import locks as locks_services
 from rooms.store import bearers as bearers_store
 from rooms.store import budgets as budgets_store
+from rooms.store.archives import SNAPSHOT_CHUNK
 from rooms.store.connections import REDIS_ARGS_MAX, arguments_runs
 from rooms.store.engine import pending_settled
+from rooms.suggest import HINT_SAMPLE
 from tests.lanes import too_long
 
 pytestmark = pytest.mark.anyio
@@ -85,3 +89,23 @@ async def test_slots_given_back_in_one_turn_past_one_command_are_all_given_back(
         budgets_store.slot_release_soon(bucket, slot_id)
     await pending_settled()
     assert sync_redis.zcard(open_slots(bucket)) == 0
+
+
+def test_commands_a_quota_or_a_constant_sizes_stay_within_redis_args_max(settings: Any) -> None:
+    """The commands whose length follows a list that a quota or a constant bounds, at that
+    bound: one HMGET of every kept handoff or review, of a task's depends_on, of the
+    message hints; one EVALSHA replacing what a room inherits, or searching a query's
+    groups; the archives' chunks and their load."""
+    parts = len(RoomKeys("r").snapshot_parts())
+    longest = {
+        "HMGET handoffs (ROOM_HANDOFFS_MAX)": 2 + settings.ROOM_HANDOFFS_MAX,
+        "HMGET reviews (ROOM_REVIEWS_MAX)": 2 + settings.ROOM_REVIEWS_MAX,
+        "HMGET task_titles (MAX_DEPENDS_ON)": 2 + MAX_DEPENDS_ON,
+        "HMGET messages (HINT_SAMPLE)": 2 + HINT_SAMPLE,
+        "EVALSHA inherited_replace (ROOM_INHERITED_MAX)": 6 + 2 * settings.ROOM_INHERITED_MAX,
+        "EVALSHA search (GROUPS_MAX)": 3 + 7 + 3 + GROUPS_MAX,
+        "HSET/ZADD staged (SNAPSHOT_CHUNK)": 2 + 2 * SNAPSHOT_CHUNK,
+        "EVALSHA load_room (snapshot parts)": 3 + 2 + 2 * parts + 6 + 5 * parts,
+    }
+    over = {what: n for what, n in longest.items() if n > REDIS_ARGS_MAX}
+    assert not over, over
