@@ -26,7 +26,7 @@ from prometheus_client import Counter, Histogram
 from calls import live
 from rooms import errors, idempotency, redaction, registry
 from rooms.names import UNNAMED_AGENT
-from rooms.refs import RoomRef
+from rooms.refs import WAIT_MAX_MS, RoomRef
 from rooms.schemas import RoomInput, SetRoomStatusInput, ToolInput
 from rooms.services import presence as presence_services
 from rooms.store import connections as connections_store
@@ -70,8 +70,9 @@ def _tool_series(tool: str, outcome: str) -> tuple[Counter, Histogram]:
     return TOOL_CALLS.labels(tool=tool, outcome=outcome), TOOL_SECONDS.labels(tool=tool)
 
 
-# A waiting call holds its slot at most this long (wait_for_events waits ≤ 30 s).
-WAITER_LEASE_MS = 90_000
+# A waiting call's slot is leased for its longest wait and this much more: a server that
+# dies frees it then, and a live one never needs to renew it while it waits.
+WAITER_LEASE_MARGIN_MS = 60_000
 
 
 async def tool_run(
@@ -80,11 +81,13 @@ async def tool_run(
     arguments: Any,
     *,
     charge: budgets.Charge | None = None,
+    wait_most_ms: int = WAIT_MAX_MS,
 ) -> Any:
     """Run one tool for `caller`: the row the door resolved (a name is resolved here, once).
     Raises DomainError for anything the caller can correct, and for an outage of a store
     (StoreUnavailableError: retry). `charge`: the door already charged the call
-    (tenants.auth.caller_admit); without it the call is charged here."""
+    (tenants.auth.caller_admit); without it the call is charged here. `wait_most_ms`: the
+    longest a waiting tool may wait through this door (rooms.refs)."""
     started = time.perf_counter()
     outcome = "internal"
     # Unknown names are counted under one label: a caller cannot grow the series.
@@ -92,7 +95,7 @@ async def tool_run(
     try:
         row = registry.tool_get(tool) if isinstance(tool, str) else tool
         known = row.name
-        result = await _tool_run(caller, row, arguments, charge)
+        result = await _tool_run(caller, row, arguments, charge, wait_most_ms)
         outcome = "ok"
         return result
     except connections_store.StoreDown:
@@ -109,7 +112,11 @@ async def tool_run(
 
 
 async def _tool_run(
-    caller: Caller, tool: registry.Tool, arguments: Any, charge: budgets.Charge | None
+    caller: Caller,
+    tool: registry.Tool,
+    arguments: Any,
+    charge: budgets.Charge | None,
+    wait_most_ms: int,
 ) -> Any:
     if charge is None:
         charge = await budgets.call_charge(caller)
@@ -170,10 +177,11 @@ async def _tool_run(
             result = {**result, "redacted": redaction.told(redacted)}
         return result
     async with (
-        budgets.slot_hold(caller, "waiters", lease_ms=WAITER_LEASE_MS),
+        budgets.slot_hold(caller, "waiters", lease_ms=wait_most_ms + WAITER_LEASE_MARGIN_MS),
         live.credential_held(caller, room_id=room.room_id) as use,
     ):
-        work = presence_services.presence_beside(room, tool.run(room.acted_by(None), args))
+        waiting = room.acted_by(None).waiting_up_to(wait_most_ms)
+        work = presence_services.presence_beside(room, tool.run(waiting, args))
         return await until_lost(work, use.lost)
 
 

@@ -13,6 +13,15 @@ from dataclasses import dataclass, field, replace
 from rooms.idempotency import KeyedCall
 from rooms.keys import RoomKeys
 
+# The longest one wait_for_events waits, whatever it asks for: MCP clients give up on a call
+# after about 60 s (Claude Code, Codex), and a proxy's idle timeout may be shorter; an agent
+# that wants to go on waiting calls again (the result says when its ask was cut). A door
+# that keeps the connection alive while it waits (the REST door sends keep-alive bytes) lets
+# its callers, who wait longer than a tool call may (the guard's hooks), wait up to
+# LONG_WAIT_MAX_MS: one arming for minutes instead of one every 30 s.
+WAIT_MAX_MS = 30_000
+LONG_WAIT_MAX_MS = 600_000
+
 
 @dataclass(frozen=True, slots=True)
 class RoomRef:
@@ -34,6 +43,9 @@ class RoomRef:
     # ("") for an invite bound to no agent; None: the team's caller, who reads them all.
     # rooms.selectors.messages.message_visible applies it to every read that carries one.
     reader: str | None = None
+    # The longest a waiting call on this room may wait (the door's: WAIT_MAX_MS, or
+    # LONG_WAIT_MAX_MS where the door keeps the connection alive).
+    wait_most_ms: int = WAIT_MAX_MS
 
     def keyed_by(self, call: KeyedCall | None) -> RoomRef:
         """This room, for a call keyed `call` (the door's, after the access check)."""
@@ -42,6 +54,10 @@ class RoomRef:
     def acted_by(self, actor: str | None) -> RoomRef:
         """This room, for a call whose acting agent is `actor` (None: it names none)."""
         return self if actor == self.actor else replace(self, actor=actor)
+
+    def waiting_up_to(self, most_ms: int) -> RoomRef:
+        """This room, for a waiting call that may wait up to `most_ms`."""
+        return self if most_ms == self.wait_most_ms else replace(self, wait_most_ms=most_ms)
 
     @property
     def cursors_key(self) -> str:

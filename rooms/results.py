@@ -159,7 +159,7 @@ class Waited(TypedDict):
     cursor: str
     count: int
     timedOut: bool
-    timeoutMs: int  # the wait applied: the one asked for, at most WAIT_MAX_MS
+    timeoutMs: int  # the wait applied: the one asked for, at most the door's most (rooms.refs)
     capped: bool  # the one asked for was longer than that
 
 

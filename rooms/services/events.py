@@ -222,23 +222,17 @@ async def agent_summary(room: RoomRef, *, agent_id: str) -> Summary:
     }
 
 
-# The longest one wait lasts, whatever it asks for: MCP clients give up on a call after
-# about 60 s (Claude Code, Codex), and a proxy's idle timeout may be shorter; an agent that
-# wants to go on waiting calls again (the result says when its ask was cut).
-WAIT_MAX_MS = 30_000
-
-
 async def event_wait(
     room: RoomRef, *, agent_id: str, timeout_ms: int, limit: int, addressed_only: bool
 ) -> Waited:
     """get_unread_events that waits: returns at once when something is unread, else the
     moment a write to the room lands (through any server process), else `timedOut` at the
-    timeout (at most WAIT_MAX_MS). Same cursor, same exactly-once rule. No polling: it
-    sleeps on the room's wake channel, registered before each read so no write can slip
-    between read and sleep."""
+    timeout (at most the door's `room.wait_most_ms`). Same cursor, same exactly-once rule.
+    No polling: it sleeps on the room's wake channel, registered before each read so no
+    write can slip between read and sleep."""
     agent = attributed(agent_id)
-    applied = min(timeout_ms, WAIT_MAX_MS)
-    capped = timeout_ms > WAIT_MAX_MS
+    applied = min(timeout_ms, room.wait_most_ms)
+    capped = timeout_ms > room.wait_most_ms
     deadline = time.monotonic() + applied / 1000
 
     def waited(cursor: str, events: list[Event]) -> Waited:
