@@ -151,10 +151,13 @@ async def event_follow(
                 for event in events_seen(room, entries):
                     yield event
                 continue
-            try:
-                await asyncio.wait_for(woken.wait(), keepalive_seconds)
-            except TimeoutError:
-                yield None
+            # A quiet period reads nothing: nothing was written since the read (the
+            # subscription was live before it), so only a wake leads to the next read.
+            while not woken.is_set():
+                try:
+                    await asyncio.wait_for(woken.wait(), keepalive_seconds)
+                except TimeoutError:
+                    yield None
 
 
 PAGE_SCAN_MOST = 5_000  # a filtered page of the log reads at most this many events

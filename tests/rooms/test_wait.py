@@ -1,5 +1,5 @@
 """wait_for_events: at once when something is unread, the moment a write lands, or timedOut;
-exactly once; and many waiters share one subscription."""
+exactly once; and many waiters share one subscription. A quiet event stream reads nothing."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import redis
 from django.conf import settings
 
 from rooms.refs import WAIT_MAX_MS, RoomRef
+from rooms.selectors import events as events_selectors
 from rooms.selectors import plan as plan_selectors
 from rooms.services import events as events_services
 from rooms.store import connections as connections_store
@@ -77,6 +78,26 @@ async def test_a_wait_nothing_woke_reads_the_room_once(room: RoomRef) -> None:
         n - before.get(name, 0) for name, n in after.items() if name.startswith("cmdstat_eval")
     )
     assert got["timedOut"] is True and scripts == 1
+
+
+async def test_a_quiet_stream_reads_nothing_between_keep_alives(room: RoomRef) -> None:
+    """An event stream (SSE) that nobody writes to reads the log once, then only keeps
+    alive: no read each keep-alive period. A write still reaches it."""
+    r = connections_store.client()
+    follow = events_selectors.event_follow(room, after=None, keepalive_seconds=0.05)
+    try:
+        assert await anext(follow) is None  # the first read is behind it
+        before = await commandstats(r)
+        for _ in range(5):
+            assert await anext(follow) is None
+        after = await commandstats(r)
+        assert after.get("cmdstat_xrange", 0) == before.get("cmdstat_xrange", 0)
+        event = await post(room, 1)
+        while (got := await anext(follow)) is None:
+            pass
+        assert got["id"] == event["id"]
+    finally:
+        await follow.aclose()
 
 
 async def test_a_wait_longer_than_the_most_is_cut_and_says_so(room: RoomRef) -> None:
