@@ -131,10 +131,26 @@ def _empty_reason(batch: events_store.UnreadBatch) -> str:
 
 
 async def _unread(
-    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool, gathered: bool = False
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
 ) -> events_store.UnreadBatch:
-    """`gathered`: share the script call with the room's other reads of this moment (the
-    waiters one write wakes)."""
+    batch = await events_store.event_read_unread(
+        room.keys,
+        cursors_key=room.cursors_key,
+        cursor_field=room.cursor_field(agent_id),
+        agent_id=agent_id,
+        limit=limit,
+        addressed_only=addressed_only,
+    )
+    if isinstance(batch, engine_store.AtQuota):
+        raise quota_error("ROOM_CURSORS_MAX", batch.used)
+    return batch
+
+
+async def _unread_gathered(
+    room: RoomRef, *, agent_id: str, limit: int, addressed_only: bool
+) -> events_store.UnreadTaken:
+    """A waiting call's read: one script call with the room's other reads of this moment
+    (the waiters one write wakes)."""
     read = events_store.UnreadRead(
         cursors_key=room.cursors_key,
         cursor_field=room.cursor_field(agent_id),
@@ -142,20 +158,10 @@ async def _unread(
         limit=limit,
         addressed_only=addressed_only,
     )
-    if gathered:
-        batch = await events_store.event_read_unread_gathered(room.keys, read)
-    else:
-        batch = await events_store.event_read_unread(
-            room.keys,
-            cursors_key=read.cursors_key,
-            cursor_field=read.cursor_field,
-            agent_id=read.agent_id,
-            limit=read.limit,
-            addressed_only=read.addressed_only,
-        )
-    if isinstance(batch, engine_store.AtQuota):
-        raise quota_error("ROOM_CURSORS_MAX", batch.used)
-    return batch
+    taken = await events_store.event_read_unread_gathered(room.keys, read)
+    if isinstance(taken, engine_store.AtQuota):
+        raise quota_error("ROOM_CURSORS_MAX", taken.used)
+    return taken
 
 
 async def event_take_unread(
@@ -247,8 +253,8 @@ async def event_wait(
 
     while True:
         async with wakeups_store.room_watch(room.keys) as woken:
-            batch = await _unread(
-                room, agent_id=agent, limit=limit, addressed_only=addressed_only, gathered=True
+            batch = await _unread_gathered(
+                room, agent_id=agent, limit=limit, addressed_only=addressed_only
             )
             # A guest passes over others' messages and waits on (rooms.selectors.messages).
             seen = events_selectors.events_seen(room, batch.events)

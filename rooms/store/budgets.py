@@ -115,6 +115,12 @@ async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, c
     return outcome == "ok"
 
 
+# A slot set outlives its last admission this long, longer than any slot's lease (a
+# waiting call's is at most rooms.refs.LONG_WAIT_MAX_MS and a minute): a set is never
+# dropped under a live lease, and one nobody uses again goes.
+SLOTS_KEPT_MS = 3_600_000
+
+
 async def slots_admit(
     buckets: list[tuple[str, int]], slot_id: str, *, now_ms: int, lease_ms: int
 ) -> int:
@@ -124,7 +130,7 @@ async def slots_admit(
     res = await run(
         scripts.ADMIT_SLOTS_SCRIPT,
         [open_slots(bucket) for bucket, _ in buckets],
-        [slot_id, now_ms, lease_ms, *(cap for _, cap in buckets)],
+        [slot_id, now_ms, lease_ms, max(lease_ms, SLOTS_KEPT_MS), *(cap for _, cap in buckets)],
     )
     outcome: AdmitOutcome = named(res, AdmitOutcome)
     return 0 if outcome == "ok" else int(res[1])

@@ -92,6 +92,16 @@ class UnreadBatch:
     capped: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadTaken:
+    """What a waiting call's read took: the cursor after it and its events (it counts
+    nothing else: event_read_unread_many)."""
+
+    cursor: str
+    events: list[StreamEntry]
+    capped: bool = False
+
+
 UNREAD_SCAN_STEP = 1000
 # A read of the unread events: it moved the cursor (or found nothing new), or the new cursor
 # would pass ROOM_CURSORS_MAX (lib/read_unread.lua).
@@ -166,7 +176,7 @@ class UnreadRead:
 
 async def event_read_unread_many(
     keys: RoomKeys, reads: list[UnreadRead]
-) -> list[UnreadBatch | AtQuota]:
+) -> list[UnreadTaken | AtQuota]:
     """Each read's first step (as event_read_unread's), all in one atomic script: the
     cursors move one after the other, so two reads of one cursor never share an event."""
     args: list[Any] = [idle_ttl_ms(), UNREAD_SCAN_STEP, int(settings.ROOM_CURSORS_MAX)]
@@ -185,20 +195,17 @@ async def event_read_unread_many(
         args,
     )
     entries = {str(e[0]): _entry(e) for e in raw_entries}
-    out: list[UnreadBatch | AtQuota] = []
+    out: list[UnreadTaken | AtQuota] = []
     for reply in replies:
         outcome: UnreadOutcome = named(reply, UnreadOutcome)
         if outcome == "quota":
             out.append(AtQuota(int(reply[1])))
             continue
         out.append(
-            UnreadBatch(
+            UnreadTaken(
                 cursor=str(reply[1]),
-                previous_cursor=str(reply[2]),
-                log_length=int(reply[3]),
-                context_changed=int(reply[4]),
-                events=[entries[str(x)] for x in reply[6:]],
-                capped=int(reply[5]) == 1,
+                events=[entries[str(x)] for x in reply[3:]],
+                capped=int(reply[2]) == 1,
             )
         )
     return out
@@ -211,7 +218,7 @@ _Gathered = list[tuple[UnreadRead, asyncio.Future[Any]]]
 _gathering: dict[tuple[int, str], tuple[asyncio.AbstractEventLoop, _Gathered]] = {}
 
 
-async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> UnreadBatch | AtQuota:
+async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> UnreadTaken | AtQuota:
     """event_read_unread, with every other read of the room asked in the same turn of the
     event loop taken in the same script call. Continues alone past a capped scan."""
     loop = asyncio.get_running_loop()
@@ -224,7 +231,7 @@ async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> Unread
     pending[1].append((read, future))
     first = await future
     if isinstance(first, AtQuota) or not first.capped or len(first.events) >= read.limit:
-        return cast("UnreadBatch | AtQuota", first)
+        return cast("UnreadTaken | AtQuota", first)
     rest = await event_read_unread(
         keys,
         cursors_key=read.cursors_key,
@@ -234,14 +241,8 @@ async def event_read_unread_gathered(keys: RoomKeys, read: UnreadRead) -> Unread
         addressed_only=read.addressed_only,
     )
     if isinstance(rest, AtQuota):
-        return cast("UnreadBatch", first)
-    return UnreadBatch(
-        cursor=rest.cursor,
-        previous_cursor=first.previous_cursor,
-        log_length=rest.log_length,
-        context_changed=first.context_changed,
-        events=first.events + rest.events,
-    )
+        return cast("UnreadTaken", first)
+    return UnreadTaken(cursor=rest.cursor, events=first.events + rest.events)
 
 
 def _gathered_run(slot: tuple[int, str], keys: RoomKeys) -> None:

@@ -6,8 +6,10 @@ call's keys, against the real server."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
+import re
 from typing import Any
 
 import httpx
@@ -29,6 +31,13 @@ WARM_TOOLS: list[tuple[str, dict[str, Any]]] = [
     ("post_event", {"type": "note", "from": "alice", "payload": {"n": 1}}),
     ("read_events", {"limit": 5}),
 ]
+
+
+# An idle agent's wait that nothing wakes, every command counted, scripts' inner calls too:
+# the call's budget step (the epoch; these servers run without the limiter, whose charge
+# adds 3: `make bench`, section idle, counts it), the waiter slot (4) and its release (1),
+# the read (its cursor and one XRANGE: 3). docs/scaling.md prices it.
+IDLE_WAIT_COMMANDS = 10
 
 
 def _nodes() -> list[str]:
@@ -115,3 +124,39 @@ async def test_a_revoked_key_is_refused_on_its_next_warm_call(server: RunningSer
         assert refused.status_code == 401, refused.text
         # The key that revoked it is still warm and served.
         await _call(http, server.url, secret, "read_plan", {"roomId": room})
+
+
+async def test_an_idle_agents_wait_costs_a_few_commands_and_none_while_it_waits(
+    server: RunningServer,
+) -> None:
+    async with httpx.AsyncClient(timeout=20) as http:
+        secret, team_id = await _team_key(http, server.url)
+        room = new_room_id("idle")
+        mine = re.compile(rf"{re.escape(room)}|team:{team_id}\b")
+        args = {"roomId": room, "agentId": "alice"}
+        posted = {"roomId": room, "type": "n", "from": "b", "payload": {}}
+        await _call(http, server.url, secret, "post_event", posted)
+        for _ in range(2):  # warm: the key, the room, the scripts; alice has read it all
+            await _call(http, server.url, secret, "wait_for_events", {**args, "timeoutMs": 10})
+        async with commands_seen({url: url for url in _nodes()}) as watched:
+            await watched.settle()
+            start = len(watched.seen)
+            waiting = asyncio.ensure_future(
+                _call(http, server.url, secret, "wait_for_events", {**args, "timeoutMs": 2_000})
+            )
+            await asyncio.sleep(0.5)
+            await watched.settle()
+            armed = len(watched.seen)
+            await asyncio.sleep(0.5)
+            await watched.settle()
+            quiet = watched.seen[armed:]
+            answer = await waiting
+            await watched.settle()
+            spent = [c for c in watched.seen[start:] if mine.search(c)]
+    touch = script_source(lua.write_step(scripts.PRESENCE_TOUCH_SCRIPT, wrote="always"))
+    touch_sha = hashlib.sha1(touch.encode()).hexdigest()
+    assert answer["timedOut"] is True
+    assert [c for c in quiet if mine.search(c)] == []  # nothing while it waits
+    # (alice's presence, renewed once a tenth of its term, is hers, not the wait's)
+    spent = [c for c in spent if touch_sha not in c]
+    assert len(spent) <= IDLE_WAIT_COMMANDS, spent

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 
 import pytest
 from rest_framework.test import APIClient
 
 from calls.runner import tool_run
 from rooms import clock
+from rooms.keys import TeamKeys, open_slots
+from rooms.store.budgets import slots_admit
+from rooms.store.connections import client, limiter
 from tenants import errors
 from tenants import services as tenant_services
 from tenants.auth import Bearer, caller_resolve
@@ -68,6 +72,57 @@ async def test_concurrent_calls_never_overshoot_the_limit(
 
     results = await asyncio.gather(*(one() for _ in range(60)))
     assert results.count("ok") == 20 and results.count("limited") == 40
+
+
+async def test_a_window_holds_at_most_its_limit_and_one_however_long_it_is_used(
+    settings: object, redis_client_closed: None
+) -> None:
+    """Calls older than the window are counted out only when it looks full (a charge is then
+    three commands, not four): a team calling below its limit minute after minute is never
+    refused for its old calls, and its window never holds more than the limit and one."""
+    settings.RATE_LIMIT_PER_MINUTE = 5  # type: ignore[attr-defined]
+    team = await caller(new_room_id("rl-steady"))
+    room_id = new_room_id("steady")
+    with clock_at(clock.now()) as now:
+        start = now[0]
+        for minute in range(4):
+            now[0] = start + timedelta(seconds=61 * minute)
+            for _ in range(4):
+                await tool_run(team, "read_plan", {"roomId": room_id})
+            held = await limiter().zcard(TeamKeys(team.team_id).calls(team.budget))
+            assert held <= 6
+        await tool_run(team, "read_plan", {"roomId": room_id})  # the last minute's fifth
+        with pytest.raises(errors.RateLimitedError):
+            await tool_run(team, "read_plan", {"roomId": room_id})
+
+
+async def test_a_short_lease_never_shortens_a_slot_set_holding_a_long_one(
+    redis_client_closed: None,
+) -> None:
+    """A long wait's slot (the REST door's, minutes) stays counted when a 30 s wait of the
+    same team is admitted after it: the set outlives every lease in it."""
+    bucket = f"waiters:team:{new_room_id('lease')}"
+    now = clock.now_ms()
+    assert await slots_admit([(bucket, 10)], "long", now_ms=now, lease_ms=660_000) == 0
+    assert await slots_admit([(bucket, 10)], "short", now_ms=now, lease_ms=1_000) == 0
+    assert await client().pttl(open_slots(bucket)) > 660_000
+
+
+async def test_lapsed_slots_are_counted_out_once_the_set_looks_full(
+    redis_client_closed: None,
+) -> None:
+    """A server that died left its slots: they lapse with their leases, and are counted out
+    when they would refuse someone (an admission is ZADD, ZCARD and PEXPIRE)."""
+    bucket = f"waiters:team:{new_room_id('lapse')}"
+    now = clock.now_ms()
+    for slot in ("a", "b", "c"):
+        assert await slots_admit([(bucket, 3)], slot, now_ms=now, lease_ms=1_000) == 0
+    assert await slots_admit([(bucket, 3)], "d", now_ms=now, lease_ms=1_000) == 1  # full
+    later = now + 2_000  # a, b and c lapsed
+    for slot in ("d", "e", "f"):
+        assert await slots_admit([(bucket, 3)], slot, now_ms=later, lease_ms=1_000) == 0
+    assert await slots_admit([(bucket, 3)], "g", now_ms=later, lease_ms=1_000) == 1
+    assert sorted(await client().zrange(open_slots(bucket), 0, -1)) == ["d", "e", "f"]
 
 
 def _room_and_invite(team: str) -> tuple[str, str]:

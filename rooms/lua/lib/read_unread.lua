@@ -31,8 +31,10 @@ end
 
 -- Take up to `limit` events after the cursor `field` of `cursors`, moving it. Returns
 -- cursor, previous, changed, capped, entries; or nil, cursors held (at the quota).
+-- `count_changed`: count the context entries changed after the previous cursor (a wait's
+-- read does not need them; 0 then).
 local function read_unread(events, cursors, changed_key, deliveries, field, limit, addressed,
-                           ttl, scan_cap, agent, cursors_max)
+                           ttl, scan_cap, agent, cursors_max, count_changed)
   local previous = redis.call('HGET', cursors, field)
   if not previous then
     local held = redis.call('HLEN', cursors)
@@ -73,9 +75,9 @@ local function read_unread(events, cursors, changed_key, deliveries, field, limi
     start = '(' .. last
   end
   local changed = 0
-  if previous == '0-0' then
+  if count_changed and previous == '0-0' then
     changed = redis.call('ZCARD', changed_key)
-  else
+  elseif count_changed then
     changed = redis.call('ZCOUNT', changed_key, '(' .. id_score(previous), '+inf')
   end
   local cursor = previous
