@@ -70,11 +70,6 @@ def _tool_series(tool: str, outcome: str) -> tuple[Counter, Histogram]:
     return TOOL_CALLS.labels(tool=tool, outcome=outcome), TOOL_SECONDS.labels(tool=tool)
 
 
-# A waiting call's slot is leased for its longest wait and this much more: a server that
-# dies frees it then, and a live one never needs to renew it while it waits.
-WAITER_LEASE_MARGIN_MS = 60_000
-
-
 async def tool_run(
     caller: Caller,
     tool: registry.Tool | str,
@@ -177,7 +172,7 @@ async def _tool_run(
             result = {**result, "redacted": redaction.told(redacted)}
         return result
     async with (
-        budgets.slot_hold(caller, "waiters", lease_ms=wait_most_ms + WAITER_LEASE_MARGIN_MS),
+        budgets.slot_hold(caller, "waiters"),
         live.credential_held(caller, room_id=room.room_id) as use,
     ):
         waiting = room.acted_by(None).waiting_up_to(wait_most_ms)

@@ -2,9 +2,10 @@
 stream id as the SSE id; resumes after `Last-Event-ID`; keep-alive comments.
 
 Authenticated by a bearer, or by a dashboard session (the room page follows its room live).
-A stream spends one of its caller's stream slots (a guest's own and one of its team's
-guests' together, never its team's own; tenants.budgets, which also keeps a process's last
-streams for other teams), renews it at every keep-alive, and ends — with an
+A stream spends one of its caller's streams in this process (a guest's own and one of its
+team's guests' together, never its team's own; tenants.budgets, which also keeps a
+process's last streams for other teams); while quiet it reads and writes nothing in Redis
+(only keep-alive comments go out), and it ends — with an
 `event: revoked` frame — as soon as its credential is revoked, expires, or loses the room
 (calls.live), and in any case after SSE_MAX_LIFETIME_SECONDS, so every long-lived client
 is checked again when it reconnects.
@@ -15,6 +16,7 @@ recipients, any other event to "all" or to it: rooms.records.event_addressed_to)
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import AsyncIterator
 
@@ -72,8 +74,8 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
             return unauthorized()
         ref = await access.room_access(caller, room_id, write=False)
         keepalive = float(settings.SSE_KEEPALIVE_SECONDS)
-        slots = budgets.slot_hold(caller, "streams", lease_ms=int(keepalive * 3000))
-        slot = await slots.__aenter__()
+        slots = budgets.slot_hold(caller, "streams")
+        await slots.__aenter__()
     except DomainError as exc:
         return error_response(exc)
     except connections_store.StoreDown:
@@ -90,7 +92,7 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
 
     async def body() -> AsyncIterator[bytes]:
         try:
-            async for chunk in _frames(caller, ref, after, slot, keepalive, addressed_to):
+            async for chunk in _frames(caller, ref, after, keepalive, addressed_to):
                 yield chunk
         finally:
             await slots.__aexit__(None, None, None)
@@ -105,13 +107,12 @@ async def _frames(
     caller: Caller,
     ref: RoomRef,
     after: str,
-    slot: budgets.Slot,
     keepalive: float,
     addressed_to: str | None,
 ) -> AsyncIterator[bytes]:
-    started = renewed = time.monotonic()
+    started = time.monotonic()
     lifetime = float(settings.SSE_MAX_LIFETIME_SECONDS)
-    yield f"retry: 2000\n: stream {slot.slot_id} for {ref.room_id}\n\n".encode()
+    yield f"retry: 2000\n: stream {secrets.token_hex(8)} for {ref.room_id}\n\n".encode()
     async with live.credential_held(caller, room_id=ref.room_id) as use:
         follow = events_selectors.event_follow(ref, after=after, keepalive_seconds=keepalive)
         try:
@@ -137,15 +138,5 @@ async def _frames(
                 now = time.monotonic()
                 if now - started >= lifetime:
                     return  # the client reconnects with Last-Event-ID, and is checked again
-                # Renew the slot on a timer, busy or quiet; a stream that lost its slot (its
-                # budget went over the cap meanwhile) ends.
-                if now - renewed >= keepalive:
-                    renewed = now
-                    try:
-                        if not await slot.renew():
-                            return
-                    except connections_store.StoreDown:
-                        yield UNAVAILABLE_FRAME
-                        return
         finally:
             await follow.aclose()

@@ -352,5 +352,6 @@ def rate_window(bucket: str) -> str:
 
 
 def open_slots(bucket: str) -> str:
-    """Sorted set: a budget's open streams or waiters ("streams:team:3") -> lease expiry ms."""
+    """Sorted set: a team's webhook deliveries under way ("deliveries:team:3") -> lease
+    expiry ms."""
     return f"{prefix()}:slots:{bucket}"

@@ -194,5 +194,4 @@ LOAD_ROOM_SCRIPT = lua.assemble("archives/load_room", CONSTANTS)
 INHERITED_REPLACE_SCRIPT = lua.assemble("room/inherited_replace", CONSTANTS)
 
 BUDGET_STEP_GUEST_SCRIPT = lua.assemble("budgets/budget_step_guest", CONSTANTS)
-ADMIT_SLOTS_SCRIPT = lua.assemble("budgets/admit_slots", CONSTANTS)
 RELEASE_MARK_SCRIPT = lua.assemble("imports/release_mark", CONSTANTS)

@@ -7,8 +7,8 @@ SSE_STREAMS_GUESTS_PER_TEAM, WAITERS_GUESTS_PER_TEAM; unset, the larger of the t
 budget and one guest's), never against the team's own budget, so no number of guests can
 lock their team out, nor spend more together than that ceiling. Calls are a sliding window
 in Redis that fails open (docs/protocol.md "Tenancy and access": availability over perfect
-abuse protection; roomd fails closed); streams and waiters are leased slots, so a server
-that dies frees its slots when they lapse.
+abuse protection; roomd fails closed). Streams and waiting calls are counted in the server
+process that holds them, each budget's in each process: all they hold is that process's.
 
 A server process holds at most PROCESS_STREAMS_MAX streams and PROCESS_WAITERS_MAX waiting
 calls, and keeps the last PROCESS_RESERVE_PERCENT of each for teams holding fewer than
@@ -18,9 +18,9 @@ has, takes another team's first stream or waiter.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import logging
-import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
@@ -43,11 +43,13 @@ OPEN = Gauge(
 )
 SlotKind = Literal["streams", "waiters"]
 SLOT_WHAT = {"streams": "Event streams", "waiters": "Waiting calls"}
-# What this server process holds at once, whoever it belongs to (PROCESS_*_MAX), and of
-# that, each team's (its guests included). Taken before the step that asks Redis, so
-# callers arriving at once never pass the caps between them.
+# What this server process holds at once: of each kind in all (PROCESS_*_MAX), and by scope
+# (_scopes). A stream or a waiting call holds this process's connection and memory and
+# nothing in Redis (it sleeps on the process's one subscription), so it is counted where
+# it is held: no round trip takes or gives it back, a server that dies leaves nothing
+# behind, and callers arriving at once see each other (no await between look and count).
 _held: dict[str, int] = {"streams": 0, "waiters": 0}
-_held_by_team: dict[tuple[str, int], int] = {}
+_held_by: collections.Counter[tuple[str, str]] = collections.Counter()
 # The scope a refusal by the guests' ceiling names (errors.RATE_LIMITED's "this {scope}").
 GUESTS_SCOPE = "team's guests together (invites and share links; the team's own keys still work)"
 TOO_MANY_GUESTS = (
@@ -174,95 +176,67 @@ def _retry_soon() -> int:
     return max(1, int(settings.SSE_KEEPALIVE_SECONDS))
 
 
-@dataclass
-class Slot:
-    """A held slot; `renew()` extends its lease and says whether it is still held."""
-
-    caller: Caller
-    kind: SlotKind
-    slot_id: str
-    lease_ms: int
-
-    @property
-    def buckets(self) -> list[tuple[str, int]]:
-        """(slot set, cap) this slot is held in: the team's own; or a guest's own and its
-        team's guests' together (one hash tag: one step on a cluster too)."""
-        if not self.caller.guest:
-            return [(f"{self.kind}:{self.caller.budget}", slot_cap(self.caller, self.kind))]
-        team = f"{self.kind}:{{team:{self.caller.team_id}}}"
-        return [
-            (f"{team}:{self.caller.budget}", slot_cap(self.caller, self.kind)),
-            (f"{team}:guests", guests_slot_cap(self.kind)),
-        ]
-
-    async def admit(self) -> int:
-        """0: held (taken, or its lease renewed); i: the i-th of `buckets` is full."""
-        return await budgets_store.slots_admit(
-            self.buckets, self.slot_id, now_ms=clock.now_ms(), lease_ms=self.lease_ms
-        )
-
-    async def renew(self) -> bool:
-        return await self.admit() == 0
-
-
-def _process_refusal(caller: Caller, kind: SlotKind) -> errors.TooManyError | None:
-    """Why this process takes no more of `kind` for the caller's team, if it does not."""
+def _refusal(caller: Caller, kind: SlotKind) -> errors.TooManyError | None:
+    """Why this process takes no more of `kind` for the caller, if it does not: it holds its
+    most, or all but the part it keeps for other teams, or the caller's own are all held, or
+    its team's guests' together."""
+    what = SLOT_WHAT[kind]
     cap = int(settings.PROCESS_STREAMS_MAX if kind == "streams" else settings.PROCESS_WAITERS_MAX)
     held = _held[kind]
     if held >= cap:
         return errors.TooManyError(
-            errors.TOO_MANY_HERE.format(what=SLOT_WHAT[kind], cap=cap),
-            retry_after_seconds=_retry_soon(),
+            errors.TOO_MANY_HERE.format(what=what, cap=cap), retry_after_seconds=_retry_soon()
         )
     reserve = cap * max(0, int(settings.PROCESS_RESERVE_PERCENT)) // 100
-    mine = _held_by_team.get((kind, caller.team_id), 0)
+    mine = _held_by[(kind, _team(caller))]
     if held >= cap - reserve and mine >= int(settings.PROCESS_RESERVED_PER_TEAM):
         return errors.TooManyError(
-            TOO_MANY_TEAM_HERE.format(what=SLOT_WHAT[kind], held=mine, cap=cap, reserve=reserve),
+            TOO_MANY_TEAM_HERE.format(what=what, held=mine, cap=cap, reserve=reserve),
             retry_after_seconds=_retry_soon(),
         )
+    if _held_by[(kind, caller.budget)] >= slot_cap(caller, kind):
+        message = errors.TOO_MANY.format(
+            what=what, scope=_scope(caller), cap=slot_cap(caller, kind)
+        )
+        return errors.TooManyError(message, retry_after_seconds=_retry_soon())
+    if caller.guest and _held_by[(kind, _guests(caller))] >= guests_slot_cap(kind):
+        message = TOO_MANY_GUESTS.format(what=what, cap=guests_slot_cap(kind))
+        return errors.TooManyError(message, retry_after_seconds=_retry_soon())
     return None
 
 
-def _count(caller: Caller, kind: SlotKind, step: int) -> None:
-    _held[kind] += step
-    team = (kind, caller.team_id)
-    mine = _held_by_team.get(team, 0) + step
-    if mine:
-        _held_by_team[team] = mine
-    else:
-        del _held_by_team[team]
+def _team(caller: Caller) -> str:
+    return f"all of team {caller.team_id}"
+
+
+def _guests(caller: Caller) -> str:
+    return f"guests of team {caller.team_id}"
+
+
+def _scopes(caller: Caller) -> tuple[str, ...]:
+    """Whose counts one of the caller's holds is in: its budget (the team's own, or one
+    guest's), all of its team's (the process reserve: its guests' too), and, for a guest,
+    its team's guests' together."""
+    return (caller.budget, _team(caller), *((_guests(caller),) if caller.guest else ()))
 
 
 @contextlib.asynccontextmanager
-async def slot_hold(caller: Caller, kind: SlotKind, *, lease_ms: int) -> AsyncIterator[Slot]:
-    """Hold one of the caller's stream or waiter slots; TooManyError when none is free (the
-    caller's own, or its team's guests' together), or when this server process holds its
-    most, or all but the part it keeps for other teams."""
-    refused = _process_refusal(caller, kind)
+async def slot_hold(caller: Caller, kind: SlotKind) -> AsyncIterator[None]:
+    """Hold one of the caller's streams or waiting calls in this process; TooManyError
+    (_refusal) when it may hold no more."""
+    refused = _refusal(caller, kind)
     if refused is not None:
         raise refused
-    _count(caller, kind, 1)  # before the await: arrivals at once see each other
-    slot = Slot(caller=caller, kind=kind, slot_id=secrets.token_hex(8), lease_ms=lease_ms)
-    try:
-        full = await slot.admit()
-    except BaseException:
-        _count(caller, kind, -1)
-        raise
-    if full:
-        _count(caller, kind, -1)
-        what = SLOT_WHAT[kind]
-        if full == 2:
-            message = TOO_MANY_GUESTS.format(what=what, cap=guests_slot_cap(kind))
-        else:
-            cap = slot_cap(caller, kind)
-            message = errors.TOO_MANY.format(what=what, scope=_scope(caller), cap=cap)
-        raise errors.TooManyError(message, retry_after_seconds=_retry_soon())
+    scopes = [(kind, scope) for scope in _scopes(caller)]
+    _held[kind] += 1
+    _held_by.update(scopes)
     OPEN.labels(kind=kind).inc()
     try:
-        yield slot
+        yield
     finally:
-        _count(caller, kind, -1)
+        _held[kind] -= 1
+        _held_by.subtract(scopes)
+        for scope in scopes:
+            if not _held_by[scope]:
+                del _held_by[scope]
         OPEN.labels(kind=kind).dec()
-        for bucket, _ in slot.buckets:
-            budgets_store.slot_release_soon(bucket, slot.slot_id)

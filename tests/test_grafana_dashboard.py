@@ -290,8 +290,8 @@ async def exported(settings: Any) -> dict[str, Series]:
     runner.tool_observed("add_task", "rate_limited", 0.001)
     transport = httpx.ASGITransport(app=application, client=("127.0.0.1", 5000))
     async with (
-        budgets.slot_hold(team, "streams", lease_ms=60_000),
-        budgets.slot_hold(team, "waiters", lease_ms=60_000),
+        budgets.slot_hold(team, "streams"),
+        budgets.slot_hold(team, "waiters"),
         httpx.AsyncClient(transport=transport, base_url="http://testserver") as http,
     ):
         page = await http.get("/metrics")

@@ -24,8 +24,9 @@ SSE_STREAMS_GUESTS_PER_TEAM = env_int_or_none("SSE_STREAMS_GUESTS_PER_TEAM")
 WAITERS_GUESTS_PER_TEAM = env_int_or_none("WAITERS_GUESTS_PER_TEAM")
 # The limiter's Redis (default: REDIS_URL). When it fails, requests go through (fail open).
 RATE_LIMIT_REDIS_URL = env_str("RATE_LIMIT_REDIS_URL")
-# Server-sent event streams a team may hold open at once; a guest (an invite, a share
-# link) has its own, smaller budget that never counts against its team's.
+# Server-sent event streams a team may hold open at once in each web process (what a
+# stream holds is that process's: tenants.budgets); a guest (an invite, a share link) has
+# its own, smaller budget that never counts against its team's.
 SSE_STREAMS_PER_TEAM = env_int("SSE_STREAMS_PER_TEAM", 20)
 SSE_STREAMS_PER_GUEST = env_int("SSE_STREAMS_PER_GUEST", 2)
 # The keep-alive period: also how often every open stream and waiting call re-checks that
@@ -33,7 +34,7 @@ SSE_STREAMS_PER_GUEST = env_int("SSE_STREAMS_PER_GUEST", 2)
 SSE_KEEPALIVE_SECONDS = env_int("SSE_KEEPALIVE_SECONDS", 15)
 # After this long a stream ends and the client reconnects (and is checked again).
 SSE_MAX_LIFETIME_SECONDS = env_int("SSE_MAX_LIFETIME_SECONDS", 900)
-# wait_for_events calls waiting at once, per team and per guest.
+# wait_for_events calls waiting at once, per team and per guest, in each web process.
 WAITERS_PER_TEAM = env_int("WAITERS_PER_TEAM", 1000)
 WAITERS_PER_GUEST = env_int("WAITERS_PER_GUEST", 5)
 # Static team keys, "team:secret,team2:secret2" (docs/protocol.md "Tenancy and access").

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rooms import scripts
-from rooms.keys import BearerKeys, RoomKeys, TeamKeys, hook_notice, open_slots
+from rooms.keys import BearerKeys, RoomKeys, TeamKeys, hook_notice
 from rooms.keys import claims_due as claims_due_key
 from rooms.store.archives import TOMBSTONE_MS
 from rooms.store.budgets import team_epoch_bump
@@ -102,8 +102,6 @@ async def room_forget(keys: RoomKeys, *, tombstone: bool = False) -> None:
 
 
 async def team_budget_forget(team_id: int) -> None:
-    """The team is gone: its call window and slot sets go, and its epoch moves on."""
-    bucket = f"team:{team_id}"
-    await limiter().delete(TeamKeys(team_id).calls(bucket))
-    await client().delete(*(open_slots(f"{kind}:{bucket}") for kind in ("streams", "waiters")))
+    """The team is gone: its call window goes, and its epoch moves on."""
+    await limiter().delete(TeamKeys(team_id).calls(f"team:{team_id}"))
     await team_epoch_bump(team_id)

@@ -4,14 +4,13 @@ Slots are leases in the store, given back in one pipeline per turn of the event 
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from rooms import scripts
 from rooms.keys import TeamKeys, open_slots, rate_window
-from rooms.store.connections import StoreDown, arguments_runs, client, limiter
-from rooms.store.engine import in_flight, named, run, run_on
+from rooms.store.connections import StoreDown, client, limiter
+from rooms.store.engine import named, run, run_on
 
 # A budget step's outcomes: charged; the bucket's own window full; a guest's team's guests'
 # window together full (the ceiling). A rate window and a slot set answer "ok" or "full".
@@ -115,63 +114,5 @@ async def slot_admit(bucket: str, slot_id: str, *, now_ms: int, lease_ms: int, c
     return outcome == "ok"
 
 
-# A slot set outlives its last admission this long, longer than any slot's lease (a
-# waiting call's is at most rooms.refs.LONG_WAIT_MAX_MS and a minute): a set is never
-# dropped under a live lease, and one nobody uses again goes.
-SLOTS_KEPT_MS = 3_600_000
-
-
-async def slots_admit(
-    buckets: list[tuple[str, int]], slot_id: str, *, now_ms: int, lease_ms: int
-) -> int:
-    """Take (or renew) `slot_id` in every (bucket, cap) at once, in one step: 0 when taken,
-    else the 1-based index of the first bucket that is full (then none is taken). The
-    buckets must share a hash tag (one cluster slot). Leases, as in `slot_admit`."""
-    res = await run(
-        scripts.ADMIT_SLOTS_SCRIPT,
-        [open_slots(bucket) for bucket, _ in buckets],
-        [slot_id, now_ms, lease_ms, max(lease_ms, SLOTS_KEPT_MS), *(cap for _, cap in buckets)],
-    )
-    outcome: AdmitOutcome = named(res, AdmitOutcome)
-    return 0 if outcome == "ok" else int(res[1])
-
-
 async def slot_release(bucket: str, slot_id: str) -> None:
     await client().zrem(open_slots(bucket), slot_id)
-
-
-_releasing: dict[int, tuple[asyncio.AbstractEventLoop, list[tuple[str, str]]]] = {}
-
-
-def slot_release_soon(bucket: str, slot_id: str) -> None:
-    """Give a slot back without waiting for it: the releases of one turn of the event loop
-    (the waiters one write woke) go in one pipeline, a step in flight from the first (so a
-    loop's pools close only after it: engine.pending_settled). With Redis away the slot's
-    lease lapses by itself."""
-    loop = asyncio.get_running_loop()
-    pending = _releasing.get(id(loop))
-    if pending is None or pending[0] is not loop:  # none yet, or a closed loop's (same id)
-        pending = _releasing[id(loop)] = (loop, [])
-        in_flight(_releases_step(loop))
-    pending[1].append((bucket, slot_id))
-
-
-async def _releases_step(loop: asyncio.AbstractEventLoop) -> None:
-    """The releases asked for until this step first runs (the turn after the first)."""
-    found = _releasing.get(id(loop))
-    if found is None or found[0] is not loop:
-        return
-    del _releasing[id(loop)]
-    pending = found[1]
-    by_bucket: dict[str, list[str]] = {}
-    for bucket, slot_id in pending:
-        by_bucket.setdefault(bucket, []).append(slot_id)
-    try:
-        pipe = client().pipeline(transaction=False)
-        for bucket, ids in by_bucket.items():
-            # One write can wake every waiter of a bucket at once (PROCESS_WAITERS_MAX).
-            for batch in arguments_runs(ids, beside=2):
-                pipe.zrem(open_slots(bucket), *batch)
-        await pipe.execute()
-    except StoreDown:
-        pass

@@ -35,9 +35,9 @@ WARM_TOOLS: list[tuple[str, dict[str, Any]]] = [
 
 # An idle agent's wait that nothing wakes, every command counted, scripts' inner calls too:
 # the call's budget step (the epoch; these servers run without the limiter, whose charge
-# adds 3: `make bench`, section idle, counts it), the waiter slot (4) and its release (1),
-# the read (its cursor and one XRANGE: 3). docs/scaling.md prices it.
-IDLE_WAIT_COMMANDS = 10
+# adds 3: `make bench`, section idle, counts it) and the read (its cursor and one XRANGE).
+# The waiting call is held in the web process (tenants.budgets), nothing in Redis.
+IDLE_WAIT_COMMANDS = 5
 
 
 def _nodes() -> list[str]:

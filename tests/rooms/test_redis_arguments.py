@@ -5,23 +5,20 @@ whose length follows a room's size send theirs in runs. Here, those steps at the
 from __future__ import annotations
 
 import asyncio
-import secrets
 from typing import Any
 
 import pytest
 import redis
 from redis.connection import Connection
 
-from rooms.keys import RoomKeys, open_slots
+from rooms.keys import RoomKeys
 from rooms.refs import RoomRef
 from rooms.schemas import MAX_DEPENDS_ON
 from rooms.search import GROUPS_MAX
 from rooms.services import locks as locks_services
 from rooms.store import bearers as bearers_store
-from rooms.store import budgets as budgets_store
 from rooms.store.archives import SNAPSHOT_CHUNK
 from rooms.store.connections import REDIS_ARGS_MAX, arguments_runs
-from rooms.store.engine import pending_settled
 from rooms.suggest import HINT_SAMPLE
 from tests.lanes import too_long
 
@@ -76,19 +73,6 @@ async def test_a_room_holding_more_locks_than_one_command_takes_is_deleted_whole
     assert sync_redis.exists(keys.lock_index, keys.meta) == 0
     assert not any(sync_redis.exists(keys.lock(r)) for r in resources[:: MANY // 20])
     assert not sync_redis.exists(keys.lock(resources[-1]))
-
-
-async def test_slots_given_back_in_one_turn_past_one_command_are_all_given_back(
-    redis_client_closed: None, sync_redis: redis.Redis
-) -> None:
-    bucket = f"waiters:test-{secrets.token_hex(4)}"
-    ids = [f"s{i}" for i in range(MANY)]
-    for at in range(0, MANY, 1000):
-        sync_redis.zadd(open_slots(bucket), dict.fromkeys(ids[at : at + 1000], 1))
-    for slot_id in ids:  # one write woke them all: they leave in the same turn
-        budgets_store.slot_release_soon(bucket, slot_id)
-    await pending_settled()
-    assert sync_redis.zcard(open_slots(bucket)) == 0
 
 
 def test_commands_a_quota_or_a_constant_sizes_stay_within_redis_args_max(settings: Any) -> None:

@@ -12,9 +12,8 @@ from rest_framework.test import APIClient
 
 from calls.runner import tool_run
 from rooms import clock
-from rooms.keys import TeamKeys, open_slots
-from rooms.store.budgets import slots_admit
-from rooms.store.connections import client, limiter
+from rooms.keys import TeamKeys
+from rooms.store.connections import limiter
 from tenants import errors
 from tenants import services as tenant_services
 from tenants.auth import Bearer, caller_resolve
@@ -94,35 +93,6 @@ async def test_a_window_holds_at_most_its_limit_and_one_however_long_it_is_used(
         await tool_run(team, "read_plan", {"roomId": room_id})  # the last minute's fifth
         with pytest.raises(errors.RateLimitedError):
             await tool_run(team, "read_plan", {"roomId": room_id})
-
-
-async def test_a_short_lease_never_shortens_a_slot_set_holding_a_long_one(
-    redis_client_closed: None,
-) -> None:
-    """A long wait's slot (the REST door's, minutes) stays counted when a 30 s wait of the
-    same team is admitted after it: the set outlives every lease in it."""
-    bucket = f"waiters:team:{new_room_id('lease')}"
-    now = clock.now_ms()
-    assert await slots_admit([(bucket, 10)], "long", now_ms=now, lease_ms=660_000) == 0
-    assert await slots_admit([(bucket, 10)], "short", now_ms=now, lease_ms=1_000) == 0
-    assert await client().pttl(open_slots(bucket)) > 660_000
-
-
-async def test_lapsed_slots_are_counted_out_once_the_set_looks_full(
-    redis_client_closed: None,
-) -> None:
-    """A server that died left its slots: they lapse with their leases, and are counted out
-    when they would refuse someone (an admission is ZADD, ZCARD and PEXPIRE)."""
-    bucket = f"waiters:team:{new_room_id('lapse')}"
-    now = clock.now_ms()
-    for slot in ("a", "b", "c"):
-        assert await slots_admit([(bucket, 3)], slot, now_ms=now, lease_ms=1_000) == 0
-    assert await slots_admit([(bucket, 3)], "d", now_ms=now, lease_ms=1_000) == 1  # full
-    later = now + 2_000  # a, b and c lapsed
-    for slot in ("d", "e", "f"):
-        assert await slots_admit([(bucket, 3)], slot, now_ms=later, lease_ms=1_000) == 0
-    assert await slots_admit([(bucket, 3)], "g", now_ms=later, lease_ms=1_000) == 1
-    assert sorted(await client().zrange(open_slots(bucket), 0, -1)) == ["d", "e", "f"]
 
 
 def _room_and_invite(team: str) -> tuple[str, str]:
