@@ -175,8 +175,8 @@ async def _tool_run(
         budgets.slot_hold(caller, "waiters"),
         live.credential_held(caller, room_id=room.room_id) as use,
     ):
-        waiting = room.acted_by(None).waiting_up_to(wait_most_ms)
-        work = presence_services.presence_beside(room, tool.run(waiting, args))
+        room = room.waiting_up_to(wait_most_ms)
+        work = presence_services.presence_waiting(room, tool.run(room.acted_by(None), args))
         return await until_lost(work, use.lost)
 
 

@@ -4,6 +4,7 @@ acting agent makes (a write makes it in its own step: rooms/lua/wrap/present.lua
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -19,6 +20,7 @@ from rooms.results import (
 from rooms.selectors import presence as presence_selectors
 from rooms.store import presence as presence_store
 from rooms.store import room as room_store
+from rooms.store.connections import StoreDown
 
 T = TypeVar("T")
 
@@ -32,6 +34,14 @@ READ_PRESENCE_EVERY_MS = 1000
 READS_PRESENT_MAX = 50_000
 
 
+def _reading_agent(room: RoomRef) -> str | None:
+    """The agent a read marks present: the one it names acting (room.actor); a guest's
+    read, only its own agent."""
+    if not room.actor or (room.reader is not None and room.actor != room.reader):
+        return None
+    return room.actor
+
+
 async def presence_beside(room: RoomRef, work: Awaitable[T]) -> T:
     """`work`'s result; for a read that names its acting agent (room.actor), that agent is
     also marked present, and what it holds renewed, in a step sent at the same time as the
@@ -39,22 +49,43 @@ async def presence_beside(room: RoomRef, work: Awaitable[T]) -> T:
     own failure is not the work's. A guest's read marks only its own agent present (the one
     whose messages it reads: message_visible's reader); naming another, it is refused or
     reads what any agent may, and it must not make that agent look here."""
-    if not room.actor or (room.reader is not None and room.actor != room.reader):
+    agent = _reading_agent(room)
+    if agent is None:
         return await work
     now = clock.now_ms()
-    seen = (room.room_id, room.actor)
+    seen = (room.room_id, agent)
     if now - _read_presence.get(seen, -READ_PRESENCE_EVERY_MS) < READ_PRESENCE_EVERY_MS:
         return await work
     if len(_read_presence) >= READS_PRESENT_MAX:
         _read_presence.clear()
     _read_presence[seen] = now
-    touched = asyncio.ensure_future(presence_store.presence_touch(room.keys, agent_id=room.actor))
+    touched = asyncio.ensure_future(presence_store.presence_touch(room.keys, agent_id=agent))
     try:
         return await work
     finally:
         await asyncio.wait([touched])
         if not touched.cancelled():
             touched.exception()  # retrieved: an outage shows in the work's own answer
+
+
+async def presence_waiting(room: RoomRef, work: Awaitable[T]) -> T:
+    """presence_beside for a waiting call: however long it waits, its agent stays present
+    (a step each half of PRESENCE_ONLINE_SECONDS while it waits, so an agent in a long wait,
+    the REST door's, is not shown offline). A wait shorter than that (a tool call's) makes
+    the one step presence_beside makes."""
+    every = int(settings.PRESENCE_ONLINE_SECONDS) / 2
+    beside = presence_beside(room, work)
+    agent = _reading_agent(room)
+    if room.wait_most_ms <= every * 1000 or agent is None:
+        return await beside
+    task = asyncio.ensure_future(beside)
+    try:
+        while not (await asyncio.wait({task}, timeout=every))[0]:
+            with contextlib.suppress(*StoreDown):  # the wait hears of an outage itself
+                await presence_store.presence_touch(room.keys, agent_id=agent)
+    finally:
+        task.cancel()  # the caller went away: so does the wait (a no-op once it is done)
+    return task.result()
 
 
 async def presence_leave(room: RoomRef, *, agent_id: str) -> Left:

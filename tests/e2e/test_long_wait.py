@@ -23,8 +23,15 @@ AUTH = {"authorization": f"Bearer {TEAM_A_SECRET}"}
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
     # A keep-alive every second; one waiting call a team, so a wait that outlived its client
-    # would be seen refusing the next.
-    running = start_server({"SSE_KEEPALIVE_SECONDS": "1", "WAITERS_PER_TEAM": "1", **WEB_ONLY})
+    # would be seen refusing the next; an agent is online for 2 s after its last act.
+    running = start_server(
+        {
+            "SSE_KEEPALIVE_SECONDS": "1",
+            "WAITERS_PER_TEAM": "1",
+            "PRESENCE_ONLINE_SECONDS": "2",
+            **WEB_ONLY,
+        }
+    )
     yield running
     running.stop()
 
@@ -156,3 +163,24 @@ async def test_an_error_after_the_keep_alives_is_the_errors_body(server: Running
             with anyio.fail_after(15):
                 body = first + b"".join([c async for c in chunks])
     assert json.loads(body)["code"] == "credential_revoked"
+
+
+async def test_an_agent_in_a_long_wait_stays_online(server: RunningServer) -> None:
+    """Waiting is being there: an agent whose one wait lasts longer than the online window
+    is marked present again while it waits (each half of PRESENCE_ONLINE_SECONDS), as one
+    re-arming every 30 s was by each call."""
+    room = quiet_room(server)
+    async with httpx.AsyncClient(timeout=30) as http:
+        async for status, chunks in long_wait(http, server, room, 60_000, TEAM_A_SECRET):
+            assert status == 200
+            with anyio.fail_after(10):
+                for _ in range(4):  # 4 s: twice the online window
+                    assert await anext(chunks) == b"\n"
+            listed = await asyncio.to_thread(
+                mcp, server.url, TEAM_A_SECRET, "get_presence", {"roomId": room}
+            )
+            agents = listed.json()["result"]["structuredContent"]["result"]
+            await asyncio.to_thread(post, server, room)
+            body = b"".join([c async for c in chunks])
+    assert json.loads(body)["count"] == 1
+    assert {a["agentId"]: a["status"] for a in agents}["a"] == "online"
