@@ -1,7 +1,8 @@
 """`make bench` section "cost": what one tool call costs the server, next to the floor.
 
-- Redis commands per warm call, counted with MONITOR (scripts' inner calls excluded), for
-  read_plan, get_unread_events, heartbeat, post_event and tools/list;
+- Redis commands per warm call, counted with MONITOR, for read_plan, get_unread_events,
+  heartbeat, post_event and tools/list: the requests sent, and every command run (the
+  scripts' inner calls counted too: what a provider billing per command may count);
 - server CPU per call: the server process's CPU time over the calls wrk got answered, for
   read_plan at 32 connections, and the same for the floor app (bench/floor.py: bare ASGI
   and one Redis GET under the same uvicorn), in the same run; throughput next to it.
@@ -26,7 +27,9 @@ COUNT_CALLS = 50
 
 @dataclass
 class CostFigures:
-    commands: dict[str, float] = field(default_factory=dict)  # tool -> commands per call
+    commands: dict[str, float] = field(default_factory=dict)  # tool -> requests per call
+    # tool -> commands per call, the scripts' inner calls counted
+    commands_run: dict[str, float] = field(default_factory=dict)
     tool: loads.LoadResult | None = None
     tool_cpu_ms: float = 0.0
     floor: loads.LoadResult | None = None
@@ -40,11 +43,13 @@ class CostFigures:
 
 async def _commands_per_call(
     srv: server.BenchServer, ep: wire.McpEndpoint, room: str
-) -> dict[str, float]:
+) -> tuple[dict[str, float], dict[str, float]]:
+    """(requests per call, commands run per call) of each counted tool."""
     url = srv.redis_url.replace("redis+socket://", "unix://")
     watcher = aioredis.Redis.from_url(url, decode_responses=True)
     conn = ep.connection()
     out: dict[str, float] = {}
+    run_all: dict[str, float] = {}
     try:
         for name in COUNTED:  # warm: the scripts, the room, the activity mark
             args = _args(name, room)
@@ -58,8 +63,9 @@ async def _commands_per_call(
                         info = await monitor.next_command()
                     except (AttributeError, ValueError):
                         continue
-                    if info.get("client_type") != "lua":
-                        seen.append(info["command"])
+                    seen.append(
+                        ("lua:" if info.get("client_type") == "lua" else "") + info["command"]
+                    )
 
             task = asyncio.get_running_loop().create_task(pump())
             try:
@@ -87,7 +93,8 @@ async def _commands_per_call(
                     await _until(seen, "bench-cost-end")
                     window = seen[start:]
                     ours = [c for c in window if "bench-cost" not in c]
-                    out[name] = len(ours) / COUNT_CALLS
+                    out[name] = sum(not c.startswith("lua:") for c in ours) / COUNT_CALLS
+                    run_all[name] = len(ours) / COUNT_CALLS
                     seen.clear()
                 await marker.aclose()
             finally:
@@ -97,7 +104,7 @@ async def _commands_per_call(
     finally:
         await conn.close()
         await watcher.aclose()
-    return out
+    return out, run_all
 
 
 async def _until(seen: list[str], marker: str) -> None:
@@ -126,7 +133,7 @@ def measure(
     run: Any,
 ) -> CostFigures:
     fig = CostFigures()
-    fig.commands = run(_commands_per_call(srv, ep, room))
+    fig.commands, fig.commands_run = run(_commands_per_call(srv, ep, room))
     wrk = loads.wrk_path()
     if wrk is None:
         fig.generator = "none"
@@ -196,9 +203,13 @@ def _redis_pid(srv: server.BenchServer) -> int | None:
 def section(fig: CostFigures) -> list[str]:
     lines = ["Cost per call (section cost)"]
     lines.append(
-        "  Redis commands per warm call (MONITOR, scripts' inner calls excluded; "
+        "  Redis requests per warm call (MONITOR, the scripts' inner calls excluded; "
         f"{COUNT_CALLS} calls each): "
         + ", ".join(f"{name} {n:.2f}" for name, n in fig.commands.items())
+    )
+    lines.append(
+        "  Redis commands run per warm call (the scripts' inner calls counted): "
+        + ", ".join(f"{name} {n:.2f}" for name, n in fig.commands_run.items())
     )
     if fig.problem:
         lines.append("  " + fig.problem)

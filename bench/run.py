@@ -39,7 +39,8 @@ BENCH_PUSH_WAITERS (50,500,2000: one many-waiters run per count), BENCH_ONLY (a
 comma-separated subset of the sections: floor, latency, throughput, contention, claims,
 messages, hooks, archive, events, push, denials, globs, growth, storm, cost, profiles,
 sizes, search, paper, redaction (in process, no server: bench/redaction.py), imports (a
-server of its own: bench/imports.py; BENCH_IMPORT_MB); e.g.
+server of its own: bench/imports.py; BENCH_IMPORT_MB), idle (a server of its own:
+bench/idle.py, what an idle agent costs an hour; BENCH_IDLE_AGENTS); e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
 own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
@@ -70,6 +71,7 @@ from bench import (
     cost,
     denials,
     globs,
+    idle,
     loads,
     messages,
     paper,
@@ -139,6 +141,7 @@ SECTIONS = (
     "paper",
     "redaction",
     "imports",
+    "idle",
 )
 
 
@@ -1379,7 +1382,7 @@ def main() -> int:
     denial_figs: denials.DenialFigures | None = None
     glob_figs: globs.GlobFigures | None = None
     try:
-        if set(ONLY) - {"denials", "globs", "redaction", "imports"}:
+        if set(ONLY) - {"denials", "globs", "redaction", "imports", "idle"}:
             bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
         if "denials" in ONLY:
             with step("  [thin, claiming off] room denials"):
@@ -1394,6 +1397,13 @@ def main() -> int:
             with step("  [thin, a server of its own] room imports (RSS, another tenant's p99)"):
                 lines = imports_bench.run_section(var_root, keys, key_prefix, fails)
                 print("", *lines, sep="\n")
+        if "idle" in ONLY:
+            with step(f"  [thin, a server of its own] {idle.AGENTS} idle agents"):
+                idle_figs = runner.run(idle.measure_own(var_root, keys, key_prefix))
+                print("", *idle.section(idle_figs), sep="\n")
+                for problem in idle_figs.problems:
+                    fails.add("idle", problem)
+                fails.add("idle", "; ".join(idle_figs.problems), n=len(idle_figs.problems))
     except RuntimeError as exc:
         print(f"\nThe bench could not run: {exc}", file=sys.stderr, flush=True)
         status = 2

@@ -3,7 +3,8 @@
 --   wrk -t2 -c32 -d5s -s bench/wrk_post.lua http://127.0.0.1:PORT/mcp -- SCENARIO TOKEN ROOM TASKS
 --
 -- SCENARIO: mix (read_plan, update_task, post_event, get_unread_events, heartbeat in turn),
---           or one tool name (read_plan, heartbeat, update_task, post_event, get_unread_events).
+--           or one tool name (read_plan, heartbeat, update_task, post_event, get_unread_events,
+--           wait_for_events with timeoutMs 0).
 -- TASKS: task ids of ROOM, comma-separated (update_task cycles over them).
 -- Requests are formatted once per thread in init(); response() counts non-200 answers,
 -- JSON-RPC errors and tool errors; done() prints one "BENCH key=value ..." line.
@@ -54,6 +55,10 @@ function init(args)
     end,
     get_unread_events = function(i)
       return call(i, "get_unread_events", "{" .. r .. ',"agentId":"' .. agent .. '","limit":20}')
+    end,
+    -- An idle agent arming its wait, without the wait: the slot, the read, the release.
+    wait_for_events = function(i)
+      return call(i, "wait_for_events", "{" .. r .. ',"agentId":"' .. agent .. '","timeoutMs":0}')
     end,
   }
   requests = {}
