@@ -21,4 +21,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
     CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health')"
 # X-Forwarded-* believed only from the proxies named in FORWARDED_ALLOW_IPS (uvicorn reads
 # it; unset: loopback alone), never from any peer: docker-compose.yml names Caddy's address.
-CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers"]
+CMD ["uvicorn", "config.asgi:application", "--host", "0.0.0.0", "--port", "8000", "--proxy-headers", \
+     "--timeout-graceful-shutdown", "10"]

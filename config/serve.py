@@ -29,6 +29,10 @@ from config.lifecycle import child_of_this_process  # noqa: E402  # needs BASE_D
 # What the banner's snippets connect with: the everyday workflow's tools (rooms.profiles
 # "core"), as the dashboard's Connect page prints them; the key itself keeps every tool.
 MCP_PATH = "/mcp?tools=core"
+# A stop waits this long for the requests under way, then cuts what is still open: a
+# waiting call may wait 10 minutes on the REST door (rooms.refs.LONG_WAIT_MAX_MS), a stream
+# longer; their clients ask again (the guard's waiter, an SSE client's reconnection).
+GRACEFUL_SHUTDOWN_SECONDS = 10
 
 
 def _banner(
@@ -239,6 +243,7 @@ def main() -> int:
             lifespan="on",
             proxy_headers=bool(trusted),
             forwarded_allow_ips=trusted or None,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
         )
     except (KeyboardInterrupt, SystemExit):
         pass

@@ -161,6 +161,9 @@ class WakeHub(_Listening):
                 raise
             except StoreDown:
                 self._ready.clear()
+                # Every waiter reads now: with Redis away that read fails and says so (a
+                # stream's "unavailable", a wait's error) rather than sleeping through it.
+                self._waiters.wake_all()
                 await pubsub.aclose()
                 await asyncio.sleep(0.5)
 
