@@ -4,9 +4,12 @@ A use registers here and gets an `asyncio.Event` that is set once its credential
 longer live: revoked, expired, its member removed, its account or team deleted. Three
 things trigger a check: a revocation signal naming one of the caller's references (sent
 by every revocation, through Redis, to every process: the usual case, within
-milliseconds), the credential's own expiry time, and a sweep every keep-alive period that
-re-checks everything held (the bound when a signal was missed: ≤ SSE_KEEPALIVE_SECONDS).
-Checks are grouped by credential, so a thousand waiters of one key cost one query.
+milliseconds), the credential's own expiry time, and a sweep every
+CREDENTIAL_RECHECK_SECONDS that re-checks everything held. A reconnection of the signal
+subscription re-checks everything at once, so the sweep bounds only a signal lost some
+other way; it is slow (5 minutes) because with one key per agent each pass is a query per
+agent, the largest cost of an idle agent when it ran at every keep-alive. Checks are
+grouped by credential, so a thousand waiters of one key cost one query.
 """
 
 from __future__ import annotations
@@ -97,7 +100,7 @@ class LiveUses:
 
     async def _sweep(self) -> None:
         while True:
-            await asyncio.sleep(float(settings.SSE_KEEPALIVE_SECONDS))
+            await asyncio.sleep(float(settings.CREDENTIAL_RECHECK_SECONDS))
             if self._uses:
                 await self._check(list(self._uses))
 

@@ -152,6 +152,7 @@ def _on_membership_delete(sender: Any, instance: Membership, **kwargs: Any) -> N
 def _on_user_save(sender: Any, instance: User, **kwargs: Any) -> None:
     if not instance.is_active:  # deactivated: no client acts for them any more
         OAuthConnection.objects.filter(user_id=instance.pk).delete()
+        signal_after_commit([f"user:{instance.pk}"])  # and their own streams end
 
 
 def oauth_tokens_end(*, user_id: int, application_id: int) -> None:

@@ -29,9 +29,12 @@ RATE_LIMIT_REDIS_URL = env_str("RATE_LIMIT_REDIS_URL")
 # its own, smaller budget that never counts against its team's.
 SSE_STREAMS_PER_TEAM = env_int("SSE_STREAMS_PER_TEAM", 20)
 SSE_STREAMS_PER_GUEST = env_int("SSE_STREAMS_PER_GUEST", 2)
-# The keep-alive period: also how often every open stream and waiting call re-checks that
-# its credential is still live (revocations reach them sooner, through Redis).
+# The keep-alive period: a stream's comment line, a long REST wait's newline.
 SSE_KEEPALIVE_SECONDS = env_int("SSE_KEEPALIVE_SECONDS", 15)
+# How often every open stream and waiting call re-checks its credential against the
+# database. Revocations reach them at once through Redis, and every reconnection of that
+# subscription re-checks them all: this bounds only a signal lost some other way.
+CREDENTIAL_RECHECK_SECONDS = env_int("CREDENTIAL_RECHECK_SECONDS", 300)
 # After this long a stream ends and the client reconnects (and is checked again).
 SSE_MAX_LIFETIME_SECONDS = env_int("SSE_MAX_LIFETIME_SECONDS", 900)
 # wait_for_events calls waiting at once, per team and per guest, in each web process.

@@ -380,7 +380,7 @@ async def test_an_invite_expiring_ends_its_stream(redis_client_closed: None) -> 
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("how", ["member removed", "account deleted"])
+@pytest.mark.parametrize("how", ["member removed", "account deleted", "account deactivated"])
 async def test_a_person_leaving_the_team_loses_their_open_stream(
     how: str, redis_client_closed: None
 ) -> None:
@@ -405,10 +405,37 @@ async def test_a_person_leaving_the_team_loses_their_open_stream(
     await held(1)
     if how == "member removed":
         await db_run(services.membership_remove, membership=membership, actor="t")
+    elif how == "account deactivated":  # as the Django admin does it: the row saved
+        member.is_active = False
+        await db_run(member.save)
     else:
         await db_run(people.user_delete, user=member)
     frames = await reader
     assert b"event: revoked" in frames[-1]
+
+
+@pytest.mark.anyio
+async def test_a_revocation_whose_signal_was_lost_is_found_by_the_sweep(
+    settings: Any, redis_client_closed: None
+) -> None:
+    """A key revoked behind the product's back (a bare UPDATE: no purge, no signal) still
+    ends the live uses that hold it, at the next sweep; a live key beside it is kept."""
+    from calls.live import LiveUses
+
+    settings.CREDENTIAL_RECHECK_SECONDS = 1
+    team, secrets = await db_run(team_with_keys, new_room_id("sweep"))
+    revoked, kept = [await caller_resolve(Bearer(secrets[n])) for n in ("full", "bob")]
+    assert revoked is not None and kept is not None
+    registry = LiveUses()
+    lost, live = await registry.hold(revoked), await registry.hold(kept)
+    await db_run(
+        lambda: ApiKey.objects.filter(team=team, name="full").update(revoked_at=timezone.now())
+    )
+    async with asyncio.timeout(BOUND):
+        await lost.lost.wait()
+    assert not live.lost.is_set()
+    registry.release(lost)
+    registry.release(live)
 
 
 @pytest.mark.anyio
