@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from rooms import clock
+from rooms.flag import Flag
 from rooms.store import wakeups as wakeups_store
 from tenants.auth import caller_recheck
 from tenants.capabilities import Caller
@@ -36,7 +37,7 @@ log = logging.getLogger(__name__)
 class LiveUse:
     caller: Caller
     refs: frozenset[str]
-    lost: asyncio.Event = field(default_factory=asyncio.Event)
+    lost: Flag = field(default_factory=Flag)
     timer: asyncio.TimerHandle | None = None
 
 

@@ -13,7 +13,6 @@ relay) through the room's own wake channel, from inside the store step.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from functools import lru_cache
@@ -25,6 +24,7 @@ from prometheus_client import Counter, Histogram
 
 from calls import live
 from rooms import errors, idempotency, redaction, registry
+from rooms.flag import Flag
 from rooms.names import UNNAMED_AGENT
 from rooms.refs import WAIT_MAX_MS, RoomRef
 from rooms.schemas import RoomInput, SetRoomStatusInput, ToolInput
@@ -239,25 +239,19 @@ async def _written(
         raise errors.RoomClosedError(errors.ROOM_GONE.format(room_id=room.room_id)) from None
 
 
-async def until_lost(work: Awaitable[T], lost: asyncio.Event) -> T:
+async def until_lost(work: Awaitable[T], lost: Flag) -> T:
     """`work`'s result, unless the credential is lost first: then the work is cancelled and
-    the caller is refused (a revoked key's pending wait returns a refusal, not events)."""
+    the caller is refused (a revoked key's pending wait returns a refusal, not events).
+    The loss cancels the work's task directly: no watcher task waits beside it."""
     task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(lost.wait())
+    gone = lost.future()
+    gone.add_done_callback(lambda _: task.cancel())
     try:
-        done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:  # the caller went away: so does the work, before we do
-        await _cancelled(task)
+        return await task  # the caller going away cancels the work too
+    except asyncio.CancelledError:
+        here = asyncio.current_task()
+        if gone.done() and (here is None or not here.cancelling()):
+            raise errors.CredentialLostError(errors.CREDENTIAL_LOST) from None
         raise
     finally:
-        watcher.cancel()
-    if task in done:
-        return task.result()
-    await _cancelled(task)
-    raise errors.CredentialLostError(errors.CREDENTIAL_LOST)
-
-
-async def _cancelled(task: asyncio.Future[Any]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await task
+        lost.forget(gone)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncGenerator, Iterable
 
@@ -153,11 +152,8 @@ async def event_follow(
                 continue
             # A quiet period reads nothing: nothing was written since the read (the
             # subscription was live before it), so only a wake leads to the next read.
-            while not woken.is_set():
-                try:
-                    await asyncio.wait_for(woken.wait(), keepalive_seconds)
-                except TimeoutError:
-                    yield None
+            while not await woken.wait(keepalive_seconds):
+                yield None
 
 
 PAGE_SCAN_MOST = 5_000  # a filtered page of the log reads at most this many events

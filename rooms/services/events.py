@@ -3,8 +3,6 @@ wait."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import time
 from typing import Any
 
@@ -263,9 +261,7 @@ async def event_wait(
                 return waited(batch.cursor, seen)
             if batch.events:
                 continue  # only others' messages: read on
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(woken.wait(), remaining)
-            if not woken.is_set():
+            if not await woken.wait(remaining):
                 # Nothing was written since the read (the subscription was live before it):
                 # reading again would find what the read found.
                 return waited(batch.cursor, [])

@@ -2,7 +2,7 @@
 
 A write publishes its new event id on the room's wake channel from inside its own atomic
 step (rooms.scripts). Waiting calls, event streams and the webhook relay of this process
-wait on an `asyncio.Event` that a hub sets; none of them holds a Redis connection.
+wait on a `rooms.flag.Flag` that a hub sets; none of them holds a Redis connection.
 
 - One Redis: one PSUBSCRIBE to every room's wake channel serves the whole process.
 - A Redis Cluster: sharded pub/sub has no patterns, and a plain PUBLISH would be copied to
@@ -32,6 +32,7 @@ from redis.crc import key_slot
 from redis.exceptions import MovedError
 from redis.maint_notifications import MaintNotificationsConfig
 
+from rooms.flag import Flag
 from rooms.keys import (
     RoomKeys,
     revocations_channel,
@@ -63,14 +64,14 @@ class _Waiters:
     """Who waits on which room (the part both hubs share)."""
 
     def __init__(self) -> None:
-        self._waiters: dict[str, set[asyncio.Event]] = {}
+        self._waiters: dict[str, set[Flag]] = {}
 
-    def add(self, room_id: str) -> asyncio.Event:
-        woken = asyncio.Event()
+    def add(self, room_id: str) -> Flag:
+        woken = Flag()
         self._waiters.setdefault(room_id, set()).add(woken)
         return woken
 
-    def remove(self, room_id: str, woken: asyncio.Event) -> bool:
+    def remove(self, room_id: str, woken: Flag) -> bool:
         """True when the room has no waiter left."""
         found = self._waiters.get(room_id)
         if found is None:
@@ -96,7 +97,7 @@ class _Waiters:
         return sum(len(w) for w in self._waiters.values())
 
 
-def _poll_soon(woken: asyncio.Event) -> None:
+def _poll_soon(woken: Flag) -> None:
     """The subscription is not live: the waiter re-reads after WAKE_POLL_SECONDS (and keeps
     its own timeout), so an outage delays a wake-up but never loses it."""
     asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.set)
@@ -124,7 +125,7 @@ class WakeHub(_Listening):
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    async def watch(self, room_id: str) -> asyncio.Event:
+    async def watch(self, room_id: str) -> Flag:
         """An event set at the room's next write. Returns once the subscription is live,
         so a write that happens after this returns is never missed. While the subscription
         is down (Redis away) it returns within WAKE_READY_SECONDS anyway, with an event that
@@ -139,7 +140,7 @@ class WakeHub(_Listening):
                 _poll_soon(woken)
         return woken
 
-    def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
+    def unwatch(self, room_id: str, woken: Flag) -> None:
         self._waiters.remove(room_id, woken)
 
     def waiting(self) -> int:
@@ -318,7 +319,7 @@ class ShardedWakeHub:
     def subscribed(self) -> int:
         return sum(len(s.channels) for s in self._shards.values() if not s.closed)
 
-    async def watch(self, room_id: str) -> asyncio.Event:
+    async def watch(self, room_id: str) -> Flag:
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         woken = self._waiters.add(room_id)
@@ -330,7 +331,7 @@ class ShardedWakeHub:
             _poll_soon(woken)
         return woken
 
-    def unwatch(self, room_id: str, woken: asyncio.Event) -> None:
+    def unwatch(self, room_id: str, woken: Flag) -> None:
         if self._waiters.remove(room_id, woken):
             self._idle_since[RoomKeys(room_id).wake] = time.monotonic()
 
@@ -486,7 +487,7 @@ def wake_hub() -> WakeHub | ShardedWakeHub:
 
 
 @contextlib.asynccontextmanager
-async def room_watch(keys: RoomKeys) -> AsyncIterator[asyncio.Event]:
+async def room_watch(keys: RoomKeys) -> AsyncIterator[Flag]:
     """`async with room_watch(keys) as woken:` read, then `await woken.wait()`."""
     hub = wake_hub()
     woken = await hub.watch(keys.room_id)

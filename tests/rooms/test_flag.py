@@ -1,0 +1,92 @@
+"""rooms.flag.Flag, the wake and the loss every waiting call holds, and calls.runner's
+until_lost built on it: each waiter hears a set, a timeout is its own, a waiter that goes
+away leaves the others waiting, and a lost credential ends the work while a caller that
+goes away ends it too, as itself."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from calls.runner import until_lost
+from rooms import errors
+from rooms.flag import Flag
+
+BOUND = 5.0  # seconds: the bound on every wait in this file
+
+
+@pytest.mark.anyio
+async def test_a_set_wakes_every_waiter_and_a_timeout_is_each_ones_own() -> None:
+    flag = Flag()
+    assert await flag.wait(0.01) is False  # timed out: not set
+    waiters = [asyncio.ensure_future(flag.wait(BOUND)) for _ in range(3)]
+    short = asyncio.ensure_future(flag.wait(0.01))
+    assert await short is False
+    assert not any(w.done() for w in waiters)  # the short one's timeout was its own
+    flag.set()
+    async with asyncio.timeout(BOUND):
+        assert await asyncio.gather(*waiters) == [True, True, True]
+    assert flag.is_set() and await flag.wait() is True  # set: at once
+    flag.clear()
+    assert not flag.is_set() and await flag.wait(0.01) is False
+
+
+@pytest.mark.anyio
+async def test_a_waiter_that_goes_away_leaves_the_others_waiting() -> None:
+    flag = Flag()
+    gone = asyncio.ensure_future(flag.wait())
+    kept = asyncio.ensure_future(flag.wait())
+    await asyncio.sleep(0)
+    gone.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await gone
+    assert not kept.done()
+    flag.set()
+    async with asyncio.timeout(BOUND):
+        assert await kept is True
+    assert flag._waiters == []  # each waiter took itself off
+
+
+@pytest.mark.anyio
+async def test_until_lost_answers_the_work_or_refuses_when_the_credential_goes() -> None:
+    lost = Flag()
+    assert await until_lost(asyncio.sleep(0, result="done"), lost) == "done"
+    ended = asyncio.Event()
+
+    async def waiting() -> str:
+        try:
+            await asyncio.sleep(BOUND * 2)
+        finally:
+            ended.set()
+        return "never"
+
+    call = asyncio.ensure_future(until_lost(waiting(), lost))
+    await asyncio.sleep(0.01)
+    lost.set()
+    async with asyncio.timeout(BOUND):
+        with pytest.raises(errors.CredentialLostError):
+            await call
+    assert ended.is_set()  # the work was cancelled, not left behind
+    with pytest.raises(errors.CredentialLostError):  # already lost: refused at once
+        await until_lost(asyncio.sleep(BOUND * 2), lost)
+
+
+@pytest.mark.anyio
+async def test_a_caller_going_away_cancels_the_work_and_is_not_taken_for_a_loss() -> None:
+    lost = Flag()
+    ended = asyncio.Event()
+
+    async def waiting() -> None:
+        try:
+            await asyncio.sleep(BOUND * 2)
+        finally:
+            ended.set()
+
+    call = asyncio.ensure_future(until_lost(waiting(), lost))
+    await asyncio.sleep(0.01)
+    call.cancel()
+    async with asyncio.timeout(BOUND):
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    assert ended.is_set() and lost._waiters == []
