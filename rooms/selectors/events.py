@@ -136,24 +136,30 @@ async def event_follow(
         cursor = newest[0][0] if newest else "0-0"
     else:
         cursor = after
+    # Watched until the hub loses the room's subscription (then watched again), cleared
+    # before each read: a write after the clear sets it again, one before is in the read.
     while True:
         async with wakeups_store.room_watch(room.keys) as woken:
-            entries = (
-                await events_store.event_range(
-                    room.keys, start=f"({cursor}", end="+", count=100, reverse=False
+            while True:
+                woken.clear()
+                entries = (
+                    await events_store.event_range(
+                        room.keys, start=f"({cursor}", end="+", count=100, reverse=False
+                    )
+                    if cursor != LAST_EVENT_ID
+                    else []
                 )
-                if cursor != LAST_EVENT_ID
-                else []
-            )
-            if entries:
-                cursor = entries[-1][0]
-                for event in events_seen(room, entries):
-                    yield event
-                continue
-            # A quiet period reads nothing: nothing was written since the read (the
-            # subscription was live before it), so only a wake leads to the next read.
-            while not await woken.wait(keepalive_seconds):
-                yield None
+                if entries:
+                    cursor = entries[-1][0]
+                    for event in events_seen(room, entries):
+                        yield event
+                    continue
+                # A quiet period reads nothing: nothing was written since the read (the
+                # subscription was live before it), so only a wake leads to the next read.
+                while not await woken.wait(keepalive_seconds):
+                    yield None
+                if woken.rewatch:
+                    break
 
 
 PAGE_SCAN_MOST = 5_000  # a filtered page of the log reads at most this many events

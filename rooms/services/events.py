@@ -232,8 +232,10 @@ async def event_wait(
     """get_unread_events that waits: returns at once when something is unread, else the
     moment a write to the room lands (through any server process), else `timedOut` at the
     timeout (at most the door's `room.wait_most_ms`). Same cursor, same exactly-once rule.
-    No polling: it sleeps on the room's wake channel, registered before each read so no
-    write can slip between read and sleep."""
+    No polling: it sleeps on the room's wake channel, registered before the first read and
+    cleared before each read, so no write can slip between read and sleep (a write after
+    the clear sets it again; one before is in the read). It registers again only when the
+    hub lost the room's subscription (`woken.rewatch`)."""
     agent = attributed(agent_id)
     applied = min(timeout_ms, room.wait_most_ms)
     capped = timeout_ms > room.wait_most_ms
@@ -251,17 +253,21 @@ async def event_wait(
 
     while True:
         async with wakeups_store.room_watch(room.keys) as woken:
-            batch = await _unread_gathered(
-                room, agent_id=agent, limit=limit, addressed_only=addressed_only
-            )
-            # A guest passes over others' messages and waits on (rooms.selectors.messages).
-            seen = events_selectors.events_seen(room, batch.events)
-            remaining = deadline - time.monotonic()
-            if seen or remaining <= 0:
-                return waited(batch.cursor, seen)
-            if batch.events:
-                continue  # only others' messages: read on
-            if not await woken.wait(remaining):
-                # Nothing was written since the read (the subscription was live before it):
-                # reading again would find what the read found.
-                return waited(batch.cursor, [])
+            while True:
+                woken.clear()
+                batch = await _unread_gathered(
+                    room, agent_id=agent, limit=limit, addressed_only=addressed_only
+                )
+                # A guest passes over others' messages and waits on (rooms.selectors.messages).
+                seen = events_selectors.events_seen(room, batch.events)
+                remaining = deadline - time.monotonic()
+                if seen or remaining <= 0:
+                    return waited(batch.cursor, seen)
+                if batch.events:
+                    continue  # only others' messages: read on
+                if not await woken.wait(remaining):
+                    # Nothing was written since the read (the subscription was live before
+                    # it): reading again would find what the read found.
+                    return waited(batch.cursor, [])
+                if woken.rewatch:
+                    break

@@ -63,7 +63,8 @@ async def presence_beside(room: RoomRef, work: Awaitable[T]) -> T:
     try:
         return await work
     finally:
-        await asyncio.wait([touched])
+        if not touched.done():  # a wait's step has long landed when the wait ends
+            await asyncio.wait([touched])
         if not touched.cancelled():
             touched.exception()  # retrieved: an outage shows in the work's own answer
 

@@ -2,7 +2,8 @@
 
 A write publishes its new event id on the room's wake channel from inside its own atomic
 step (rooms.scripts). Waiting calls, event streams and the webhook relay of this process
-wait on a `rooms.flag.Flag` that a hub sets; none of them holds a Redis connection.
+wait on a `Wake` (a `rooms.flag.Flag`) that a hub sets; none of them holds a Redis
+connection.
 
 - One Redis: one PSUBSCRIBE to every room's wake channel serves the whole process.
 - A Redis Cluster: sharded pub/sub has no patterns, and a plain PUBLISH would be copied to
@@ -60,18 +61,41 @@ SHARD_RETRY_SECONDS = 0.5
 SHARD_PING_SECONDS = 15.0
 
 
+class Wake(Flag):
+    """One waiter's wake for one room, kept for the whole wait and cleared before each
+    read. `rewatch`: the hub lost the room's subscription or could not make it (Redis away,
+    a cluster node failed over, the slot moved), so after this wake the waiter watches
+    again, which subscribes anew, instead of sleeping on this one; such a wake stays set.
+    Each watch is followed by a read whatever it says, so a waiter still reads (and hears
+    of an outage) while every new watch lapses."""
+
+    __slots__ = ("rewatch",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rewatch = False
+
+    def lapse(self) -> None:
+        self.rewatch = True
+        self.set()
+
+    def clear(self) -> None:
+        if not self.rewatch:
+            super().clear()
+
+
 class _Waiters:
     """Who waits on which room (the part both hubs share)."""
 
     def __init__(self) -> None:
-        self._waiters: dict[str, set[Flag]] = {}
+        self._waiters: dict[str, set[Wake]] = {}
 
-    def add(self, room_id: str) -> Flag:
-        woken = Flag()
+    def add(self, room_id: str) -> Wake:
+        woken = Wake()
         self._waiters.setdefault(room_id, set()).add(woken)
         return woken
 
-    def remove(self, room_id: str, woken: Flag) -> bool:
+    def remove(self, room_id: str, woken: Wake) -> bool:
         """True when the room has no waiter left."""
         found = self._waiters.get(room_id)
         if found is None:
@@ -82,13 +106,16 @@ class _Waiters:
             return True
         return False
 
-    def wake(self, room_id: str) -> None:
+    def wake(self, room_id: str, *, lapsed: bool = False) -> None:
         for woken in self._waiters.get(room_id, ()):
-            woken.set()
+            if lapsed:
+                woken.lapse()
+            else:
+                woken.set()
 
-    def wake_all(self) -> None:
+    def wake_all(self, *, lapsed: bool = False) -> None:
         for room_id in self._waiters:
-            self.wake(room_id)
+            self.wake(room_id, lapsed=lapsed)
 
     def rooms(self) -> list[str]:
         return list(self._waiters)
@@ -97,10 +124,10 @@ class _Waiters:
         return sum(len(w) for w in self._waiters.values())
 
 
-def _poll_soon(woken: Flag) -> None:
+def _poll_soon(woken: Wake) -> None:
     """The subscription is not live: the waiter re-reads after WAKE_POLL_SECONDS (and keeps
     its own timeout), so an outage delays a wake-up but never loses it."""
-    asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.set)
+    asyncio.get_running_loop().call_later(WAKE_POLL_SECONDS, woken.lapse)
 
 
 class _Listening:
@@ -125,7 +152,7 @@ class WakeHub(_Listening):
         self._ready = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    async def watch(self, room_id: str) -> Flag:
+    async def watch(self, room_id: str) -> Wake:
         """An event set at the room's next write. Returns once the subscription is live,
         so a write that happens after this returns is never missed. While the subscription
         is down (Redis away) it returns within WAKE_READY_SECONDS anyway, with an event that
@@ -140,7 +167,7 @@ class WakeHub(_Listening):
                 _poll_soon(woken)
         return woken
 
-    def unwatch(self, room_id: str, woken: Flag) -> None:
+    def unwatch(self, room_id: str, woken: Wake) -> None:
         self._waiters.remove(room_id, woken)
 
     def waiting(self) -> int:
@@ -164,7 +191,7 @@ class WakeHub(_Listening):
                 self._ready.clear()
                 # Every waiter reads now: with Redis away that read fails and says so (a
                 # stream's "unavailable", a wait's error) rather than sleeping through it.
-                self._waiters.wake_all()
+                self._waiters.wake_all(lapsed=True)
                 await pubsub.aclose()
                 await asyncio.sleep(0.5)
 
@@ -319,7 +346,7 @@ class ShardedWakeHub:
     def subscribed(self) -> int:
         return sum(len(s.channels) for s in self._shards.values() if not s.closed)
 
-    async def watch(self, room_id: str) -> Flag:
+    async def watch(self, room_id: str) -> Wake:
         if self._sweeper is None or self._sweeper.done():
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
         woken = self._waiters.add(room_id)
@@ -331,7 +358,7 @@ class ShardedWakeHub:
             _poll_soon(woken)
         return woken
 
-    def unwatch(self, room_id: str, woken: Flag) -> None:
+    def unwatch(self, room_id: str, woken: Wake) -> None:
         if self._waiters.remove(room_id, woken):
             self._idle_since[RoomKeys(room_id).wake] = time.monotonic()
 
@@ -418,7 +445,10 @@ class ShardedWakeHub:
         """The node dropped a room's subscription (its slot moved): waiters re-read now and
         their next watch subscribes where the slot lives now (following MOVED)."""
         self._forget(channel)
-        self.woken(channel)
+        self._lapsed(channel)
+
+    def _lapsed(self, channel: str) -> None:
+        self._waiters.wake(room_of_wake_channel(channel), lapsed=True)
 
     def shard_lost(self, shard: _Shard) -> None:
         """A node's connection broke (the node failed, or failed over): every room it
@@ -434,10 +464,10 @@ class ShardedWakeHub:
         for channel, task in list(self._subscriptions.items()):
             if task.done() and task.exception() is None and task.result() is shard:
                 self._forget(channel)
-                self.woken(channel)
+                self._lapsed(channel)
         for channel in shard.channels:
             self._forget(channel)
-            self.woken(channel)
+            self._lapsed(channel)
 
     async def _sweep(self) -> None:
         """SUNSUBSCRIBE rooms nobody has waited on for SHARD_LINGER_SECONDS."""
@@ -487,8 +517,9 @@ def wake_hub() -> WakeHub | ShardedWakeHub:
 
 
 @contextlib.asynccontextmanager
-async def room_watch(keys: RoomKeys) -> AsyncIterator[Flag]:
-    """`async with room_watch(keys) as woken:` read, then `await woken.wait()`."""
+async def room_watch(keys: RoomKeys) -> AsyncIterator[Wake]:
+    """`async with room_watch(keys) as woken:` clear, read, `await woken.wait()`, and
+    again until `woken.rewatch`; then watch again."""
     hub = wake_hub()
     woken = await hub.watch(keys.room_id)
     try:

@@ -203,9 +203,11 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
     target = next(p for p in cluster.masters_now() if p != source)
     await asyncio.to_thread(cluster.slot_move, slot_of(keys.events), target)
     try:
-        # The old node drops the subscription with the slot: the waiter is told to re-read.
+        # The old node drops the subscription with the slot: the waiter is told to re-read,
+        # and to watch again (its watch has no subscription behind it any more).
         async with asyncio.timeout(5):
             await woken.wait()
+        assert woken.rewatch
     finally:
         hub.unwatch(room_id, woken)
     assert cluster.master_of(keys.events) == target
@@ -225,7 +227,43 @@ async def test_a_waiter_follows_its_room_when_the_slot_moves(
         )
         async with asyncio.timeout(5):
             await woken.wait()
+        assert not woken.rewatch  # a write's wake: the same watch serves the next read
     finally:
         hub.unwatch(room_id, woken)
     assert await events_store.event_count(keys) == 2  # the room's log moved with its slot
     assert (await events_store.event_get(keys, str(event_id))) is not None
+
+
+async def test_a_wait_that_spans_a_slot_move_is_woken_by_the_next_write(
+    team_a: Caller, cluster: LocalCluster, redis_client_closed: None
+) -> None:
+    """A waiting call keeps one watch for its whole wait: when its room's slot moves, the
+    hub's lapsed wake makes it watch again where the slot lives now, so a write after the
+    move still reaches it (it would otherwise sleep to its timeout)."""
+    room_id = new_room_id("spans")
+    keys = RoomKeys(room_id)
+    await tool_run(team_a, "post_event", {"roomId": room_id, "type": "x", "from": "w"})
+    await tool_run(team_a, "get_unread_events", {"roomId": room_id, "agentId": "a"})
+    hub = wakeups_store.wake_hub()
+    assert isinstance(hub, wakeups_store.ShardedWakeHub)
+    wait = asyncio.ensure_future(
+        tool_run(
+            team_a, "wait_for_events", {"roomId": room_id, "agentId": "a", "timeoutMs": 20_000}
+        )
+    )
+    async with asyncio.timeout(10):
+        while hub.waiting() < 1:
+            await asyncio.sleep(0.01)
+    source = cluster.master_of(keys.events)
+    target = next(p for p in cluster.masters_now() if p != source)
+    await asyncio.to_thread(cluster.slot_move, slot_of(keys.events), target)
+    async with asyncio.timeout(10):  # watching again, subscribed where the slot is now
+        while not (hub.waiting() == 1 and hub.subscribed() >= 1):
+            await asyncio.sleep(0.01)
+    assert not wait.done()
+    written = await tool_run(
+        team_a, "post_event", {"roomId": room_id, "type": "after", "from": "w"}
+    )
+    async with asyncio.timeout(10):
+        got = await wait
+    assert [e["id"] for e in got["events"]] == [written["id"]]
