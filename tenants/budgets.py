@@ -43,6 +43,8 @@ OPEN = Gauge(
 )
 SlotKind = Literal["streams", "waiters"]
 SLOT_WHAT = {"streams": "Event streams", "waiters": "Waiting calls"}
+# Each kind's series, looked up once (labels() takes a lock and builds its key each time).
+_OPEN_OF = {kind: OPEN.labels(kind=kind) for kind in SLOT_WHAT}
 # What this server process holds at once: of each kind in all (PROCESS_*_MAX), and by scope
 # (_scopes). A stream or a waiting call holds this process's connection and memory and
 # nothing in Redis (it sleeps on the process's one subscription), so it is counted where
@@ -230,7 +232,7 @@ async def slot_hold(caller: Caller, kind: SlotKind) -> AsyncIterator[None]:
     scopes = [(kind, scope) for scope in _scopes(caller)]
     _held[kind] += 1
     _held_by.update(scopes)
-    OPEN.labels(kind=kind).inc()
+    _OPEN_OF[kind].inc()
     try:
         yield
     finally:
@@ -239,4 +241,4 @@ async def slot_hold(caller: Caller, kind: SlotKind) -> AsyncIterator[None]:
         for scope in scopes:
             if not _held_by[scope]:
                 del _held_by[scope]
-        OPEN.labels(kind=kind).dec()
+        _OPEN_OF[kind].dec()
