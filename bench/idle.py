@@ -41,7 +41,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from bench import floor, server, wire
+from bench import floor, imports, server, wire
 
 AGENTS = int(os.environ.get("BENCH_IDLE_AGENTS", "1000"))
 SETTLE_SECONDS = 0.5
@@ -118,13 +118,6 @@ class IdleFigures:
                 self.hour(self.sse_open, SSE_LIFETIME_SECONDS, ticks=True, renewals=False)
             ),
         }
-
-
-def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def open_waiters(srv: server.BenchServer) -> int:
@@ -327,7 +320,7 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, room: str) -> I
     url = srv.redis_url.replace("redis+socket://", "unix://")
     async with CommandCount(url) as count:
         start = await count.settled()
-        cpu0, rss0 = floor.cpu_seconds(pid), rss_bytes(pid)
+        cpu0, rss0 = floor.cpu_seconds(pid), imports.rss(pid)[0]
         waits = [
             asyncio.ensure_future(
                 _request(srv, _mcp_wait(ep, room, a, TOOL_WAIT_SECONDS * 1000), TOOL_WAIT_SECONDS)
@@ -338,7 +331,7 @@ async def measure(srv: server.BenchServer, ep: wire.McpEndpoint, room: str) -> I
         while open_waiters(srv) < AGENTS and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         armed = await count.settled()
-        cpu1, rss1 = floor.cpu_seconds(pid), rss_bytes(pid)
+        cpu1, rss1 = floor.cpu_seconds(pid), imports.rss(pid)[0]
         fig.arm_cpu_ms = (cpu1 - cpu0) * 1000 / AGENTS
         fig.arm_commands = (armed - start) / AGENTS
         fig.arm_bytes_held = (rss1 - rss0) / AGENTS

@@ -115,7 +115,7 @@ def _limit(srv: server.BenchServer) -> int:
     return int(defaults.ROOM_IMPORT_BYTES_MAX)
 
 
-def _rss(pid: int) -> tuple[int, int]:
+def rss(pid: int) -> tuple[int, int]:
     """(VmRSS, VmHWM) of `pid` in bytes."""
     found = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -225,12 +225,12 @@ def _measured(
 
     for i in range(3):
         Path(f"/proc/{pid}/clear_refs").write_text("5")
-        before, _ = _rss(pid)
+        before, _ = rss(pid)
         t0 = time.perf_counter()
         status = import_once(tokens[i % len(tokens)])
         fig.import_seconds.append(time.perf_counter() - t0)
         assert status == 201, status
-        _, peak = _rss(pid)
+        _, peak = rss(pid)
         fig.rss_growth.append(peak - before)
 
     other = wire.McpEndpoint(srv.host, srv.port, keys.other_secret)

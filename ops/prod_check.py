@@ -318,6 +318,8 @@ class ProdCheck:
                 "--proxy-headers",
                 "--forwarded-allow-ips",
                 "127.0.0.1",
+                "--timeout-graceful-shutdown",
+                "10",
             ],
         )
         celery = str(bin_dir / "celery")
