@@ -743,6 +743,7 @@ async def many_waiters(
                     "last": got[-1] if got else float("nan"),
                     "early": len(early),
                     "failed": errors + timed_out + missed,
+                    "seconds": got,  # every woken waiter's, sorted (bench/wakes.py's p99)
                 }
             )
             # Any connection that failed is closed by wire.Connection; it reopens next round.

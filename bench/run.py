@@ -40,7 +40,10 @@ comma-separated subset of the sections: floor, latency, throughput, contention, 
 messages, hooks, archive, events, push, denials, globs, growth, storm, cost, profiles,
 sizes, search, paper, redaction (in process, no server: bench/redaction.py), imports (a
 server of its own: bench/imports.py; BENCH_IMPORT_MB), idle (a server of its own:
-bench/idle.py, what an idle agent costs an hour; BENCH_IDLE_AGENTS); e.g.
+bench/idle.py, what an idle agent costs an hour; BENCH_IDLE_AGENTS), wakes (servers of
+its own, two web processes each, on one Redis and on a local Redis Cluster: bench/wakes.py,
+agents across rooms each written once a second, woken and re-arming; BENCH_WAKE_AGENTS
+(10000), BENCH_WAKE_ROOMS (1000), BENCH_WAKE_SECONDS (10)); e.g.
 BENCH_ONLY=push runs section 6 alone,
 against the thin server only unless BENCH_DISPATCH says otherwise). Section paper has its
 own knobs: BENCH_PAPER_HANDOFFS (20), BENCH_PAPER_UPDATES (100), BENCH_PAPER_MODE (legacy).
@@ -79,6 +82,7 @@ from bench import (
     server,
     sizes,
     tenancy,
+    wakes,
     wire,
 )
 from bench import hooks as hooks_bench
@@ -142,6 +146,7 @@ SECTIONS = (
     "redaction",
     "imports",
     "idle",
+    "wakes",
 )
 
 
@@ -1382,7 +1387,7 @@ def main() -> int:
     denial_figs: denials.DenialFigures | None = None
     glob_figs: globs.GlobFigures | None = None
     try:
-        if set(ONLY) - {"denials", "globs", "redaction", "imports", "idle"}:
+        if set(ONLY) - {"denials", "globs", "redaction", "imports", "idle", "wakes"}:
             bench_all(dispatches, var_root, keys, key_prefix, fails, runner.run, figs)
         if "denials" in ONLY:
             with step("  [thin, claiming off] room denials"):
@@ -1404,6 +1409,11 @@ def main() -> int:
                 for problem in idle_figs.problems:
                     fails.add("idle", problem)
                 fails.add("idle", "; ".join(idle_figs.problems), n=len(idle_figs.problems))
+        if "wakes" in ONLY:
+            label = f"{wakes.AGENTS} agents in {wakes.ROOMS} rooms, one Redis then a cluster"
+            with step(f"  [thin, servers of their own, two web processes] {label}"):
+                wake_figs = runner.run(wakes.measure(var_root, keys, key_prefix, fails))
+                print("", *wakes.section(wake_figs), sep="\n")
     except RuntimeError as exc:
         print(f"\nThe bench could not run: {exc}", file=sys.stderr, flush=True)
         status = 2

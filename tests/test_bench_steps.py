@@ -6,6 +6,7 @@ change of a script's KEYS or ARGV fails here rather than in a bench run."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import pytest
 
 from bench import hooks as hooks_bench
 from bench import search as search_bench
+from bench import wakes as wakes_bench
 from calls.runner import tool_run
 from rooms.keys import RoomKeys
 from rooms.store import events as events_store
@@ -76,3 +78,12 @@ def test_every_direct_script_call_in_the_bench_is_one_tested_here() -> None:
     assert direct == {"hooks.py"}
     assembling = [p.name for p in BENCH.glob("*.py") if "local WAKE_VERB" in p.read_text()]
     assert assembling == []
+
+
+@pytest.mark.parametrize(("agents", "rooms"), [(10_000, 1_000), (1_000, 100), (1_001, 100), (7, 3)])
+def test_the_wakes_bench_spreads_its_agents_evenly_over_its_rooms(agents: int, rooms: int) -> None:
+    """Every room has waiters, as many as the others give or take one: the section's
+    expected wakes count each room's own."""
+    per_room = Counter(wakes_bench.room_of(i, agents, rooms) for i in range(agents))
+    assert set(per_room) == set(range(rooms))
+    assert max(per_room.values()) - min(per_room.values()) <= 1
