@@ -179,11 +179,10 @@ def _web_cpu(pid: int) -> list[float]:
         return []
     for child in children:
         try:
-            cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
-        except OSError:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                found.append(floor.cpu_seconds(int(child)))
+        except OSError:  # gone since the list was read
             continue
-        if b"spawn_main" in cmdline:
-            found.append(floor.cpu_seconds(int(child)))
     return found
 
 
@@ -385,11 +384,17 @@ async def _write_rooms(
 
 
 async def measure_run(
-    srv: server.BenchServer, ep: wire.McpEndpoint, run: WakeRun, redis_urls: list[str]
+    srv: server.BenchServer,
+    ep: wire.McpEndpoint,
+    run: WakeRun,
+    redis_urls: list[str],
+    *,
+    redis_in_tree: bool,
 ) -> None:
     """One run against a started server; `redis_urls` are the Redis servers whose CPU is
-    priced (the embedded one is in the server's process tree: its CPU is taken off the
-    web processes')."""
+    priced. The web CPU is its two processes'; where /proc does not tell them apart, the
+    server's whole process tree's, less the Redis's when it is in that tree
+    (`redis_in_tree`: the server's embedded Redis)."""
     tag = secrets.token_hex(3)
     rooms = [f"bench-wakes-{tag}-{r:04d}" for r in range(run.rooms)]
     agents = Agents(run, ep, rooms)
@@ -439,7 +444,9 @@ async def measure_run(
             run.web_cpu_split = [b - a for a, b in zip(split[True], split[False], strict=True)]
         run.window_s = t1 - t0
         run.redis_cpu_s = redis1 - redis0
-        run.web_cpu_s = (tree1 - tree0) - (run.redis_cpu_s if srv.embedded_redis else 0.0)
+        run.web_cpu_s = sum(run.web_cpu_split) or (
+            (tree1 - tree0) - (run.redis_cpu_s if redis_in_tree else 0.0)
+        )
         run.client_cpu_s = client1 - client0
         run.expected = sum(per_room[w.room] for w in run.writes if w.measured and w.answered)
         _note(run, f"{len(run.writes)} writes sent, waiting for their wakes", t_arm)
@@ -525,7 +532,8 @@ async def _one_run(
     )
     try:
         ep = wire.McpEndpoint(srv.host, srv.port, keys.secret)
-        await measure_run(srv, ep, run, redis_urls or [srv.redis_url])
+        own = redis_urls is None and srv.embedded_redis
+        await measure_run(srv, ep, run, redis_urls or [srv.redis_url], redis_in_tree=own)
     finally:
         srv.stop()
     run.seconds = time.perf_counter() - t0
