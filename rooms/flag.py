@@ -1,4 +1,5 @@
-"""`Flag`: what an `asyncio.Event` does for a waiting call, in a tenth of its memory.
+"""`Flag`: what an `asyncio.Event` does for a waiting call, in a tenth of its memory;
+`Wake`: the Flag a wake hub (rooms.store.wakeups) sets for one waiter of one room.
 
 Every waiting call holds two (its room's wake, its credential's loss) for as long as it
 waits, and a web process holds thousands of waiting calls. An `asyncio.Event` allocates a
@@ -69,3 +70,26 @@ class Flag:
             if timer is not None:
                 timer.cancel()
             self.forget(waiter)
+
+
+class Wake(Flag):
+    """One waiter's wake for one room, kept for the whole wait and cleared before each
+    read. `rewatch`: the hub lost the room's subscription or could not make it (Redis away,
+    a cluster node failed over, the slot moved), so after this wake the waiter watches
+    again, which subscribes anew, instead of sleeping on this one; such a wake stays set.
+    Each watch is followed by a read whatever it says, so a waiter still reads (and hears
+    of an outage) while every new watch lapses."""
+
+    __slots__ = ("rewatch",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rewatch = False
+
+    def lapse(self) -> None:
+        self.rewatch = True
+        self.set()
+
+    def clear(self) -> None:
+        if not self.rewatch:
+            super().clear()

@@ -2,8 +2,7 @@
 
 A write publishes its new event id on the room's wake channel from inside its own atomic
 step (rooms.scripts). Waiting calls, event streams and the webhook relay of this process
-wait on a `Wake` (a `rooms.flag.Flag`) that a hub sets; none of them holds a Redis
-connection.
+wait on a `rooms.flag.Wake` that a hub sets; none of them holds a Redis connection.
 
 - One Redis: one PSUBSCRIBE to every room's wake channel serves the whole process.
 - A Redis Cluster: sharded pub/sub has no patterns, and a plain PUBLISH would be copied to
@@ -33,7 +32,7 @@ from redis.crc import key_slot
 from redis.exceptions import MovedError
 from redis.maint_notifications import MaintNotificationsConfig
 
-from rooms.flag import Flag
+from rooms.flag import Wake
 from rooms.keys import (
     RoomKeys,
     revocations_channel,
@@ -59,29 +58,6 @@ SHARD_LINGER_SECONDS = 30.0
 # trying again (no storm of reconnections while a node fails over).
 SHARD_RETRY_SECONDS = 0.5
 SHARD_PING_SECONDS = 15.0
-
-
-class Wake(Flag):
-    """One waiter's wake for one room, kept for the whole wait and cleared before each
-    read. `rewatch`: the hub lost the room's subscription or could not make it (Redis away,
-    a cluster node failed over, the slot moved), so after this wake the waiter watches
-    again, which subscribes anew, instead of sleeping on this one; such a wake stays set.
-    Each watch is followed by a read whatever it says, so a waiter still reads (and hears
-    of an outage) while every new watch lapses."""
-
-    __slots__ = ("rewatch",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.rewatch = False
-
-    def lapse(self) -> None:
-        self.rewatch = True
-        self.set()
-
-    def clear(self) -> None:
-        if not self.rewatch:
-            super().clear()
 
 
 class _Waiters:
