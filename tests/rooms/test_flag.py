@@ -48,45 +48,42 @@ async def test_a_waiter_that_goes_away_leaves_the_others_waiting() -> None:
     assert flag._waiters == []  # each waiter took itself off
 
 
+async def waiting(ended: asyncio.Event) -> None:
+    """Work that waits past every bound here, and says when it ended (cancelled)."""
+    try:
+        await asyncio.sleep(BOUND * 2)
+    finally:
+        ended.set()
+
+
 @pytest.mark.anyio
-async def test_until_lost_answers_the_work_or_refuses_when_the_credential_goes() -> None:
+async def test_until_lost_answers_the_work_and_refuses_once_the_credential_is_gone() -> None:
     lost = Flag()
     assert await until_lost(asyncio.sleep(0, result="done"), lost) == "done"
-    ended = asyncio.Event()
-
-    async def waiting() -> str:
-        try:
-            await asyncio.sleep(BOUND * 2)
-        finally:
-            ended.set()
-        return "never"
-
-    call = asyncio.ensure_future(until_lost(waiting(), lost))
-    await asyncio.sleep(0.01)
     lost.set()
-    async with asyncio.timeout(BOUND):
-        with pytest.raises(errors.CredentialLostError):
-            await call
-    assert ended.is_set()  # the work was cancelled, not left behind
     with pytest.raises(errors.CredentialLostError):  # already lost: refused at once
         await until_lost(asyncio.sleep(BOUND * 2), lost)
 
 
 @pytest.mark.anyio
-async def test_a_caller_going_away_cancels_the_work_and_is_not_taken_for_a_loss() -> None:
+@pytest.mark.parametrize(
+    ("how", "raised"),
+    [("credential lost", errors.CredentialLostError), ("caller gone", asyncio.CancelledError)],
+)
+async def test_the_work_is_cancelled_when_its_credential_or_its_caller_goes(
+    how: str, raised: type[BaseException]
+) -> None:
+    """A lost credential refuses the call; a caller that goes away is not taken for a loss.
+    Either way the work is cancelled, not left behind."""
     lost = Flag()
     ended = asyncio.Event()
-
-    async def waiting() -> None:
-        try:
-            await asyncio.sleep(BOUND * 2)
-        finally:
-            ended.set()
-
-    call = asyncio.ensure_future(until_lost(waiting(), lost))
+    call = asyncio.ensure_future(until_lost(waiting(ended), lost))
     await asyncio.sleep(0.01)
-    call.cancel()
+    if how == "credential lost":
+        lost.set()
+    else:
+        call.cancel()
     async with asyncio.timeout(BOUND):
-        with pytest.raises(asyncio.CancelledError):
+        with pytest.raises(raised):
             await call
     assert ended.is_set() and lost._waiters == []
