@@ -262,8 +262,6 @@ async def dispatch_thin(
             )
         except tools.UnknownTool as exc:
             raise RpcError(T.INVALID_PARAMS, str(exc)) from None
-    if method == "tools/list":
-        return tools.tool_list_result(profile).model_copy(update=_cache_hint(scope))
     if method == "initialize":
         requested = req.params.protocol_version
         return T.InitializeResult(
@@ -286,6 +284,39 @@ async def dispatch_thin(
     raise RpcError(T.METHOD_NOT_FOUND, f"Method not found: {method}", method)
 
 
+@functools.cache
+def tools_list_wire(profile: profiles.Profile, version: str, scope: CacheScope | None) -> bytes:
+    """A tools/list result as sent: the same for everyone of a profile, so built once per
+    (profile, protocol version, cache scope), equal answers sharing one bytes object. `scope`
+    is None in the handshake era, whose lists say nothing of their freshness; `version` is
+    one the envelope has accepted, so the keys are few."""
+    result = tools.tool_list_result(profile)
+    if scope is not None:
+        result = result.model_copy(update=_cache_hint(scope))
+    wire = methods.serialize_server_result(
+        "tools/list", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    if scope is not None:
+        wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
+    encoded = _encoded(wire)
+    return _LISTS_SENT.setdefault(encoded, encoded)
+
+
+_LISTS_SENT: dict[bytes, bytes] = {}
+
+
+def tools_list_warm() -> None:
+    """Builds every list a request can ask for before the first request: built on demand,
+    a profile's first list cost 10-116 ms (its tools' JSON schemas), a spike that was the
+    p99 of tools/list from outside (bench section profiles: the first list after start)."""
+    for profile in profiles.PROFILES:
+        for version in {*HANDSHAKE_PROTOCOL_VERSIONS, T.DEFAULT_NEGOTIATED_VERSION}:
+            tools_list_wire(profile, version, None)
+        for version in MODERN_PROTOCOL_VERSIONS:
+            tools_list_wire(profile, version, "private")
+            tools_list_wire(profile, version, "public")
+
+
 # --- The ASGI application -------------------------------------------------------------------
 
 
@@ -299,9 +330,6 @@ class McpGateway:
 
     def __init__(self, *, oauth: bool = False) -> None:
         self.oauth = oauth
-        # tools/list is the same for everyone of a profile: built once per (profile,
-        # protocol version, era, cache scope).
-        self._tools_wire: dict[tuple[profiles.Profile, str, bool, CacheScope], bytes] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -498,13 +526,9 @@ class McpGateway:
                 if method == "initialize":
                     pv = (params or {}).get("protocolVersion")
                     version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
-            listed = (
-                self._tools_wire.get((profile, version, modern, scope))
-                if method == "tools/list"
-                else None
-            )
-            if listed is not None:
+            if method == "tools/list":
                 # The same for everyone of the profile: only the request id is spliced in.
+                listed = tools_list_wire(profile, version, scope if modern else None)
                 return 200, Encoded(
                     b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encoded(rid), listed)
                 )
@@ -541,8 +565,6 @@ class McpGateway:
                 )
                 if modern:
                     wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
-                if method == "tools/list":
-                    self._tools_wire[(profile, version, modern, scope)] = _encoded(wire)
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)
