@@ -39,7 +39,14 @@ from rooms.refs import RoomRef
 from rooms.selectors import events as events_selectors
 from rooms.store import connections as connections_store
 from tenants import access, budgets
-from tenants.auth import PersonSession, Presented, bearer_from_header, caller_resolve
+from tenants.auth import (
+    Bearer,
+    PersonSession,
+    Presented,
+    bearer_from_header,
+    caller_admit,
+    caller_resolve,
+)
 from tenants.capabilities import Caller
 
 UNAVAILABLE_FRAME = (
@@ -58,6 +65,16 @@ async def _presented(request: HttpRequest, room_id: str) -> Presented | None:
     return None
 
 
+async def _caller(presented: Presented | None) -> tuple[Caller | None, int | None]:
+    """The caller, and for a bearer the team epoch its admission read: a key this process
+    knows opens its stream as a warm tool call does (the epoch, then the room as this
+    process last saw it), not with the room's cold check (53 commands, measured)."""
+    if isinstance(presented, Bearer):
+        admitted = await caller_admit(presented, charge=False)
+        return (admitted.caller, admitted.charge.epoch) if admitted else (None, None)
+    return (await caller_resolve(presented) if presented is not None else None), None
+
+
 ADDRESSED_TO_BAD = "addressedTo must be an agentId of 1-128 characters."
 
 
@@ -67,12 +84,12 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
         return error_response(ToolArgumentsError(ADDRESSED_TO_BAD))
     try:
         presented = await _presented(request, room_id)
-        caller = await caller_resolve(presented) if presented is not None else None
+        caller, epoch = await _caller(presented)
         if caller is None:
             if isinstance(presented, PersonSession):
                 return error_response(access.denied())  # signed in, but not to this team
             return unauthorized()
-        ref = await access.room_access(caller, room_id, write=False)
+        ref = await access.room_access(caller, room_id, write=False, epoch=epoch)
         keepalive = float(settings.SSE_KEEPALIVE_SECONDS)
         slots = budgets.slot_hold(caller, "streams")
         await slots.__aenter__()

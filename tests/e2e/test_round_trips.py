@@ -160,3 +160,31 @@ async def test_an_idle_agents_wait_costs_a_few_commands_and_none_while_it_waits(
     # (alice's presence, renewed once a tenth of its term, is hers, not the wait's)
     spent = [c for c in spent if touch_sha not in c]
     assert len(spent) <= IDLE_WAIT_COMMANDS, spent
+
+
+async def test_a_known_key_opens_its_stream_as_a_warm_call_does(server: RunningServer) -> None:
+    """A stream reconnects every SSE_MAX_LIFETIME_SECONDS: a key this process knows opens it
+    with its budget step's epoch and the room as last seen, not the room's cold check (whose
+    script renews every key of the room: 53 commands) and the key's lookup."""
+    async with httpx.AsyncClient(timeout=20) as http:
+        secret, team_id = await _team_key(http, server.url)
+        room = new_room_id("sse")
+        posted = {"roomId": room, "type": "n", "from": "b", "payload": {}}
+        await _call(http, server.url, secret, "post_event", posted)
+        url = f"{server.url}/api/v1/rooms/{room}/events/stream"
+
+        async def opened() -> None:
+            async with http.stream("GET", url, headers={"authorization": f"Bearer {secret}"}) as r:
+                assert r.status_code == 200, await r.aread()
+
+        await opened()  # cold: the key, the room
+        async with commands_seen({url: url for url in _nodes()}) as watched:
+            await watched.settle()
+            before = len(watched.outer)
+            await opened()
+            await watched.settle()
+            seen = [c for c in watched.outer[before:] if _ours(c, room, team_id)]
+    # The budget step (the epoch), the newest event's id, and the first read if it got there.
+    assert 1 <= len(seen) <= 3, seen
+    assert any(f"{{team:{team_id}}}:epoch" in c for c in seen), seen
+    assert not any("{bearer:" in c for c in seen), seen
