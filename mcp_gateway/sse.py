@@ -71,7 +71,12 @@ async def _caller(presented: Presented | None) -> tuple[Caller | None, int | Non
     process last saw it), not with the room's cold check (53 commands, measured)."""
     if isinstance(presented, Bearer):
         admitted = await caller_admit(presented, charge=False)
-        return (admitted.caller, admitted.charge.epoch) if admitted else (None, None)
+        if admitted is None:
+            return None, None
+        epoch = admitted.charge.epoch
+        if epoch is None:  # a static key is admitted without a budget step
+            epoch = (await budgets.budget_step(admitted.caller, charge=False)).epoch
+        return admitted.caller, epoch
     return (await caller_resolve(presented) if presented is not None else None), None
 
 
