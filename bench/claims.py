@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bench import wire
+from bench.stats import percentile
 
 AGENT_COUNTS = (8, 32, 64)
 ROUNDS = 20
@@ -42,13 +43,6 @@ class RaceFigures:
 class ClaimFigures:
     races: list[RaceFigures] = field(default_factory=list)
     leases: list[RaceFigures] = field(default_factory=list)  # lease_claim on overlapping paths
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 Attempt = Callable[[int], Awaitable[tuple[str, float, str]]]
@@ -187,7 +181,7 @@ def section(figs: ClaimFigures) -> list[str]:
                 f"    {r.agents:3d} agents: one winner in {r.one_winner_rounds}/{r.rounds} "
                 f"rounds, {r.losers_told_owner} losers told the owner, {r.failed} failed; "
                 f"claim p50 {statistics.median(r.claim_ms) if r.claim_ms else 0:.2f} / p99 "
-                f"{_pct(r.claim_ms, 0.99):.2f}; settle p50 "
+                f"{percentile(r.claim_ms, 99):.2f}; settle p50 "
                 f"{statistics.median(r.settle_ms) if r.settle_ms else 0:.2f}"
             )
     lines.append("")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import server, wire
+from bench.stats import percentile
 
 TRIES = 100
 CASES = (
@@ -36,9 +37,8 @@ class DenialFigures:
     ran: bool = False
 
     def stat(self, case: str) -> tuple[float, float, float]:
-        values = sorted(self.times_ms[case])
-        p90 = values[int(len(values) * 0.9) - 1]
-        return statistics.median(values), p90, statistics.mean(values)
+        values = self.times_ms[case]
+        return statistics.median(values), percentile(values, 90), statistics.mean(values)
 
 
 def _create_room(srv: server.BenchServer, secret: str, room_id: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 import redis
 
 from bench import server, wire
+from bench.stats import percentile
 
 ATTACK_ROUNDS = 20
 LEASES = 500 - ATTACK_ROUNDS  # the attack's own claims fill the room to ROOM_LEASES_MAX
@@ -49,11 +50,6 @@ class GlobFigures:
     health_idle_ms: list[float] = field(default_factory=list)
     health_loaded_ms: list[float] = field(default_factory=list)
     ran: bool = False
-
-
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else 0.0
 
 
 def _lease_path(i: int) -> str:
@@ -186,27 +182,27 @@ def section(figs: GlobFigures) -> list[str]:
         [
             "attack calls (matching in the web process)",
             f"{statistics.median(figs.attack_ms):.2f}",
-            f"{_pct(figs.attack_ms, 0.99):.2f}",
+            f"{percentile(figs.attack_ms, 99):.2f}",
         ],
         [
             "other team's read_plan, idle",
             f"{statistics.median(figs.other_idle_ms):.2f}",
-            f"{_pct(figs.other_idle_ms, 0.99):.2f}",
+            f"{percentile(figs.other_idle_ms, 99):.2f}",
         ],
         [
             "other team's read_plan, during the attack",
             f"{statistics.median(figs.other_loaded_ms):.2f}",
-            f"{_pct(figs.other_loaded_ms, 0.99):.2f}",
+            f"{percentile(figs.other_loaded_ms, 99):.2f}",
         ],
         [
             "/health, idle",
             f"{statistics.median(figs.health_idle_ms):.2f}",
-            f"{_pct(figs.health_idle_ms, 0.99):.2f}",
+            f"{percentile(figs.health_idle_ms, 99):.2f}",
         ],
         [
             "/health, during the attack",
             f"{statistics.median(figs.health_loaded_ms):.2f}",
-            f"{_pct(figs.health_loaded_ms, 0.99):.2f}",
+            f"{percentile(figs.health_loaded_ms, 99):.2f}",
         ],
     ]
     slowest = (

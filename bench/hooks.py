@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from bench import floor, server, wire
+from bench.stats import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "hooks" / "claude-code"
@@ -100,14 +101,6 @@ class HookFigures:
     wake_ms: list[float] = field(default_factory=list)
     wake_runs: int = 0
     wake_failed: int = 0
-
-
-def _pct(values: list[float], p: int) -> float:
-    """The p-th percentile, nearest rank."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, -(-p * len(ordered) // 100) - 1))]
 
 
 # --- 1. Hook round trips -------------------------------------------------------------------
@@ -629,12 +622,12 @@ def section(fig: HookFigures) -> list[str]:
     )
     for k in fig.kinds:
         lines.append(
-            f"     {k.label:<37} p50 {_pct(k.ms, 50):5.2f}  p99 {_pct(k.ms, 99):5.2f}  "
+            f"     {k.label:<37} p50 {percentile(k.ms, 50):5.2f}  p99 {percentile(k.ms, 99):5.2f}  "
             f"max {max(k.ms, default=float('nan')):5.2f}  {len(k.ms)} ok, {k.failed} failed"
         )
-    worst = max(fig.kinds, key=lambda k: _pct(k.ms, 99), default=None)
+    worst = max(fig.kinds, key=lambda k: percentile(k.ms, 99), default=None)
     if worst is not None and worst.ms:
-        p99 = _pct(worst.ms, 99)
+        p99 = percentile(worst.ms, 99)
         lines += _wrap(
             f"Worst p99 {p99:.1f} ms ({worst.label}):",
             f"{_times(CONNECT_TIMEOUT_S * 1000 / p99)} under the {CONNECT_TIMEOUT_S:.0f} s",
@@ -680,8 +673,8 @@ def section(fig: HookFigures) -> list[str]:
     lines.append("  3. Waking an idle agent: roomservice-guard claude-wait")
     lines += _wrap(
         f"A message to its agent once its wait_for_events is out (poll {WAKE_POLL_MS // 1000} s),",
-        f"to its exit 2: {len(ok)}/{fig.wake_runs} woke; p50 {_pct(ok, 50):.0f} ms, p99",
-        f'{_pct(ok, 99):.0f} ms, max {max(ok, default=float("nan")):.0f} ms. Target "within',
+        f"to its exit 2: {len(ok)}/{fig.wake_runs} woke; p50 {percentile(ok, 50):.0f} ms, p99",
+        f'{percentile(ok, 99):.0f} ms, max {max(ok, default=float("nan")):.0f} ms. Target "within',
         f'{WAKE_TARGET_S:.0f} s": {"met" if met else "NOT met"}.',
     )
     lines.append("")

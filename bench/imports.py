@@ -32,6 +32,7 @@ from typing import Protocol
 import redis
 
 from bench import server, wire
+from bench.stats import percentile
 
 IMPORTERS = 3
 
@@ -176,11 +177,6 @@ async def _read_plan_p99(
     return times
 
 
-def _pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, -(-int(p * len(s)) // 100) - 1))] if s else 0.0
-
-
 def measure(
     start: Callable[[], server.BenchServer], keys: server.Keys, tokens: list[str]
 ) -> ImportFigures:
@@ -249,7 +245,8 @@ def _measured(
 
     asyncio.run(prepare())
     idle = asyncio.run(_read_plan_p99(other, room, None, 600))
-    fig.idle_p50, fig.idle_p99 = _pct(idle, 50), _pct(idle, 99)
+    if idle:
+        fig.idle_p50, fig.idle_p99 = percentile(idle, 50), percentile(idle, 99)
 
     stop = threading.Event()
     lock = threading.Lock()
@@ -279,7 +276,8 @@ def _measured(
     loaded = asyncio.run(_read_plan_p99(other, room, stop, 0))
     fig.loaded_seconds = time.perf_counter() - t0
     fig.loaded_calls = len(loaded)
-    fig.loaded_p50, fig.loaded_p99 = _pct(loaded, 50), _pct(loaded, 99)
+    if loaded:
+        fig.loaded_p50, fig.loaded_p99 = percentile(loaded, 50), percentile(loaded, 99)
 
     # Over the limit: answered before the body is sent.
     conn = http.client.HTTPConnection(srv.host, srv.port, timeout=30)

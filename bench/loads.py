@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import wire
+from bench.stats import percentile
 
 LUA = Path(__file__).resolve().parent / "wrk_post.lua"
 SCENARIOS = ("mix", "read_plan", "heartbeat")
@@ -168,22 +169,14 @@ async def run_python(
     deadline = start + seconds
     await asyncio.gather(*(worker(n) for n in range(conns)))
     elapsed = time.perf_counter() - start
-    latencies.sort()
-
-    def pct(p: float) -> float:
-        return (
-            latencies[min(len(latencies) - 1, int(p / 100 * len(latencies)))] * 1000
-            if latencies
-            else 0.0
-        )
 
     return LoadResult(
         scenario=scenario,
         conns=conns,
         requests=len(latencies),
         seconds=elapsed,
-        p50_ms=pct(50),
-        p99_ms=pct(99),
+        p50_ms=percentile(latencies, 50) * 1000 if latencies else 0.0,
+        p99_ms=percentile(latencies, 99) * 1000 if latencies else 0.0,
         non200=counts["non200"],
         rpc_errors=counts["rpc"],
         tool_errors=counts["tool"],

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from bench import wire
+from bench.stats import percentile
 
 RECIPIENTS = 100
 ROUNDS = 10
@@ -37,13 +38,6 @@ class FanOutFigures:
     send_ms: list[float] = field(default_factory=list)
     wake_ms: list[float] = field(default_factory=list)
     inbox_ms: list[float] = field(default_factory=list)
-
-
-def _pct(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 async def _round(
@@ -141,10 +135,11 @@ def section(fig: FanOutFigures) -> list[str]:
         f"{fig.delivered}/{fig.rounds * fig.recipients}, sent_messages all read in "
         f"{fig.all_read}/{fig.rounds} rounds.",
         f"  send_message ({fig.recipients} deliveries in one step) p50 "
-        f"{median(fig.send_ms) if fig.send_ms else 0:.2f} ms / p99 {_pct(fig.send_ms, 0.99):.2f}; "
+        f"{median(fig.send_ms) if fig.send_ms else 0:.2f} ms / p99 "
+        f"{percentile(fig.send_ms, 99):.2f}; "
         f"send -> waiter returned p50 {median(fig.wake_ms) if fig.wake_ms else 0:.2f} / max "
         f"{max(fig.wake_ms, default=0):.2f} ms; inbox under {fig.recipients} readers p50 "
         f"{median(fig.inbox_ms) if fig.inbox_ms else 0:.2f} / p99 "
-        f"{_pct(fig.inbox_ms, 0.99):.2f} ms",
+        f"{percentile(fig.inbox_ms, 99):.2f} ms",
         "",
     ]

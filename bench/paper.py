@@ -43,17 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bench import push, wire
+from bench.stats import env_int, percentile
 
-
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
-HANDOFFS = max(1, _env_int("BENCH_PAPER_HANDOFFS", 20))
-UPDATES = max(1, _env_int("BENCH_PAPER_UPDATES", 100))
+HANDOFFS = max(1, env_int("BENCH_PAPER_HANDOFFS", 20))
+UPDATES = max(1, env_int("BENCH_PAPER_UPDATES", 100))
 MODE = os.environ.get("BENCH_PAPER_MODE", "legacy")
 STALE_WARM = 5
 REPLAY_PAGE = 100
@@ -725,12 +718,6 @@ async def measure(url: str, secret: str, ep: wire.McpEndpoint, fails: Fails) -> 
     return figs
 
 
-def _ms(seconds: list[float], p: int) -> float:
-    """Nearest-rank percentile in ms (as run.stat)."""
-    s = sorted(seconds)
-    return s[max(0, min(len(s) - 1, -(-p * len(s) // 100) - 1))] * 1000
-
-
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
@@ -841,9 +828,15 @@ def section(figs: PaperFigures) -> list[str]:
                 )
                 if v
             ] + ([st.note] if st.note else [])
-            cell = f"{_ms(st.seconds, 50):6.2f} / {_ms(st.seconds, 99):6.2f}" if st.seconds else "-"
+            cell = (
+                f"{percentile(st.seconds, 50) * 1000:6.2f} / "
+                f"{percentile(st.seconds, 99) * 1000:6.2f}"
+                if st.seconds
+                else "-"
+            )
             wcell = (
-                f"{_ms(st.write_seconds, 50):6.2f} / {_ms(st.write_seconds, 99):6.2f}"
+                f"{percentile(st.write_seconds, 50) * 1000:6.2f} / "
+                f"{percentile(st.write_seconds, 99) * 1000:6.2f}"
                 if st.write_seconds
                 else "-"
             )

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from bench import floor, server, wire
+from bench.stats import percentile
 from rooms import profiles
 
 CALLS = 500
@@ -78,12 +79,7 @@ class ProfileFigures:
 
 
 def _latency(seconds: list[float]) -> Latency:
-    s = sorted(seconds)
-
-    def pick(p: int) -> float:  # nearest rank
-        return s[max(0, min(len(s) - 1, -(-p * len(s) // 100) - 1))] * 1000
-
-    return Latency(pick(50), pick(99), len(s))
+    return Latency(percentile(seconds, 50) * 1000, percentile(seconds, 99) * 1000, len(seconds))
 
 
 def _list_request(ep: wire.McpEndpoint, query: str) -> bytes:

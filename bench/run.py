@@ -90,6 +90,7 @@ from bench import imports as imports_bench
 from bench import profiles as profiles_bench
 from bench import redaction as redaction_bench
 from bench import search as search_bench
+from bench.stats import env_int, percentile
 
 TOOLS = loads.MIX  # the calls timed one by one: the load test's mix
 CONNS = (1, 8, 32)
@@ -105,13 +106,6 @@ EVENT_READERS = {"reader-1": 2, "reader-2": 2, "reader-3": 1}
 THROUGHPUT_TARGET = 1500.0
 # The longest a concurrent phase may take before the bench gives up on it (TimeoutError).
 PHASE_TIMEOUT = 180.0
-
-
-def env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 WRK_SECONDS = env_int("BENCH_WRK_SECONDS", 5)
@@ -196,15 +190,8 @@ class Stat:
 
 
 def stat(seconds: list[float], failed: int = 0) -> Stat:
-    if not seconds:
-        return Stat(float("nan"), float("nan"), 0, failed)
-    s = sorted(seconds)
-
-    # nearest rank
-    def pick(p: float) -> float:
-        return s[max(0, min(len(s) - 1, -(-int(p * len(s)) // 100) - 1))] * 1000
-
-    return Stat(pick(50), pick(99), len(s), failed)
+    p50, p99 = percentile(seconds, 50) * 1000, percentile(seconds, 99) * 1000
+    return Stat(p50, p99, len(seconds), failed)
 
 
 @dataclass

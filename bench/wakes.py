@@ -44,18 +44,11 @@ from typing import Any
 import redis
 
 from bench import floor, idle, push, server, wire
+from bench.stats import env_int, percentile
 
-
-def _env_int(name: str, default: int) -> int:
-    try:
-        return max(1, int(os.environ.get(name, default)))
-    except ValueError:
-        return default
-
-
-AGENTS = _env_int("BENCH_WAKE_AGENTS", 10_000)
-ROOMS = _env_int("BENCH_WAKE_ROOMS", 1_000)
-WINDOW_SECONDS = _env_int("BENCH_WAKE_SECONDS", 10)
+AGENTS = max(1, env_int("BENCH_WAKE_AGENTS", 10_000))
+ROOMS = max(1, env_int("BENCH_WAKE_ROOMS", 1_000))
+WINDOW_SECONDS = max(1, env_int("BENCH_WAKE_SECONDS", 10))
 WARM_SECONDS = 1  # writes before the measured window: every process's paths warm
 # After the last write the bench waits for the wakes still due while they keep arriving: a
 # wake that has not come once nothing more arrived for QUIET_SECONDS is lost; one still due
@@ -144,14 +137,6 @@ class WakeFigures:
     runs: list[WakeRun] = field(default_factory=list)
     one_room: OneRoom | None = None
     seconds: float = 0.0
-
-
-def pick(values: list[float], p: float) -> float:
-    """The p-th percentile (nearest rank) in ms."""
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, -(-int(p * len(ordered)) // 100) - 1))] * 1000
 
 
 def _note(run: WakeRun, text: str, since: float) -> None:
@@ -623,10 +608,12 @@ def section(figs: WakeFigures) -> list[str]:
             f"  {run.redis}: {run.agents:,} agents in {run.rooms:,} rooms "
             f"({run.agents / max(run.rooms, 1):.0f} a room); {run.held:,} waits held "
             f"{run.arm_seconds:.1f} s after the first was sent, as the writes began",
-            f"    wake latency (write sent -> answer received): p50 {pick(run.latencies, 50):.1f} "
-            f"ms, p99 {pick(run.latencies, 99):.1f} ms, max {pick(run.latencies, 100):.1f} ms; "
-            f"the write's own round trip p50 {pick(run.write_seconds, 50):.1f} ms, p99 "
-            f"{pick(run.write_seconds, 99):.1f} ms",
+            "    wake latency (write sent -> answer received): p50 "
+            f"{percentile(run.latencies, 50) * 1000:.1f} ms, p99 "
+            f"{percentile(run.latencies, 99) * 1000:.1f} ms, max "
+            f"{percentile(run.latencies, 100) * 1000:.1f} ms; the write's own round trip p50 "
+            f"{percentile(run.write_seconds, 50) * 1000:.1f} ms, p99 "
+            f"{percentile(run.write_seconds, 99) * 1000:.1f} ms",
             f"    wakes: {run.delivered:,} of {run.expected:,} expected (of {len(measured):,} "
             f"writes due in the window, {run.writes_late} sent over {LATE_SECONDS * 1000:.0f} ms "
             f"late and {run.writes_unanswered} unanswered {WRITE_TAIL_SECONDS:.0f} s after it, "
@@ -652,8 +639,9 @@ def section(figs: WakeFigures) -> list[str]:
     if one is not None:
         lines.append(
             f"  for comparison, one write waking {one.waiters} waiters in one room on one web "
-            f"process, {one.rounds} rounds: p50 {pick(one.latencies, 50):.1f} ms, p99 "
-            f"{pick(one.latencies, 99):.1f} ms, max {pick(one.latencies, 100):.1f} ms"
+            f"process, {one.rounds} rounds: p50 {percentile(one.latencies, 50) * 1000:.1f} ms, "
+            f"p99 {percentile(one.latencies, 99) * 1000:.1f} ms, max "
+            f"{percentile(one.latencies, 100) * 1000:.1f} ms"
             + (f" ({one.failed} failed)" if one.failed else "")
         )
     lines.append(f"  section run time {figs.seconds:.0f} s")

@@ -5,6 +5,7 @@ change of a script's KEYS or ARGV fails here rather than in a bench run."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from bench import hooks as hooks_bench
 from bench import search as search_bench
 from bench import wakes as wakes_bench
+from bench.stats import env_int, percentile
 from calls.runner import tool_run
 from rooms.keys import RoomKeys
 from rooms.store import events as events_store
@@ -87,3 +89,30 @@ def test_the_wakes_bench_spreads_its_agents_evenly_over_its_rooms(agents: int, r
     per_room = Counter(wakes_bench.room_of(i, agents, rooms) for i in range(agents))
     assert set(per_room) == set(range(rooms))
     assert max(per_room.values()) - min(per_room.values()) <= 1
+
+
+@pytest.mark.parametrize(
+    ("p", "expected"), [(50, 50), (99, 99), (100, 100), (99.9, 100), (0.07 * 100, 7)]
+)
+def test_the_bench_percentile_is_the_nearest_rank(p: float, expected: float) -> None:
+    assert percentile([float(v) for v in range(100, 0, -1)], p) == expected
+
+
+@pytest.mark.parametrize("p", [0.1, 50, 99, 99.9, 100])
+def test_the_bench_percentile_of_one_value_is_that_value(p: float) -> None:
+    assert percentile([4.2], p) == 4.2
+
+
+def test_the_bench_percentile_of_no_values_is_nan() -> None:
+    assert math.isnan(percentile([], 99))
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, 7), ("12", 12), ("x", 7)])
+def test_the_bench_env_int_falls_back_to_its_default(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int
+) -> None:
+    if value is None:
+        monkeypatch.delenv("BENCH_TEST_INT", raising=False)
+    else:
+        monkeypatch.setenv("BENCH_TEST_INT", value)
+    assert env_int("BENCH_TEST_INT", 7) == expected
