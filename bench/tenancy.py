@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bench import server, wire
+from bench.stats import percentile
 
 NOTE_BYTES = 16_000  # the largest note a tool accepts
 NOTE_CHECKPOINTS = (60, 300, 1200)
@@ -261,11 +262,6 @@ async def storm(srv: server.BenchServer, ep: wire.McpEndpoint, fails: Any) -> St
     return figs
 
 
-def _p(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else 0.0
-
-
 def growth_section(figs: GrowthFigures) -> list[str]:
     from bench.run import explain, table
 
@@ -304,7 +300,7 @@ def storm_section(figs: StormFigures) -> list[str]:
         "/health sampled every 10 ms on its own connection. ratio = p50 under the storm / p50",
         "idle (goal <= 2x).",
     )
-    idle50 = _p(figs.idle, 0.5) or 1e-9
+    idle50 = (percentile(figs.idle, 50) if figs.idle else 0.0) or 1e-9
     rows = [["while", "calls", "/health p50", "p99", "ratio"]]
     for label, values, calls in (
         ("idle", figs.idle, 0),
@@ -315,9 +311,9 @@ def storm_section(figs: StormFigures) -> list[str]:
             [
                 label,
                 f"{calls:,}" if calls else "-",
-                f"{_p(values, 0.5):.2f}",
-                f"{_p(values, 0.99):.2f}",
-                f"{_p(values, 0.5) / idle50:.2f}x",
+                f"{percentile(values, 50):.2f}",
+                f"{percentile(values, 99):.2f}",
+                f"{percentile(values, 50) / idle50:.2f}x",
             ]
         )
     return [*lines, table(rows), ""]

@@ -18,7 +18,8 @@ from config import body_limit, import_guard, telemetry  # noqa: E402
 from config.health import health  # noqa: E402
 from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
-from mcp_gateway.app import Receive, Scope, Send, build_server, tools_list_warm  # noqa: E402
+from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
+from mcp_gateway.tools import tool_list_warm  # noqa: E402
 from rooms.store import engine as engine_store  # noqa: E402
 from tenants.auth import static_teams_ensure  # noqa: E402
 from tenants.db import db_run  # noqa: E402
@@ -40,7 +41,7 @@ async def _lifespan(receive: Receive, send: Send) -> None:
             except Exception as exc:
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return
-            tools_list_warm()
+            tool_list_warm()
             # Everything imported so far, and every tools/list built, lives for the whole
             # process: keep it out of the collector's generations, so GC pauses stay short
             # under load (bench: p99).

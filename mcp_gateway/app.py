@@ -28,7 +28,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import parse_qs
 
 import anyio
@@ -54,13 +54,11 @@ from tenants.capabilities import Caller
 
 log = logging.getLogger(__name__)
 
-CacheScope = Literal["public", "private"]
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Roomservice")
 CAPABILITIES = T.ServerCapabilities(tools=T.ToolsCapability(list_changed=False))
 # For core and full: it names only core's tools (tests/rooms/test_core_texts.py), and says
 # once what the compact list leaves out of each tool's arguments (idempotencyKey).
@@ -236,20 +234,13 @@ async def instructions_for(caller: Caller, profile: profiles.Profile) -> str:
     return f"{told} Your rooms: {named}{more}. Use one of these roomIds."
 
 
-def _cache_hint(scope: CacheScope) -> dict[str, Any]:
-    """What a 2026-07-28 list result says of its own freshness (ttlMs, cacheScope): the list
-    changes only when the service is upgraded; it may be shared ("public") only when the
-    URL names its profile, since otherwise the credential's default chose it."""
-    return {"ttl_ms": int(settings.MCP_LIST_TTL_SECONDS) * 1000, "cache_scope": scope}
-
-
 async def dispatch_thin(
     admitted: Admission,
     method: str,
     version: str,
     req: Any,
     profile: profiles.Profile,
-    scope: CacheScope = "private",
+    scope: tools.CacheScope = "private",
 ) -> T.Result:
     if method == "tools/call":
         try:
@@ -269,7 +260,7 @@ async def dispatch_thin(
             if requested in HANDSHAKE_PROTOCOL_VERSIONS
             else LATEST_HANDSHAKE_VERSION,
             capabilities=CAPABILITIES,
-            server_info=SERVER_INFO,
+            server_info=tools.SERVER_INFO,
             instructions=await instructions_for(admitted.caller, profile),
         )
     if method == "server/discover":
@@ -277,44 +268,11 @@ async def dispatch_thin(
             supported_versions=list(MODERN_PROTOCOL_VERSIONS),
             capabilities=CAPABILITIES,
             instructions=INSTRUCTIONS_OF[profile],
-            **_cache_hint(scope),
+            **tools.cache_hint(scope),
         )
     if method == "ping":
         return T.EmptyResult()
     raise RpcError(T.METHOD_NOT_FOUND, f"Method not found: {method}", method)
-
-
-@functools.cache
-def tools_list_wire(profile: profiles.Profile, version: str, scope: CacheScope | None) -> bytes:
-    """A tools/list result as sent: the same for everyone of a profile, so built once per
-    (profile, protocol version, cache scope), equal answers sharing one bytes object. `scope`
-    is None in the handshake era, whose lists say nothing of their freshness; `version` is
-    one the envelope has accepted, so the keys are few."""
-    result = tools.tool_list_result(profile)
-    if scope is not None:
-        result = result.model_copy(update=_cache_hint(scope))
-    wire = methods.serialize_server_result(
-        "tools/list", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-    )
-    if scope is not None:
-        wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
-    encoded = _encoded(wire)
-    return _LISTS_SENT.setdefault(encoded, encoded)
-
-
-_LISTS_SENT: dict[bytes, bytes] = {}
-
-
-def tools_list_warm() -> None:
-    """Builds every list a request can ask for before the first request: built on demand,
-    a profile's first list cost 10-116 ms (its tools' JSON schemas), a spike that was the
-    p99 of tools/list from outside (bench section profiles: the first list after start)."""
-    for profile in profiles.PROFILES:
-        for version in {*HANDSHAKE_PROTOCOL_VERSIONS, T.DEFAULT_NEGOTIATED_VERSION}:
-            tools_list_wire(profile, version, None)
-        for version in MODERN_PROTOCOL_VERSIONS:
-            tools_list_wire(profile, version, "private")
-            tools_list_wire(profile, version, "public")
 
 
 # --- The ASGI application -------------------------------------------------------------------
@@ -463,7 +421,7 @@ class McpGateway:
         headers: dict[str, str],
         raw: Any,
         profile: profiles.Profile,
-        scope: CacheScope = "private",
+        scope: tools.CacheScope = "private",
     ) -> tuple[int, Any]:
         """(HTTP status, JSON body or None) for one POSTed JSON-RPC message (`raw`, parsed
         by `_parse`), on a connection of tool profile `profile`; `scope` says whether its
@@ -514,7 +472,7 @@ class McpGateway:
         method: str,
         params: dict[str, Any] | None,
         profile: profiles.Profile,
-        scope: CacheScope,
+        scope: tools.CacheScope,
     ) -> tuple[int, Any]:
         header_version = headers.get("mcp-protocol-version")
         modern = header_version is not None and header_version not in HANDSHAKE_PROTOCOL_VERSIONS
@@ -528,7 +486,7 @@ class McpGateway:
                     version = pv if pv in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
             if method == "tools/list":
                 # The same for everyone of the profile: only the request id is spliced in.
-                listed = tools_list_wire(profile, version, scope if modern else None)
+                listed = tools.tool_list_wire(profile, version, scope if modern else None)
                 return 200, Encoded(
                     b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (_encoded(rid), listed)
                 )
@@ -547,7 +505,7 @@ class McpGateway:
                 except tools.UnknownTool as exc:
                     raise RpcError(T.INVALID_PARAMS, str(exc)) from None
                 if modern:
-                    wire["_meta"] = {T.SERVER_INFO_META_KEY: _server_info()}
+                    wire["_meta"] = {T.SERVER_INFO_META_KEY: tools.server_info()}
             else:
                 try:
                     req = methods.parse_client_request(method, version, params)
@@ -564,7 +522,7 @@ class McpGateway:
                     result.model_dump(by_alias=True, mode="json", exclude_none=True),
                 )
                 if modern:
-                    wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = _server_info()
+                    wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = tools.server_info()
         except RpcError as exc:
             status = HTTP_STATUS.get(exc.code, 200) if modern else 200
             return status, _rpc_error(rid, exc.code, exc.message, exc.data)
@@ -605,10 +563,6 @@ def _plain_call(params: Any) -> bool:
 
 
 @functools.cache
-def _server_info() -> dict[str, Any]:
-    return SERVER_INFO.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
 def _first_problem(exc: ValidationError) -> str:
     errs = exc.errors(include_url=False)
     if not errs:

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import logging
 from functools import cache
-from typing import Any
+from typing import Any, Literal
 
 import mcp_types as T
+from django.conf import settings
 from mcp_types import methods
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from calls.runner import tool_run
 from config import telemetry
@@ -60,6 +62,54 @@ def tool_list(profile: profiles.Profile) -> list[T.Tool]:
 @cache
 def tool_list_result(profile: profiles.Profile) -> T.ListToolsResult:
     return T.ListToolsResult(tools=tool_list(profile))
+
+
+CacheScope = Literal["public", "private"]
+SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Roomservice")
+
+
+def server_info() -> dict[str, Any]:
+    return SERVER_INFO.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def cache_hint(scope: CacheScope) -> dict[str, Any]:
+    """What a 2026-07-28 list result says of its own freshness (ttlMs, cacheScope): the list
+    changes only when the service is upgraded; it may be shared ("public") only when the
+    URL names its profile, since otherwise the credential's default chose it."""
+    return {"ttl_ms": int(settings.MCP_LIST_TTL_SECONDS) * 1000, "cache_scope": scope}
+
+
+@cache
+def tool_list_wire(profile: profiles.Profile, version: str, scope: CacheScope | None) -> bytes:
+    """A tools/list result as sent: the same for everyone of a profile, so built once per
+    (profile, protocol version, cache scope), equal answers sharing one bytes object. `scope`
+    is None in the handshake era, whose lists say nothing of their freshness; `version` is
+    one the envelope has accepted, so the keys are few."""
+    result = tool_list_result(profile)
+    if scope is not None:
+        result = result.model_copy(update=cache_hint(scope))
+    wire = methods.serialize_server_result(
+        "tools/list", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    if scope is not None:
+        wire.setdefault("_meta", {})[T.SERVER_INFO_META_KEY] = server_info()
+    encoded = _dumps(wire).encode("utf-8")
+    return _LISTS_SENT.setdefault(encoded, encoded)
+
+
+_LISTS_SENT: dict[bytes, bytes] = {}
+
+
+def tool_list_warm() -> None:
+    """Builds every list a request can ask for before the first request: built on demand,
+    a profile's first list cost 10-116 ms (its tools' JSON schemas), a spike that was the
+    p99 of tools/list from outside (bench section profiles: the first list after start)."""
+    for profile in profiles.PROFILES:
+        for version in {*HANDSHAKE_PROTOCOL_VERSIONS, T.DEFAULT_NEGOTIATED_VERSION}:
+            tool_list_wire(profile, version, None)
+        for version in MODERN_PROTOCOL_VERSIONS:
+            tool_list_wire(profile, version, "private")
+            tool_list_wire(profile, version, "public")
 
 
 class UnknownTool(Exception):

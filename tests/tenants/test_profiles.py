@@ -16,7 +16,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from rest_framework.test import APIClient
 
 from config.asgi import application
-from mcp_gateway.app import tools_list_wire
+from mcp_gateway.tools import tool_list_wire
 from rooms import profiles, registry
 from rooms.profiles import Profile
 from tenants import services
@@ -113,7 +113,7 @@ async def test_the_server_builds_every_list_before_its_first_request(
 ) -> None:
     """Built on demand, a profile's first list cost up to 116 ms: the p99 of tools/list. The
     lifespan's startup builds them all, and each answer is those bytes with its id spliced in."""
-    tools_list_wire.cache_clear()
+    tool_list_wire.cache_clear()
     messages = iter(({"type": "lifespan.startup"}, {"type": "lifespan.shutdown"}))
     said: list[str] = []
 
@@ -128,7 +128,7 @@ async def test_the_server_builds_every_list_before_its_first_request(
     finally:
         gc.unfreeze()  # the startup freezes what it built; this test process goes on
     assert said == ["lifespan.startup.complete", "lifespan.shutdown.complete"]
-    built = tools_list_wire.cache_info().currsize
+    built = tool_list_wire.cache_info().currsize
 
     secret = await db_run(_key)
     for profile in profiles.PROFILES:
@@ -141,14 +141,14 @@ async def test_the_server_builds_every_list_before_its_first_request(
                     {"jsonrpc": "2.0", "id": rid, "method": "tools/list"},
                     headers,
                 )
-                listed = tools_list_wire(profile, version or T.DEFAULT_NEGOTIATED_VERSION, None)
+                listed = tool_list_wire(profile, version or T.DEFAULT_NEGOTIATED_VERSION, None)
                 assert answer.content == b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (
                     json.dumps(rid).encode(),
                     listed,
                 )
         modern = await _list(secret, f"?tools={profile}", modern=True)
         assert len(modern["result"]["tools"]) == len(profiles.TOOLS[profile])
-    assert tools_list_wire.cache_info().currsize == built  # nothing was built on demand
+    assert tool_list_wire.cache_info().currsize == built  # nothing was built on demand
 
 
 async def test_a_key_made_before_profiles_sees_and_calls_every_tool(
