@@ -39,14 +39,7 @@ from rooms.refs import RoomRef
 from rooms.selectors import events as events_selectors
 from rooms.store import connections as connections_store
 from tenants import access, budgets
-from tenants.auth import (
-    Bearer,
-    PersonSession,
-    Presented,
-    bearer_from_header,
-    caller_admit,
-    caller_resolve,
-)
+from tenants.auth import PersonSession, Presented, bearer_from_header, caller_watching
 from tenants.capabilities import Caller
 
 UNAVAILABLE_FRAME = (
@@ -65,21 +58,6 @@ async def _presented(request: HttpRequest, room_id: str) -> Presented | None:
     return None
 
 
-async def _caller(presented: Presented | None) -> tuple[Caller | None, int | None]:
-    """The caller, and for a bearer the team epoch its admission read: a key this process
-    knows opens its stream as a warm tool call does (the epoch, then the room as this
-    process last saw it), not with the room's cold check (53 commands, measured)."""
-    if isinstance(presented, Bearer):
-        admitted = await caller_admit(presented, charge=False)
-        if admitted is None:
-            return None, None
-        epoch = admitted.charge.epoch
-        if epoch is None:  # a static key is admitted without a budget step
-            epoch = (await budgets.budget_step(admitted.caller, charge=False)).epoch
-        return admitted.caller, epoch
-    return (await caller_resolve(presented) if presented is not None else None), None
-
-
 ADDRESSED_TO_BAD = "addressedTo must be an agentId of 1-128 characters."
 
 
@@ -89,7 +67,7 @@ async def event_stream(request: HttpRequest, room_id: str) -> HttpResponseBase:
         return error_response(ToolArgumentsError(ADDRESSED_TO_BAD))
     try:
         presented = await _presented(request, room_id)
-        caller, epoch = await _caller(presented)
+        caller, epoch = await caller_watching(presented) if presented is not None else (None, None)
         if caller is None:
             if isinstance(presented, PersonSession):
                 return error_response(access.denied())  # signed in, but not to this team

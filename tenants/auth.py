@@ -518,6 +518,22 @@ async def caller_resolve(presented: Presented) -> Caller | None:
     return await db_run(credential_lookup, presented)
 
 
+async def caller_watching(presented: Presented) -> tuple[Caller | None, int | None]:
+    """The caller of a stream, and for a bearer its team's epoch, read by an uncharged budget
+    step: with it a key this process knows opens its stream as a warm tool call does (the
+    room as the process last saw it under that epoch), not with the room's cold check (53
+    commands, measured). A static key is admitted without a step, so it takes one here."""
+    if not isinstance(presented, Bearer):
+        return await caller_resolve(presented), None
+    admitted = await caller_admit(presented, charge=False)
+    if admitted is None:
+        return None, None
+    epoch = admitted.charge.epoch
+    if epoch is None:
+        epoch = (await budgets.budget_step(admitted.caller, charge=False)).epoch
+    return admitted.caller, epoch
+
+
 def caller_resolve_sync(presented: Presented) -> Caller | None:
     """`caller_resolve` for sync doors (DRF views, dashboard pages)."""
     if isinstance(presented, Bearer):

@@ -162,12 +162,23 @@ async def test_an_idle_agents_wait_costs_a_few_commands_and_none_while_it_waits(
     assert len(spent) <= IDLE_WAIT_COMMANDS, spent
 
 
-async def test_a_known_key_opens_its_stream_as_a_warm_call_does(server: RunningServer) -> None:
+@pytest.mark.parametrize("key", ["a team's key", "a static key (API_KEYS)"])
+async def test_a_known_key_opens_its_stream_as_a_warm_call_does(
+    server: RunningServer, key: str
+) -> None:
     """A stream reconnects every SSE_MAX_LIFETIME_SECONDS: a key this process knows opens it
     with its budget step's epoch and the room as last seen, not the room's cold check (whose
-    script renews every key of the room: 53 commands) and the key's lookup."""
+    script renews every key of the room: 53 commands) and the key's lookup. A static key is
+    admitted without a budget step, so its stream takes one for the epoch."""
     async with httpx.AsyncClient(timeout=20) as http:
-        secret, team_id = await _team_key(http, server.url)
+        if key == "a team's key":
+            secret, team_id = await _team_key(http, server.url)
+        else:
+            secret = TEAM_A_SECRET
+            me = await http.get(
+                f"{server.url}/api/v1/me", headers={"authorization": f"Bearer {secret}"}
+            )
+            team_id = int(me.json()["teamId"])
         room = new_room_id("sse")
         posted = {"roomId": room, "type": "n", "from": "b", "payload": {}}
         await _call(http, server.url, secret, "post_event", posted)
