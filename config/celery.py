@@ -8,6 +8,7 @@ that never ran, is a 503 naming it rather than webhooks that silently never arri
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
 import threading
 import time
@@ -78,5 +79,16 @@ def _worker_heartbeats_stop(**kwargs: Any) -> None:
     _worker_stop.set()
 
 
+def _beat_dies_with_worker(**kwargs: Any) -> None:
+    """The beat process a worker forked (`--beat`) dies with that worker, however it dies: a
+    worker killed outright (kill -9, the OOM killer, `make run`'s own death) cannot stop it,
+    and an orphaned beat would go on scheduling for a worker that is gone."""
+    from config.lifecycle import die_with_parent
+
+    worker = multiprocessing.parent_process()
+    die_with_parent(worker.pid if worker is not None else None)
+
+
 signals.worker_ready.connect(_worker_heartbeats)
 signals.worker_shutdown.connect(_worker_heartbeats_stop)
+signals.beat_embedded_init.connect(_beat_dies_with_worker)

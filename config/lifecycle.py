@@ -8,8 +8,9 @@ A child also starts with the signal state of a fresh process, not its launcher's
 survive exec — a Redis, worker or relay with SIGTERM blocked or ignored outlives a killed
 `make run` (and a graceful stop). The parent-death signal is SIGKILL, which none can block,
 ignore or handle slowly: when the parent died abruptly there is nothing left to shut down for
-(the Redis's AOF is written before each reply, so it loses nothing). A child that must end
-children of its own asks for SIGTERM instead (the Celery worker and its beat process)."""
+(the Redis's AOF is written before each reply, so it loses nothing). A child's own children
+do the same in turn (the Celery worker's beat process, config/celery.py): a parent killed
+outright cannot end them, and a warm shutdown with its broker gone may take its time."""
 
 from __future__ import annotations
 

@@ -287,8 +287,8 @@ def _start_worker() -> subprocess.Popen[bytes] | None:
         cwd=BASE_DIR,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"},
         start_new_session=True,
-        # SIGTERM, not SIGKILL: its warm shutdown also ends the beat process it forked.
-        preexec_fn=child_of_this_process(signal.SIGTERM),
+        # Its beat process dies with it in turn (config/celery.py).
+        preexec_fn=child_of_this_process(),
     )
 
 

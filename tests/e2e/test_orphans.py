@@ -175,6 +175,38 @@ def test_kill_9_of_make_runs_group_leaves_no_orphans(launcher: str) -> None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 @pytest.mark.single_redis
+def test_a_worker_killed_outright_takes_its_beat_process_with_it() -> None:
+    """The OOM killer's way: the worker gets no chance to stop the beat process it forked,
+    which must not live on scheduling for a worker that is gone; the rest of the run does."""
+    var = Path(tempfile.mkdtemp(prefix="rs-orphans-"))
+    port = free_port()
+    serve = _launch(var, port, "plain")
+    try:
+        _family_up(var, port, serve)
+        (worker,) = (pid for pid in _children(serve.pid) if "config.celery" in names({pid}))
+        (beat,) = _children(worker)
+        os.kill(worker, signal.SIGKILL)
+        assert bounded(lambda: not alive(beat), 30), f"left: {names({beat})}"
+        left = names(descendants(serve.pid))
+        assert serve.poll() is None and "relay_webhooks" in left and "redis-server" in left
+    finally:
+        os.killpg(serve.pid, signal.SIGKILL)
+        serve.wait(timeout=10)
+        for pid in of_this_run(var):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _children(pid: int) -> list[int]:
+    return [child for child in descendants(pid) if _parent(child) == pid]
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+@pytest.mark.single_redis
 @pytest.mark.parametrize("launcher", ["signals-ignored", "signals-blocked"])
 def test_sigterm_stops_everything_in_order_whatever_the_launcher_did(launcher: str) -> None:
     """The graceful path holds there too: SIGTERM reaches `make run`, which stops its
