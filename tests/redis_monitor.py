@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import secrets
 from collections.abc import AsyncIterator, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 import redis.asyncio as aioredis
 
 MARKER = "monitor-settled-"
@@ -83,3 +85,19 @@ async def commands_seen(urls: dict[Hashable, str]) -> AsyncIterator[Monitored]:
     finally:
         for client in [*clients, *watched.probes.values()]:
             await client.aclose()
+
+
+def primaries() -> dict[str, str]:
+    """The run's Redis nodes to watch (each primary, on a cluster), as commands_seen takes
+    them."""
+    from tests.conftest import on_cluster
+
+    url = os.environ["REDIS_URL"]
+    if not on_cluster():
+        return {url: url}
+    cluster = redis.RedisCluster.from_url(url)
+    try:
+        urls = [f"redis://{n.host}:{n.port}/0" for n in cluster.get_primaries()]
+    finally:
+        cluster.close()
+    return {u: u for u in urls}

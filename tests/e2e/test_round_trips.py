@@ -8,20 +8,18 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import re
 from typing import Any
 
 import httpx
 import pytest
-import redis
 
 from rooms import lua, scripts
 from rooms.store.engine import script_source
-from tests.conftest import new_room_id, on_cluster
+from tests.conftest import new_room_id
 from tests.e2e.conftest import TEAM_A_SECRET, RunningServer
 from tests.e2e.test_push import mcp_call, mcp_value
-from tests.redis_monitor import commands_seen
+from tests.redis_monitor import commands_seen, primaries
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 WARM_TOOLS: list[tuple[str, dict[str, Any]]] = [
@@ -38,17 +36,6 @@ WARM_TOOLS: list[tuple[str, dict[str, Any]]] = [
 # adds 3: `make bench`, section idle, counts it) and the read (its cursor and one XRANGE).
 # The waiting call is held in the web process (tenants.budgets), nothing in Redis.
 IDLE_WAIT_COMMANDS = 5
-
-
-def _nodes() -> list[str]:
-    url = os.environ["REDIS_URL"]
-    if not on_cluster():
-        return [url]
-    cluster = redis.RedisCluster.from_url(url)
-    try:
-        return [f"redis://{n.host}:{n.port}/0" for n in cluster.get_primaries()]
-    finally:
-        cluster.close()
 
 
 async def _call(http: httpx.AsyncClient, url: str, secret: str, tool: str, args: Any) -> Any:
@@ -79,7 +66,7 @@ async def test_a_warm_tool_call_makes_at_most_two_round_trips(server: RunningSer
         for _ in range(2):  # cold: the key, the room, the activity mark, the scripts
             for tool, args in WARM_TOOLS:
                 await _call(http, server.url, secret, tool, {"roomId": room, **args})
-        async with commands_seen({url: url for url in _nodes()}) as watched:
+        async with commands_seen(primaries()) as watched:
             counts = {}
             for tool, args in WARM_TOOLS:
                 await watched.settle()
@@ -138,7 +125,7 @@ async def test_an_idle_agents_wait_costs_a_few_commands_and_none_while_it_waits(
         await _call(http, server.url, secret, "post_event", posted)
         for _ in range(2):  # warm: the key, the room, the scripts; alice has read it all
             await _call(http, server.url, secret, "wait_for_events", {**args, "timeoutMs": 10})
-        async with commands_seen({url: url for url in _nodes()}) as watched:
+        async with commands_seen(primaries()) as watched:
             await watched.settle()
             start = len(watched.seen)
             waiting = asyncio.ensure_future(
@@ -189,7 +176,7 @@ async def test_a_known_key_opens_its_stream_as_a_warm_call_does(
                 assert r.status_code == 200, await r.aread()
 
         await opened()  # cold: the key, the room
-        async with commands_seen({url: url for url in _nodes()}) as watched:
+        async with commands_seen(primaries()) as watched:
             await watched.settle()
             before = len(watched.outer)
             await opened()

@@ -6,21 +6,18 @@ process never backtracks, and of agents claiming at once exactly one wins, nothi
 from __future__ import annotations
 
 import asyncio
-import os
 import random
 from functools import cache
 from typing import Any
 
 import pytest
-import redis
 
 from calls.runner import tool_run
 from rooms import errors, paths
 from rooms.paths import path_matches, path_normalize, paths_overlap, segment_matches
 from rooms.refs import RoomRef
 from tenants.capabilities import Caller
-from tests.conftest import on_cluster
-from tests.redis_monitor import commands_seen
+from tests.redis_monitor import commands_seen, primaries
 
 pytestmark = pytest.mark.anyio
 
@@ -36,17 +33,6 @@ HOSTILE = [  # each once froze Redis inside the Lua glob matcher (or would have)
 
 async def call(caller: Caller, room: RoomRef, tool: str, **args: Any) -> Any:
     return await tool_run(caller, tool, {"roomId": room.room_id, **args})
-
-
-def _nodes() -> list[str]:
-    url = os.environ["REDIS_URL"]
-    if not on_cluster():
-        return [url]
-    cluster = redis.RedisCluster.from_url(url)
-    try:
-        return [f"redis://{n.host}:{n.port}/0" for n in cluster.get_primaries()]
-    finally:
-        cluster.close()
 
 
 @pytest.mark.parametrize(
@@ -84,7 +70,7 @@ async def test_hostile_patterns_answer_right_and_no_redis_step_matches_a_path(
     for i, path in enumerate(held):
         got = await call(team_a, room, "lease_claim", agentId=f"holder{i % 5}", path=path)
         assert got["granted"], got
-    async with commands_seen({url: url for url in _nodes()}) as watched:
+    async with commands_seen(primaries()) as watched:
         for pattern in HOSTILE:
             await watched.settle()
             before = len(watched.seen)

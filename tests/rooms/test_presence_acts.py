@@ -19,6 +19,7 @@ from rooms.refs import RoomRef
 from tenants.capabilities import Caller
 from tests import callers
 from tests.conftest import new_room_id, redis_for_assertions
+from tests.redis_monitor import commands_seen, primaries
 from tests.rooms.test_idempotency import SETUPS, call
 
 pytestmark = pytest.mark.anyio
@@ -242,3 +243,26 @@ async def test_the_holds_lists_never_outnumber_the_rooms_agents(
     assert raw.hexists(room.keys.holds, "leaver")
     await call(team_a, room.room_id, "leave_room", agentId="leaver")
     assert not raw.hexists(room.keys.holds, "leaver")
+
+
+@override_settings(ROOM_AGENTS_MAX=3)
+async def test_only_a_newcomer_is_counted_against_the_rooms_most_agents(
+    team_a: Caller, room: RoomRef, raw: redis.Redis
+) -> None:
+    """Every act is presence, so its step is paid on every call: an agent already present
+    cannot take the room past its most agents and is not counted again; a newcomer is, and
+    the one silent longest is still forgotten."""
+    for agent in ("a", "b", "c"):
+        await call(team_a, room.room_id, "heartbeat", agentId=agent)
+    counted = f"ZCARD {room.keys.presence}"
+    async with commands_seen(primaries()) as watched:
+        await call(team_a, room.room_id, "post_event", type="n", payload={}, **{"from": "a"})
+        await watched.settle()
+        known = list(watched.seen)
+        await call(team_a, room.room_id, "post_event", type="n", payload={}, **{"from": "d"})
+        await watched.settle()
+        newcomer = watched.seen[len(known) :]
+    assert any(f"ZADD {room.keys.presence}" in c and " a" in c for c in known), known
+    assert not any(counted in c for c in known), known
+    assert any(counted in c for c in newcomer), newcomer
+    assert set(raw.zrange(room.keys.presence, 0, -1)) == {"a", "c", "d"}

@@ -23,9 +23,11 @@ local function present(step)
     local __res = step()
     local __who, __now = call.agent, call.now
     local __presence, __ttl = ROOM.presence, call.ttl
-    redis.call('ZADD', __presence, __now, __who)
+    -- Only a newcomer can take the room past its most agents (every add trims, here and in
+    -- presence/heartbeat.lua), so an agent already present is not counted again.
+    local __joined = redis.call('ZADD', __presence, __now, __who)
     redis.call('PEXPIRE', __presence, __ttl)
-    local __over = redis.call('ZCARD', __presence) - call.most
+    local __over = __joined == 1 and redis.call('ZCARD', __presence) - call.most or 0
     if __over > 0 then
       local __gone = redis.call('ZPOPMIN', __presence, __over)
       for i = 1, #__gone, 2 do
