@@ -8,7 +8,6 @@ that never ran, is a 503 naming it rather than webhooks that silently never arri
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import threading
 import time
@@ -79,14 +78,19 @@ def _worker_heartbeats_stop(**kwargs: Any) -> None:
     _worker_stop.set()
 
 
+# The process that imported this module: in the beat process a worker forks (`--beat`), that
+# worker, whose pid the fork does not change here.
+_IMPORTED_BY = os.getpid()
+
+
 def _beat_dies_with_worker(**kwargs: Any) -> None:
     """The beat process a worker forked (`--beat`) dies with that worker, however it dies: a
     worker killed outright (kill -9, the OOM killer, `make run`'s own death) cannot stop it,
-    and an orphaned beat would go on scheduling for a worker that is gone."""
+    and an orphaned beat would go on scheduling for a worker that is gone. If the worker died
+    between its fork and this (billiard names no parent to check), this ends it at once."""
     from config.lifecycle import die_with_parent
 
-    worker = multiprocessing.parent_process()
-    die_with_parent(worker.pid if worker is not None else None)
+    die_with_parent(_IMPORTED_BY)
 
 
 signals.worker_ready.connect(_worker_heartbeats)

@@ -197,6 +197,33 @@ def test_a_worker_killed_outright_takes_its_beat_process_with_it() -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
+def test_a_beat_whose_worker_died_before_it_started_ends_at_once(tmp_path: Path) -> None:
+    """The race a busy machine runs: the worker dies between forking its beat process and the
+    beat's start, when the beat has no parent left to die with; it must end, not live on."""
+    lived = tmp_path / "lived"
+    program = f"""
+import os
+import config.celery
+read, write = os.pipe()
+beat = os.fork()
+if beat == 0:
+    os.close(write)
+    os.read(read, 1)  # the end of file: the worker is gone
+    config.celery._beat_dies_with_worker()
+    open({str(lived)!r}, "w").close()
+    os._exit(0)
+print(beat, flush=True)
+os._exit(0)
+"""
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    worker = subprocess.run(
+        [sys.executable, "-c", program], cwd=ROOT, env=env, capture_output=True, timeout=60
+    )
+    beat = int(worker.stdout)
+    assert bounded(lambda: not alive(beat), 30)
+    assert not lived.exists()
+
+
 def _children(pid: int) -> list[int]:
     return [child for child in descendants(pid) if _parent(child) == pid]
 
