@@ -242,16 +242,28 @@ async def _written(
 async def until_lost(work: Awaitable[T], lost: Flag) -> T:
     """`work`'s result, unless the credential is lost first: then the work is cancelled and
     the caller is refused (a revoked key's pending wait returns a refusal, not events).
-    The loss cancels the work's task directly: no watcher task waits beside it."""
-    task = asyncio.ensure_future(work)
+    The loss cancels the calling task itself, as `asyncio.timeout` does: a waiting call
+    holds no task for its work and none beside it (docs/scaling.md, what a waiting call
+    holds); a caller cancelled by anyone else is not taken for a loss."""
+    here = asyncio.current_task()
+    assert here is not None
+    entered = here.cancelling()
+    waiting, by_loss = True, False
+
+    def on_loss(_: object) -> None:
+        nonlocal by_loss
+        if waiting and not by_loss:
+            by_loss = True
+            here.cancel()
+
     gone = lost.future()
-    gone.add_done_callback(lambda _: task.cancel())
+    gone.add_done_callback(on_loss)
     try:
-        return await task  # the caller going away cancels the work too
+        return await work
     except asyncio.CancelledError:
-        here = asyncio.current_task()
-        if gone.done() and (here is None or not here.cancelling()):
+        if by_loss and here.uncancel() <= entered:
             raise errors.CredentialLostError(errors.CREDENTIAL_LOST) from None
         raise
     finally:
+        waiting = False
         lost.forget(gone)

@@ -87,3 +87,33 @@ async def test_the_work_is_cancelled_when_its_credential_or_its_caller_goes(
         with pytest.raises(raised):
             await call
     assert ended.is_set() and lost._waiters == []
+
+
+@pytest.mark.anyio
+async def test_the_work_runs_in_the_callers_own_task_and_a_later_loss_leaves_it_alone() -> None:
+    """A waiting call holds no task for its work; a credential lost after the work ended
+    does not cancel the caller, which goes on with what it was answered."""
+    here = asyncio.current_task()
+    lost = Flag()
+
+    async def work() -> asyncio.Task[object] | None:
+        return asyncio.current_task()
+
+    assert await until_lost(work(), lost) is here
+    lost.set()
+    await asyncio.sleep(0.01)
+    assert here is not None and here.cancelling() == 0
+
+
+@pytest.mark.anyio
+async def test_a_caller_cancelled_as_its_credential_goes_is_cancelled_not_refused() -> None:
+    lost = Flag()
+    ended = asyncio.Event()
+    call = asyncio.ensure_future(until_lost(waiting(ended), lost))
+    await asyncio.sleep(0.01)
+    lost.set()
+    call.cancel()
+    async with asyncio.timeout(BOUND):
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    assert ended.is_set()
