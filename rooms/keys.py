@@ -8,6 +8,7 @@ whole room lives in one Redis Cluster slot and every multi-key script stays lega
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import overload
 
 from django.conf import settings
@@ -262,6 +263,18 @@ class RoomKeys:
             for key in RoomKeys.__dict__.values()
             if isinstance(key, RoomKey) and key.durable
         ]
+
+
+def room_tail(room: RoomKeys) -> tuple[str, ...]:
+    """The keys a room step that writes, indexes or is wrapped takes after its own
+    (ROOM_TAIL, which its Lua reads by name): no script builds a key name. Built once per
+    room and prefix, not at every write and every read's presence step (sixteen names)."""
+    return _tail(prefix(), room.room_id)
+
+
+@lru_cache(maxsize=4096)
+def _tail(key_prefix: str, room_id: str) -> tuple[str, ...]:
+    return tuple(f"{key_prefix}:{{{room_id}}}:{RoomKeys.__dict__[name].part}" for name in ROOM_TAIL)
 
 
 def claims_due() -> str:

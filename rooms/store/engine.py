@@ -26,7 +26,7 @@ from prometheus_client import Histogram
 from redis.exceptions import NoScriptError
 
 from rooms import clock, errors, idempotency, lua, traces, turns
-from rooms.keys import ROOM_TAIL, RoomKeys
+from rooms.keys import RoomKeys, room_tail
 from rooms.store.connections import Store, StoreDown, client, clients_close, cluster_mode
 from rooms.store.wakeups import hubs_close
 
@@ -184,12 +184,6 @@ class KeyReused(Exception):
         super().__init__(tool)
         self.tool = tool
         self.outdated = outdated
-
-
-def room_tail(room: RoomKeys) -> list[str]:
-    """The keys a room step that writes, indexes or is wrapped takes after its own
-    (rooms.keys ROOM_TAIL, which its Lua reads by name): no script builds a key name."""
-    return [getattr(room, name) for name in ROOM_TAIL]
 
 
 async def run_write(

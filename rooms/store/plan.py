@@ -11,7 +11,7 @@ from typing import Any, Literal, cast
 from django.conf import settings
 
 from rooms import idempotency, scripts
-from rooms.keys import RoomKeys
+from rooms.keys import RoomKeys, room_tail
 from rooms.keys import claims_due as claims_due_key
 from rooms.store.connections import client
 from rooms.store.engine import (
@@ -21,7 +21,6 @@ from rooms.store.engine import (
     idle_ttl_ms,
     named,
     pairs,
-    room_tail,
     run,
     run_write,
     unwritten,

@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from rooms import idempotency, scripts
-from rooms.keys import RoomKeys
+from rooms.keys import RoomKeys, room_tail
 from rooms.store.connections import client
 from rooms.store.engine import (
     awaited,
     event_args,
     idle_ttl_ms,
     named,
-    room_tail,
     run,
     run_write,
 )

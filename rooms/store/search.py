@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rooms import scripts
-from rooms.keys import RoomKeys
-from rooms.store.engine import named, room_tail, run
+from rooms.keys import RoomKeys, room_tail
+from rooms.store.engine import named, run
 
 
 @dataclass(frozen=True, slots=True)

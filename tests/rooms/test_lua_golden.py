@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 from rooms import lua, scripts
 
@@ -75,11 +76,15 @@ def test_a_write_step_is_composed_of_its_wrappers_around_its_own_text() -> None:
         assert "KEYS[#KEYS" not in body and "ARGV[#ARGV -" not in body, path
 
 
-def test_the_room_tail_is_read_by_name_in_the_order_the_store_sends_it() -> None:
-    from rooms.keys import ROOM_TAIL, RoomKeys
-    from rooms.store.engine import room_tail
+def test_the_room_tail_is_read_by_name_in_the_order_the_store_sends_it(settings: Any) -> None:
+    """...and is built once per room and key prefix, always under the prefix of the moment."""
+    from rooms.keys import ROOM_TAIL, RoomKeys, room_tail
 
     room = RoomKeys("r")
-    assert room_tail(room) == [getattr(room, name) for name in ROOM_TAIL]
+    assert room_tail(room) == tuple(getattr(room, name) for name in ROOM_TAIL)
+    assert room_tail(room) is room_tail(RoomKeys("r"))
+    settings.REDIS_KEY_PREFIX = "another"
+    assert room_tail(room) == tuple(getattr(room, name) for name in ROOM_TAIL)
+    assert room_tail(room)[0] == "another:{r}:claims"
     assert f"KEYS[#KEYS - {len(ROOM_TAIL)} + i]" in lua.ROOM_KEYS
     assert all(f"'{name}'" in lua.ROOM_KEYS for name in ROOM_TAIL)
