@@ -15,10 +15,8 @@ grouped by credential, so a thousand waiters of one key cost one query.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import weakref
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -119,13 +117,24 @@ def live_uses() -> LiveUses:
     return found
 
 
-@contextlib.asynccontextmanager
-async def credential_held(caller: Caller, *, room_id: str | None = None) -> AsyncIterator[LiveUse]:
+class credential_held:  # lowercase, as contextlib.suppress: `async with credential_held(...)`
     """`async with credential_held(caller) as use:` ... `use.lost` is set when the
-    credential ends. With `room_id`, deleting the room ends it too."""
-    registry = live_uses()
-    use = await registry.hold(caller, (f"room:{room_id}",) if room_id else ())
-    try:
-        yield use
-    finally:
-        registry.release(use)
+    credential ends. With `room_id`, deleting the room ends it too. A class rather than a
+    generator: a waiting call holds it for as long as it waits."""
+
+    __slots__ = ("_caller", "_refs", "_registry", "_use")
+
+    def __init__(self, caller: Caller, *, room_id: str | None = None) -> None:
+        self._caller = caller
+        self._refs = (f"room:{room_id}",) if room_id else ()
+        self._registry: LiveUses | None = None
+        self._use: LiveUse | None = None
+
+    async def __aenter__(self) -> LiveUse:
+        self._registry = live_uses()
+        self._use = await self._registry.hold(self._caller, self._refs)
+        return self._use
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._registry is not None and self._use is not None:
+            self._registry.release(self._use)

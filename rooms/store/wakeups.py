@@ -23,7 +23,7 @@ import contextlib
 import logging
 import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import redis.asyncio as aioredis
 from django.conf import settings
@@ -492,16 +492,26 @@ def wake_hub() -> WakeHub | ShardedWakeHub:
     return found
 
 
-@contextlib.asynccontextmanager
-async def room_watch(keys: RoomKeys) -> AsyncIterator[Wake]:
+class room_watch:  # lowercase, as contextlib.suppress: used as `async with room_watch(keys)`
     """`async with room_watch(keys) as woken:` clear, read, `await woken.wait()`, and
-    again until `woken.rewatch`; then watch again."""
-    hub = wake_hub()
-    woken = await hub.watch(keys.room_id)
-    try:
-        yield woken
-    finally:
-        hub.unwatch(keys.room_id, woken)
+    again until `woken.rewatch`; then watch again. A class rather than a generator: a
+    waiting call holds it for as long as it waits."""
+
+    __slots__ = ("_hub", "_room_id", "_woken")
+
+    def __init__(self, keys: RoomKeys) -> None:
+        self._room_id = keys.room_id
+        self._hub: WakeHub | ShardedWakeHub | None = None
+        self._woken: Wake | None = None
+
+    async def __aenter__(self) -> Wake:
+        hub = self._hub = wake_hub()
+        self._woken = await hub.watch(self._room_id)
+        return self._woken
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._hub is not None and self._woken is not None:
+            self._hub.unwatch(self._room_id, self._woken)
 
 
 # --- Service signals: revocations and webhook changes, to every process ------------------
