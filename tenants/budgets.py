@@ -19,7 +19,9 @@ has, takes another team's first stream or waiter.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -220,32 +222,23 @@ def _scopes(caller: Caller) -> tuple[str, ...]:
     return (caller.budget, _team(caller), *((_guests(caller),) if caller.guest else ()))
 
 
-class slot_hold:  # lowercase, as contextlib.suppress: used as `async with slot_hold(...)`
+@contextlib.asynccontextmanager
+async def slot_hold(caller: Caller, kind: SlotKind) -> AsyncIterator[None]:
     """Hold one of the caller's streams or waiting calls in this process; TooManyError
-    (_refusal) when it may hold no more. A class rather than a generator: a waiting call
-    holds it for as long as it waits, and a generator's frame is most of a kilobyte."""
-
-    __slots__ = ("_caller", "_kind", "_scopes")
-
-    def __init__(self, caller: Caller, kind: SlotKind) -> None:
-        self._caller, self._kind = caller, kind
-        self._scopes: list[tuple[SlotKind, str]] = []
-
-    async def __aenter__(self) -> None:
-        kind = self._kind
-        refused = _refusal(self._caller, kind)
-        if refused is not None:
-            raise refused
-        self._scopes = [(kind, scope) for scope in _scopes(self._caller)]
-        _held[kind] += 1
-        _held_by.update(self._scopes)
-        _OPEN_OF[kind].inc()
-
-    async def __aexit__(self, *exc: object) -> None:
-        kind = self._kind
+    (_refusal) when it may hold no more."""
+    refused = _refusal(caller, kind)
+    if refused is not None:
+        raise refused
+    scopes = [(kind, scope) for scope in _scopes(caller)]
+    _held[kind] += 1
+    _held_by.update(scopes)
+    _OPEN_OF[kind].inc()
+    try:
+        yield
+    finally:
         _held[kind] -= 1
-        _held_by.subtract(self._scopes)
-        for scope in self._scopes:
+        _held_by.subtract(scopes)
+        for scope in scopes:
             if not _held_by[scope]:
                 del _held_by[scope]
         _OPEN_OF[kind].dec()
