@@ -23,7 +23,6 @@ second path is a second thing to keep right).
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -562,7 +561,6 @@ def _plain_call(params: Any) -> bool:
     )
 
 
-@functools.cache
 def _first_problem(exc: ValidationError) -> str:
     errs = exc.errors(include_url=False)
     if not errs:

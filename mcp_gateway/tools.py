@@ -68,6 +68,7 @@ CacheScope = Literal["public", "private"]
 SERVER_INFO = T.Implementation(name="roomservice", version="0.1.0", title="Roomservice")
 
 
+@cache
 def server_info() -> dict[str, Any]:
     return SERVER_INFO.model_dump(by_alias=True, mode="json", exclude_none=True)
 

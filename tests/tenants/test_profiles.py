@@ -13,6 +13,7 @@ import httpx
 import mcp_types as T
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 from rest_framework.test import APIClient
 
 from config.asgi import application
@@ -80,6 +81,25 @@ async def _call(secret: str | None, name: str, arguments: dict[str, Any], query:
         "params": {"name": name, "arguments": arguments},
     }
     return await _post(f"/mcp{query}", secret, body)
+
+
+async def test_requests_with_invalid_params_leave_nothing_behind(redis_client_closed: None) -> None:
+    """The growth a tenant could try: a stream of requests whose params fail validation.
+    Each is answered -32602, and no error outlives its answer (a cache of them would keep
+    every one, its traceback and frames with it)."""
+    secret = await db_run(_key)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 5}}
+
+    def errors_alive() -> int:
+        gc.collect()
+        return sum(isinstance(o, ValidationError) for o in gc.get_objects())
+
+    await _post("/mcp", secret, body)
+    before = errors_alive()
+    for _ in range(30):
+        answer = await _post("/mcp", secret, body)
+        assert answer.json()["error"]["code"] == T.INVALID_PARAMS, answer.text
+    assert errors_alive() <= before
 
 
 @pytest.mark.parametrize("modern", [False, True])
