@@ -30,10 +30,9 @@ def descendants(pid: int) -> set[int]:
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            ppid = _parent(int(entry))
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
         children.setdefault(ppid, []).append(int(entry))
     found: set[int] = set()
     todo = [pid]
@@ -234,6 +233,7 @@ def _children(pid: int) -> list[int]:
 
 
 def _parent(pid: int) -> int:
+    """`pid`'s parent (OSError once it is gone)."""
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
 
 

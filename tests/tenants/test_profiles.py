@@ -169,6 +169,10 @@ async def test_the_server_builds_every_list_before_its_first_request(
         modern = await _list(secret, f"?tools={profile}", modern=True)
         assert len(modern["result"]["tools"]) == len(profiles.TOOLS[profile])
     assert tool_list_wire.cache_info().currsize == built  # nothing was built on demand
+    core, roomd, full = (
+        tool_list_wire(p, T.DEFAULT_NEGOTIATED_VERSION, None) for p in ("core", "roomd", "full")
+    )
+    assert len(core) < len(roomd) < len(full)
 
 
 async def test_a_key_made_before_profiles_sees_and_calls_every_tool(
