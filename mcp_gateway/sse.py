@@ -34,7 +34,7 @@ from rooms.errors import (
     StoreUnavailableError,
     ToolArgumentsError,
 )
-from rooms.records import event_addressed_to
+from rooms.records import event_addressed_to, text_of
 from rooms.refs import RoomRef
 from rooms.selectors import events as events_selectors
 from rooms.store import connections as connections_store
@@ -133,7 +133,7 @@ async def _frames(
                 elif addressed_to is not None and not event_addressed_to(event, addressed_to):
                     pass  # for someone else: its id is not this stream's to resume from
                 else:
-                    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+                    data = text_of(event)  # made once for every stream it reaches
                     yield f"id: {event['id']}\ndata: {data}\n\n".encode()
                 now = time.monotonic()
                 if now - started >= lifetime:

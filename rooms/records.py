@@ -65,43 +65,96 @@ def quoted(text: str) -> str:
 _encode_string = json.encoder.encode_basestring  # json.dumps(str, ensure_ascii=False)
 
 
-# A stored task's JSON -> the task as the protocol shows it and its `dumps`, shared by every
-# read that meets the same stored bytes (read_plan: a plan's tasks rarely change between
-# reads). Shared by every tenant of the process, so bounded by what it holds, not only by
-# its count: an entry is charged four times its stored size (the key, the decoded task,
-# its text, that text quoted), a task past TASK_SEEN_CHARS is never kept (a task with its
-# full notes can be ~350 KB), and the whole is emptied when TASKS_SEEN_CHARS would pass.
-_TASKS_SEEN: dict[str, tuple[Task, str, str]] = {}
-TASKS_SEEN_MAX = 4096
-TASK_SEEN_CHARS = 16 * 1024
-TASKS_SEEN_CHARS = 16 * 1024 * 1024
-_tasks_seen_chars = 0
+class Shared:
+    """Renders shared by every read that meets the same stored bytes, in every tenant of the
+    process, so bounded by what they hold, not only by their count: an entry is charged
+    four times its stored size (the key, the decoded value, its text, that text quoted),
+    one past `entry_chars` is never kept, and the whole is emptied when `most` entries or
+    `chars` would pass."""
+
+    __slots__ = ("_held", "chars", "entry_chars", "held_chars", "most")
+
+    def __init__(self, *, most: int, entry_chars: int, chars: int) -> None:
+        self._held: dict[Any, KnownJson] = {}
+        self.most, self.entry_chars, self.chars = most, entry_chars, chars
+        self.held_chars = 0
+
+    def get(self, key: Any) -> KnownJson | None:
+        return self._held.get(key)
+
+    def keep(self, key: Any, value: KnownJson, stored_chars: int) -> KnownJson:
+        charge = 4 * stored_chars
+        if stored_chars > self.entry_chars:
+            return value
+        if len(self._held) >= self.most or self.held_chars + charge > self.chars:
+            self._held.clear()
+            self.held_chars = 0
+        self._held[key] = value
+        self.held_chars += charge
+        return value
+
+    def held(self) -> tuple[int, int]:
+        """(entries, characters charged): tests hold it to its bounds."""
+        return len(self._held), self.held_chars
 
 
-def task_seen(raw: str) -> tuple[Task, str, str]:
-    """(task, its JSON text, that text quoted) of a stored task, for a reader that only
-    reads it: the task is shared with other reads of the same stored bytes and must not be
-    changed."""
-    global _tasks_seen_chars
-    found = _TASKS_SEEN.get(raw)
-    if found is None:
-        task = task_from_json(raw)
-        text = dumps(task)
-        found = (task, text, quoted(text))
-        charge = 4 * len(raw)
-        if len(raw) > TASK_SEEN_CHARS:
-            return found
-        if len(_TASKS_SEEN) >= TASKS_SEEN_MAX or _tasks_seen_chars + charge > TASKS_SEEN_CHARS:
-            _TASKS_SEEN.clear()
-            _tasks_seen_chars = 0
-        _TASKS_SEEN[raw] = found
-        _tasks_seen_chars += charge
+def known(value: dict[str, Any]) -> KnownJson:
+    """`value` with its text made, and quoted."""
+    found = KnownJson(value)
+    found.json_text = dumps(found)
+    found.json_quoted = quoted(found.json_text)
     return found
 
 
-def tasks_seen_held() -> tuple[int, int]:
-    """(entries, characters charged) of the shared task cache (tests hold it to its bounds)."""
-    return len(_TASKS_SEEN), _tasks_seen_chars
+def known_around(value: dict[str, Any], key: str) -> KnownJson:
+    """`value`, whose `key` holds a list of KnownJson, with its text made around theirs:
+    those items are not encoded again (read_plan's tasks, a wake's events)."""
+    items: list[KnownJson] = value[key]
+    names = list(value)
+    at = names.index(key)
+    head = {k: value[k] for k in names[:at]}
+    tail = {k: value[k] for k in names[at + 1 :]}
+    opening = (dumps(head)[:-1] + "," if head else "{") + '"' + quoted(key) + '":['
+    closing = "]," + dumps(tail)[1:] if tail else "]}"
+    found = KnownJson(value)
+    found.json_text = opening + ",".join(i.json_text for i in items) + closing
+    found.json_quoted = quoted(opening) + ",".join(i.json_quoted for i in items) + quoted(closing)
+    return found
+
+
+# A stored task's JSON -> the task as the protocol shows it, with its text (read_plan: a
+# plan's tasks rarely change between reads). A task with its full notes can be ~350 KB.
+TASKS_SEEN = Shared(most=4096, entry_chars=16 * 1024, chars=16 * 1024 * 1024)
+
+
+def task_seen(raw: str) -> KnownJson:
+    """A stored task as task_from_json gives it, with its text, for a reader that only reads
+    it: shared with other reads of the same stored bytes, it must not be changed."""
+    found = TASKS_SEEN.get(raw)
+    if found is None:
+        found = TASKS_SEEN.keep(raw, known(cast(dict[str, Any], task_from_json(raw))), len(raw))
+    return found
+
+
+# A stream entry -> the event as the protocol shows it, with its text: the waiters one
+# write wakes, and the streams it reaches, all answer with the same event.
+EVENTS_SEEN = Shared(most=4096, entry_chars=16 * 1024, chars=8 * 1024 * 1024)
+
+
+def event_seen(entry: StreamEntry) -> KnownJson:
+    """event_from_entry, with its text, shared with every other read of the same entry
+    (the same id and fields): it must not be changed."""
+    key = (entry[0], *entry[1].items())
+    found = EVENTS_SEEN.get(key)
+    if found is None:
+        stored = len(entry[0]) + sum(len(k) + len(v) for k, v in entry[1].items())
+        found = EVENTS_SEEN.keep(key, known(cast(dict[str, Any], event_from_entry(entry))), stored)
+    return found
+
+
+def text_of(value: Any) -> str:
+    """dumps of `value`, made once when it is KnownJson."""
+    return value.json_text if isinstance(value, KnownJson) else dumps(value)
 
 
 def context_from_json(entry_json: str, payload_json: str) -> ContextEntry:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncGenerator, Iterable
+from typing import cast
 
 from rooms import clock, errors
 from rooms.records import (
     FIRST_EVENT_ID,
     LAST_EVENT_ID,
     event_from_entry,
+    event_seen,
     is_event_id,
 )
 from rooms.refs import RoomRef
@@ -73,10 +75,11 @@ def since_bound(since: str) -> str | None:
 def events_seen(room: RoomRef, entries: Iterable[StreamEntry]) -> list[Event]:
     """The events of `entries` as this caller sees them: a message's event only when
     message_visible lets it read the message (a guest: its own agent's); every other event
-    as it is."""
+    as it is. Each event, with its text, is shared with every read of the same entry
+    (records.event_seen): whoever changes one copies it first."""
     seen = []
     for entry in entries:
-        event = event_from_entry(entry)
+        event = cast(Event, event_seen(entry))
         if event["type"] != "message" or message_visible(
             room, event["from"], event.get("recipients", [])
         ):

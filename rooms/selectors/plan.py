@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, cast
+from typing import cast
 
 from rooms import clock, errors
 from rooms.records import (
     KnownJson,
-    dumps,
+    known,
+    known_around,
     lease_from_json,
-    quoted,
     task_from_json,
     task_seen,
 )
@@ -59,28 +59,22 @@ async def plan_view(room: RoomRef) -> Plan:
     stored = await plan_store.plan_read(room.keys)
     created = stored.created_at or clock.now_iso()
     held = _leases_held(stored) if stored.leases else {}
-    tasks: list[Task] = []
-    texts: list[str] = []
-    quotes: list[str] = []
+    tasks: list[KnownJson] = []
     for raw in stored.tasks:
-        task, text, quote = task_seen(raw)
+        task = task_seen(raw)
         leases = held.get(task["id"]) if held else None
         if leases:
-            task = cast(Task, {**task, "leases": sorted(leases, key=lambda lease: lease["path"])})
-            text = dumps(task)
-            quote = quoted(text)
+            task = known({**task, "leases": sorted(leases, key=lambda lease: lease["path"])})
         tasks.append(task)
-        texts.append(text)
-        quotes.append(quote)
-    head: dict[str, Any] = {
-        "project": room.room_id,
-        "created_at": created,
-        "updated_at": stored.updated_at or created,
-    }
-    plan = KnownJson(head, tasks=tasks)
-    opening = dumps(head)[:-1] + ',"tasks":['
-    plan.json_text = opening + ",".join(texts) + "]}"
-    plan.json_quoted = quoted(opening) + ",".join(quotes) + "]}"
+    plan = known_around(
+        {
+            "project": room.room_id,
+            "created_at": created,
+            "updated_at": stored.updated_at or created,
+            "tasks": tasks,
+        },
+        "tasks",
+    )
     return cast(Plan, plan)
 
 

@@ -4,7 +4,7 @@ wait."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, cast
 
 from rooms import clock, errors, memory, turns
 from rooms.names import attributed
@@ -13,6 +13,7 @@ from rooms.records import (
     dumps,
     event_from_entry,
     is_event_id,
+    known_around,
 )
 from rooms.refs import RoomRef
 from rooms.results import (
@@ -242,7 +243,9 @@ async def event_wait(
     deadline = time.monotonic() + applied / 1000
 
     def waited(cursor: str, events: list[Event]) -> Waited:
-        return {
+        # Its text made around its events' (records.event_seen): the waiters one write
+        # wakes encode that write's event once between them.
+        result = {
             "events": events,
             "cursor": cursor,
             "count": len(events),
@@ -250,6 +253,7 @@ async def event_wait(
             "timeoutMs": applied,
             "capped": capped,
         }
+        return cast(Waited, known_around(result, "events"))
 
     while True:
         async with wakeups_store.room_watch(room.keys) as woken:

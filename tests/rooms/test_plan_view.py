@@ -80,7 +80,7 @@ async def test_tasks_notes_dependencies_and_leases(team_a: Caller, room: RoomRef
     again = await _same(room)
     assert [t.get("leases") for t in again["tasks"]] == [t.get("leases") for t in plan["tasks"]]
     for raw in (await plan_store.plan_read(room.keys)).tasks:
-        assert "leases" not in records.task_seen(raw)[0]
+        assert "leases" not in records.task_seen(raw)
 
 
 async def test_read_plan_answers_the_plan(team_a: Caller, room: RoomRef) -> None:
@@ -95,14 +95,14 @@ def test_the_shared_task_cache_is_bounded_by_size_whatever_a_tenant_stores() -> 
     """The cache is the process's, shared by every tenant: huge tasks are never kept, and
     however many large ones one tenant's plans show, what it holds stays under its bound."""
     big = records.dumps(
-        {"id": "t_big", "title": "x", "description": "d" * (records.TASK_SEEN_CHARS + 1)}
+        {"id": "t_big", "title": "x", "description": "d" * (records.TASKS_SEEN.entry_chars + 1)}
     )
     records.task_seen(big)
-    assert big not in records._TASKS_SEEN
+    assert records.TASKS_SEEN.get(big) is None
     for n in range(2_000):
         raw = records.dumps({"id": f"t_{n}", "title": "t", "description": "d" * 8_000})
-        task, text, _ = records.task_seen(raw)
-        assert task["id"] == f"t_{n}" and text == records.dumps(task)
-        entries, chars = records.tasks_seen_held()
-        assert chars <= records.TASKS_SEEN_CHARS
-        assert entries <= records.TASKS_SEEN_MAX
+        task = records.task_seen(raw)
+        assert task["id"] == f"t_{n}" and task.json_text == records.dumps(task)
+        entries, chars = records.TASKS_SEEN.held()
+        assert chars <= records.TASKS_SEEN.chars
+        assert entries <= records.TASKS_SEEN.most
