@@ -134,6 +134,17 @@ def with_request_id(text: str) -> str:
     return text if rid == "-" else f"{text} (request id {rid})"
 
 
+def _request_context(scope: Scope) -> tuple[str, str]:
+    """The request's id (the caller's X-Request-ID if it is a plain token) and its W3C Trace
+    Context header (the REST door's and the hooks' way to carry it; an MCP request's
+    params._meta.traceparent, read by mcp_gateway.app, overrides it). A function of its
+    own, so the headers it reads are not kept through a request that waits for minutes."""
+    headers = dict(scope.get("headers") or [])
+    given = headers.get(b"x-request-id", b"").decode("latin-1")
+    rid = given if _GIVEN_ID.match(given) else secrets.token_hex(8)
+    return rid, traces.traceparent_valid(headers.get(b"traceparent", b"").decode("latin-1"))
+
+
 def request_ids(app: Callable[[Scope, Receive, Send], Awaitable[Any]]) -> Any:
     """ASGI middleware: every HTTP request gets its id (the caller's X-Request-ID if it is
     a plain token), in the context of everything it runs and on its response."""
@@ -141,13 +152,8 @@ def request_ids(app: Callable[[Scope, Receive, Send], Awaitable[Any]]) -> Any:
     async def wrapped(scope: Scope, receive: Receive, send: Send) -> Any:
         if scope["type"] != "http":
             return await app(scope, receive, send)
-        headers = dict(scope.get("headers") or [])
-        given = headers.get(b"x-request-id", b"").decode("latin-1")
-        rid = given if _GIVEN_ID.match(given) else secrets.token_hex(8)
+        rid, traced = _request_context(scope)
         token = REQUEST_ID.set(rid)
-        # W3C Trace Context's own header (the REST door's and the hooks' way to carry it; an
-        # MCP request's params._meta.traceparent, read by mcp_gateway.app, overrides it).
-        traced = traces.traceparent_valid(headers.get(b"traceparent", b"").decode("latin-1"))
         trace_token = traces.TRACEPARENT.set(traced)
 
         async def sending(message: Message) -> None:

@@ -393,8 +393,7 @@ class McpGateway:
         admitted = await caller_admit(presented, charge=charge, resource=resource)
         if admitted is None:
             return await self._unauthorized(send, scope, presented)
-        accept = {a.split(";")[0].strip().lower() for a in headers.get("accept", "*/*").split(",")}
-        if not accept & {"application/json", "application/*", "*/*"}:
+        if not _accepts_json(headers.get("accept", "*/*")):
             await _send_json(
                 send,
                 406,
@@ -409,9 +408,13 @@ class McpGateway:
             )
             return
         profile = profiles.profile_resolve(asked, admitted.caller.tools_profile)
-        status, response = await self.handle(
+        answering = self.handle(
             admitted, headers, parsed, profile, "private" if asked is None else "public"
         )
+        # A waiting call lives for minutes: the request's body, JSON and headers are not
+        # kept through it (here, in handle and in _answer), only what the call needs.
+        del body, parsed, headers
+        status, response = await answering
         await _send_json(send, status, response)
 
     async def handle(
@@ -457,8 +460,10 @@ class McpGateway:
             traces.traceparent_valid(meta.get("traceparent")) if isinstance(meta, dict) else ""
         )
         token = traces.TRACEPARENT.set(traceparent) if traceparent else None
+        answering = self._answer(admitted, headers, rid, method, params, profile, scope)
+        del raw, headers, params, meta
         try:
-            return await self._answer(admitted, headers, rid, method, params, profile, scope)
+            return await answering
         finally:
             if token is not None:
                 traces.TRACEPARENT.reset(token)
@@ -492,15 +497,17 @@ class McpGateway:
             fast = method == "tools/call" and _plain_call(params)
             if fast:
                 assert params is not None
+                calling = tools.tool_call_wire(
+                    admitted.caller,
+                    params["name"],
+                    params.get("arguments"),
+                    version,
+                    profile=profile,
+                    charge=admitted.charge if admitted.charged else None,
+                )
+                del headers, params
                 try:
-                    wire = await tools.tool_call_wire(
-                        admitted.caller,
-                        params["name"],
-                        params.get("arguments"),
-                        version,
-                        profile=profile,
-                        charge=admitted.charge if admitted.charged else None,
-                    )
+                    wire = await calling
                 except tools.UnknownTool as exc:
                     raise RpcError(T.INVALID_PARAMS, str(exc)) from None
                 if modern:
@@ -540,6 +547,12 @@ def _profile_asked(scope: Scope) -> profiles.Profile | None:
     if given is None:
         return None
     return profiles.profile_parse(given[0] if len(given) == 1 else ",".join(given))
+
+
+def _accepts_json(accept: str) -> bool:
+    """The Accept header's media ranges take application/json (parameters ignored)."""
+    ranges = {a.split(";")[0].strip().lower() for a in accept.split(",")}
+    return bool(ranges & {"application/json", "application/*", "*/*"})
 
 
 def _id_of(parsed: Any) -> Any:
