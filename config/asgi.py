@@ -1,6 +1,7 @@
 """The outer ASGI router: /mcp and /health answered before Django's request cycle
-(mcp_gateway/app.py says why), everything else by Django; every request's body bounded in
-front of all of them (config.body_limit)."""
+(mcp_gateway/app.py says why), everything else by Django (the views that hold a request
+for minutes without a thread of their own: _SharedThreadHandler); every request's body
+bounded in front of all of them (config.body_limit)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
+from django.conf import settings
 from django.core.asgi import get_asgi_application
+from django.core.handlers.asgi import ASGIHandler
+from django.urls import Resolver404, resolve
 
 django_app = get_asgi_application()
 
@@ -18,6 +22,7 @@ from config import body_limit, import_guard, telemetry  # noqa: E402
 from config.health import health  # noqa: E402
 from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
+from mcp_gateway import rest  # noqa: E402
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
 from mcp_gateway.tools import tool_list_warm  # noqa: E402
 from rooms.store import engine as engine_store  # noqa: E402
@@ -26,6 +31,40 @@ from tenants.db import db_run  # noqa: E402
 
 mcp_app = build_server()
 oauth_mcp_app = build_server(oauth=True)
+
+
+class _SharedThreadHandler(ASGIHandler):
+    """Django, for the views that hold a request for minutes (the REST door: the guard's
+    waits): every other request runs its sync middleware in a thread of its own (asgiref's
+    ThreadSensitiveContext), which waits there for the view, so each waiting agent held an
+    OS thread. Here the chain runs async, the site's middleware with SecurityHeaders'
+    async twin, and its few sync steps share asgiref's one thread for such steps."""
+
+    def load_middleware(self, is_async: bool = False) -> None:
+        site = settings.MIDDLEWARE
+        # Read once, here, as the process starts; the site's list is back before any request.
+        settings.MIDDLEWARE = [ASYNC_TWINS.get(path, path) for path in site]
+        try:
+            super().load_middleware(is_async)
+        finally:
+            settings.MIDDLEWARE = site
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:  # type: ignore[override]
+        await self.handle(scope, receive, send)  # type: ignore[arg-type]  # ASGI dict types
+
+
+ASYNC_TWINS = {"config.middleware.SecurityHeaders": "config.middleware.SecurityHeadersAsync"}
+held_app = _SharedThreadHandler()
+HELD_VIEWS = (rest.tool_door,)
+
+
+def _held(path: str) -> bool:
+    if not path.startswith("/api/v1/"):
+        return False
+    try:
+        return resolve(path).func in HELD_VIEWS
+    except Resolver404:
+        return False
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -82,6 +121,8 @@ async def _route(scope: Scope, receive: Receive, send: Send) -> Any:
             )
             await send({"type": "http.response.body", "body": body})
             return None
+        if _held(path):
+            return await held_app(scope, receive, send)
     elif kind == "lifespan":
         return await _lifespan(receive, send)
     return await django_app(scope, receive, send)  # type: ignore[arg-type]  # ASGI dict types

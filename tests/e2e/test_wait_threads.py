@@ -1,0 +1,74 @@
+"""The REST door's waits (the guard's hooks: one per idle agent, for minutes) hold no OS
+thread each. Django runs a sync middleware from a thread that waits there for the view, so
+each waiting call held one (config.asgi._SharedThreadHandler); Django's other pages keep
+their request cycle as it was."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import new_room_id
+from tests.e2e.conftest import TEAM_A_SECRET, WEB_ONLY, RunningServer, start_server
+from tests.e2e.test_revocation import mcp
+
+pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
+WAITS = 24
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[RunningServer]:
+    running = start_server(WEB_ONLY)
+    yield running
+    running.stop()
+
+
+def _threads(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/task"))
+
+
+async def _waiting(http: httpx.AsyncClient, server: RunningServer) -> int:
+    text = (await http.get(f"{server.url}/metrics")).text
+    found = re.search(r'^roomservice_open\{kind="waiters"\} ([0-9.e+]+)', text, re.M)
+    return int(float(found.group(1))) if found else 0
+
+
+async def test_rest_waits_hold_no_thread_each_and_all_answer(server: RunningServer) -> None:
+    room = new_room_id("threads")
+    agents = [f"agent-{i}" for i in range(WAITS)]
+    for agent in agents:
+        mcp(server.url, TEAM_A_SECRET, "get_unread_events", {"roomId": room, "agentId": agent})
+    pid = server.process.pid
+    async with httpx.AsyncClient(timeout=60) as http:
+        before = _threads(pid)
+        waits = [
+            asyncio.ensure_future(
+                http.post(
+                    f"{server.url}/api/v1/rooms/{room}/tools/wait_for_events",
+                    json={"agentId": agent, "timeoutMs": 60_000},
+                    headers={"authorization": f"Bearer {TEAM_A_SECRET}"},
+                )
+            )
+            for agent in agents
+        ]
+        async with asyncio.timeout(30):
+            while await _waiting(http, server) < WAITS:
+                await asyncio.sleep(0.1)
+        held = _threads(pid) - before
+        args = {"roomId": room, "type": "t", "from": "writer", "payload": {}}
+        await asyncio.to_thread(mcp, server.url, TEAM_A_SECRET, "post_event", args)
+        answers = await asyncio.wait_for(asyncio.gather(*waits), 60)
+        # A page of Django's own still works beside them, with its headers.
+        page = await http.get(f"{server.url}/login")
+    assert held <= 2, f"{WAITS} waiting REST calls took {held} more threads"
+    assert all(a.status_code == 200 for a in answers)
+    assert all(a.json()["count"] == 1 and a.json()["timedOut"] is False for a in answers)
+    assert all("Content-Security-Policy" in a.headers for a in answers)
+    assert (
+        page.status_code == 200 and "script-src 'self'" in page.headers["Content-Security-Policy"]
+    )
