@@ -22,7 +22,7 @@ from config import body_limit, import_guard, telemetry  # noqa: E402
 from config.health import health  # noqa: E402
 from config.lifecycle import die_with_parent  # noqa: E402
 from config.static import static_app  # noqa: E402
-from mcp_gateway import rest  # noqa: E402
+from mcp_gateway import rest, sse  # noqa: E402
 from mcp_gateway.app import Receive, Scope, Send, build_server  # noqa: E402
 from mcp_gateway.tools import tool_list_warm  # noqa: E402
 from rooms.store import engine as engine_store  # noqa: E402
@@ -55,7 +55,7 @@ class _SharedThreadHandler(ASGIHandler):
 
 ASYNC_TWINS = {"config.middleware.SecurityHeaders": "config.middleware.SecurityHeadersAsync"}
 held_app = _SharedThreadHandler()
-HELD_VIEWS = (rest.tool_door,)
+HELD_VIEWS = (rest.tool_door, sse.event_stream)
 
 
 def _held(path: str) -> bool:

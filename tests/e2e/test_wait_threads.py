@@ -1,14 +1,16 @@
-"""The REST door's waits (the guard's hooks: one per idle agent, for minutes) hold no OS
-thread each. Django runs a sync middleware from a thread that waits there for the view, so
-each waiting call held one (config.asgi._SharedThreadHandler); Django's other pages keep
-their request cycle as it was."""
+"""The REST door's waits (the guard's hooks: one per idle agent, for minutes) and open
+event streams hold no OS thread each. Django runs a sync middleware from a thread of the
+request's own, which waits there for the view or lives as long as the response: each
+waiting call and each open stream held one (config.asgi._SharedThreadHandler). Django's
+other pages keep their request cycle as it was."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -23,7 +25,7 @@ WAITS = 24
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[RunningServer]:
-    running = start_server(WEB_ONLY)
+    running = start_server({"SSE_STREAMS_PER_TEAM": str(2 * WAITS), **WEB_ONLY})
     yield running
     running.stop()
 
@@ -72,3 +74,40 @@ async def test_rest_waits_hold_no_thread_each_and_all_answer(server: RunningServ
     assert (
         page.status_code == 200 and "script-src 'self'" in page.headers["Content-Security-Policy"]
     )
+
+
+async def test_open_event_streams_hold_no_thread_each_and_all_hear_a_write(
+    server: RunningServer,
+) -> None:
+    room = new_room_id("streams")
+    mcp(server.url, TEAM_A_SECRET, "heartbeat", {"roomId": room, "agentId": "a"})
+    pid = server.process.pid
+    async with contextlib.AsyncExitStack() as stack:
+        http = await stack.enter_async_context(httpx.AsyncClient(timeout=60))
+        before = _threads(pid)
+        streams = []
+        for _ in range(WAITS):
+            response = await stack.enter_async_context(
+                http.stream(
+                    "GET",
+                    f"{server.url}/api/v1/rooms/{room}/events/stream",
+                    headers={"authorization": f"Bearer {TEAM_A_SECRET}"},
+                )
+            )
+            assert response.status_code == 200
+            lines = response.aiter_lines()
+            await anext(lines)  # retry: the stream is open
+            streams.append(lines)
+        held = _threads(pid) - before
+        args = {"roomId": room, "type": "t", "from": "writer", "payload": {"n": 1}}
+        await asyncio.to_thread(mcp, server.url, TEAM_A_SECRET, "post_event", args)
+
+        async def data(lines: AsyncIterator[str]) -> str:
+            async for line in lines:
+                if line.startswith("data: "):
+                    return line
+            return ""
+
+        heard = await asyncio.wait_for(asyncio.gather(*(data(s) for s in streams)), 30)
+    assert held <= 2, f"{WAITS} open streams took {held} more threads"
+    assert all('"payload":{"n":1}' in line for line in heard)
