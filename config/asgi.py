@@ -34,11 +34,13 @@ oauth_mcp_app = build_server(oauth=True)
 
 
 class _SharedThreadHandler(ASGIHandler):
-    """Django, for the views that hold a request for minutes (the REST door: the guard's
-    waits): every other request runs its sync middleware in a thread of its own (asgiref's
-    ThreadSensitiveContext), which waits there for the view, so each waiting agent held an
-    OS thread. Here the chain runs async, the site's middleware with SecurityHeaders'
-    async twin, and its few sync steps share asgiref's one thread for such steps."""
+    """Django, for the views that hold a request for minutes (HELD_VIEWS: the REST door,
+    whose waits are the guard's, and the event stream): every other request runs its sync
+    middleware in a thread of its own (asgiref's ThreadSensitiveContext), which waits there
+    for the view and lives until the response ends, so each waiting agent and each open
+    stream held an OS thread. Here the chain runs async, the site's middleware with
+    SecurityHeaders' async twin, and its few sync steps share asgiref's one thread for
+    such steps."""
 
     def load_middleware(self, is_async: bool = False) -> None:
         site = settings.MIDDLEWARE
