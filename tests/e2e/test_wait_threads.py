@@ -16,7 +16,13 @@ import httpx
 import pytest
 
 from tests.conftest import new_room_id
-from tests.e2e.conftest import TEAM_A_SECRET, WEB_ONLY, RunningServer, start_server
+from tests.e2e.conftest import (
+    TEAM_A_SECRET,
+    TEAM_B_SECRET,
+    WEB_ONLY,
+    RunningServer,
+    start_server,
+)
 from tests.e2e.test_revocation import mcp
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
@@ -111,3 +117,24 @@ async def test_open_event_streams_hold_no_thread_each_and_all_hear_a_write(
         heard = await asyncio.wait_for(asyncio.gather(*(data(s) for s in streams)), 30)
     assert held <= 2, f"{WAITS} open streams took {held} more threads"
     assert all('"payload":{"n":1}' in line for line in heard)
+
+
+async def test_the_held_doors_refuse_another_teams_key_as_before(server: RunningServer) -> None:
+    """Through the held handler, the same middleware and views decide: team B's key reaches
+    neither team A's room's wait nor its stream, and team A's reaches both."""
+    room = new_room_id("held")
+    mcp(server.url, TEAM_A_SECRET, "heartbeat", {"roomId": room, "agentId": "a"})
+    wait = f"{server.url}/api/v1/rooms/{room}/tools/wait_for_events"
+    stream = f"{server.url}/api/v1/rooms/{room}/events/stream"
+    async with httpx.AsyncClient(timeout=30) as http:
+        answers = {}
+        for team, secret in (("a", TEAM_A_SECRET), ("b", TEAM_B_SECRET)):
+            auth = {"authorization": f"Bearer {secret}"}
+            waited = await http.post(wait, json={"agentId": "a", "timeoutMs": 0}, headers=auth)
+            async with http.stream("GET", stream, headers=auth) as opened:
+                streamed = opened.status_code
+            answers[team] = (waited.status_code, waited.json(), streamed)
+    assert answers["a"][0] == 200 and "events" in answers["a"][1] and answers["a"][2] == 200
+    # Not found, as through Django's own handler: another team's room is not said to exist.
+    assert answers["b"][0] == 404 and answers["b"][1]["code"] == "room_not_found"
+    assert answers["b"][2] == 404
